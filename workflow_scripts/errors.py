@@ -1,0 +1,25 @@
+"""One-line user errors and the CLI wrapper that prints them."""
+
+from __future__ import annotations
+
+import sys
+from typing import Callable
+
+
+class InputError(Exception):
+    """Bad user input: names the file (or config) and the field (or row) at fault."""
+
+    def __init__(self, source: str, field: str, message: str):
+        self.source = str(source)
+        self.field = str(field)
+        self.message = message
+        super().__init__(f"{self.source}: {self.field}: {message}")
+
+
+def run_cli(main: Callable[[list[str] | None], None], argv: list[str] | None = None) -> None:
+    """Run a module's main(); an InputError becomes one line on stderr and exit code 2."""
+    try:
+        main(argv)
+    except InputError as error:
+        print(f"errorseq: error: {error}", file=sys.stderr, flush=True)
+        sys.exit(2)
