@@ -1,0 +1,100 @@
+"""Built-in nucleotide tokenizer: single bases or overlapping k-mers over ACGTN."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import torch
+
+ALPHABET = "ACGTN"
+PAD_ID = 0
+CLS_ID = 1
+N_SPECIAL = 2
+
+_INVALID = -1
+_BASE_CODE = np.full(256, _INVALID, dtype=np.int64)
+for _code, _base in enumerate(ALPHABET):
+    _BASE_CODE[ord(_base)] = _code
+
+
+def _invalid_character_error(seq: str) -> ValueError:
+    bad = next(char for char in seq if char not in ALPHABET)
+    return ValueError(f"invalid character {bad!r} in sequence; expected only {ALPHABET}")
+
+
+def _base_codes(seq: str) -> np.ndarray:
+    """Map each base to 0..4 (A, C, G, T, N); ValueError naming any other character."""
+    try:
+        raw = np.frombuffer(seq.encode("ascii"), dtype=np.uint8)
+    except UnicodeEncodeError:
+        raise _invalid_character_error(seq) from None
+    codes = _BASE_CODE[raw]
+    if (codes == _INVALID).any():
+        raise _invalid_character_error(seq)
+    return codes
+
+
+class NucleotideTokenizer:
+    """Ids: 0 = PAD, 1 = CLS (prepended to every sequence), then 5**k k-mers (stride 1).
+
+    A k-mer's id is 2 + its base-5 value (A=0, C=1, G=2, T=3, N=4, first base most
+    significant). N is an ordinary base. A sequence shorter than k is right-filled
+    with N to make its single k-mer, so every sequence has at least one real token.
+    """
+
+    kind = "nucleotide"
+
+    def __init__(self, k: int = 1):
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
+        self.k = int(k)
+        self.pad_id = PAD_ID
+        self.cls_id = CLS_ID
+        self.vocab_size = N_SPECIAL + len(ALPHABET) ** self.k
+        self._place_values = len(ALPHABET) ** np.arange(self.k - 1, -1, -1, dtype=np.int64)
+
+    def __repr__(self) -> str:
+        return f"NucleotideTokenizer(k={self.k})"
+
+    def token_lengths(self, lengths: np.ndarray) -> np.ndarray:
+        """Tokens per sequence (CLS included) for nucleotide lengths."""
+        lengths = np.asarray(lengths, dtype=np.int64)
+        if (lengths < 0).any():
+            raise ValueError("nucleotide lengths must be non-negative")
+        return 1 + np.maximum(lengths - self.k + 1, 1)
+
+    def encode(self, seq: str, max_length: int | None = None) -> np.ndarray:
+        """Token ids (int64) for one sequence: CLS then its k-mers, cut to max_length if given."""
+        codes = _base_codes(seq)
+        if len(codes) < self.k:
+            codes = np.concatenate([codes, np.full(self.k - len(codes), ALPHABET.index("N"))])
+        n_kmers = len(codes) - self.k + 1
+        kmer_values = np.zeros(n_kmers, dtype=np.int64)
+        for offset, place_value in enumerate(self._place_values):
+            kmer_values += codes[offset : offset + n_kmers] * place_value
+        ids = np.concatenate([[CLS_ID], kmer_values + N_SPECIAL]).astype(np.int64)
+        return ids if max_length is None else ids[:max_length]
+
+    def encode_batch(
+        self, seqs: Sequence[str], max_length: int | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(ids int64 [B, T], attention_mask bool [B, T]), padded with PAD to the batch max."""
+        if max_length is not None and max_length < 1:
+            raise ValueError(f"max_length must be at least 1, got {max_length}")
+        encoded = [self.encode(seq, max_length) for seq in seqs]
+        width = max((len(ids) for ids in encoded), default=0)
+        ids = np.full((len(encoded), width), PAD_ID, dtype=np.int64)
+        for row, row_ids in enumerate(encoded):
+            ids[row, : len(row_ids)] = row_ids
+        ids_tensor = torch.from_numpy(ids)
+        return ids_tensor, ids_tensor != PAD_ID
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "k": self.k}
+
+    @classmethod
+    def from_dict(cls, config: dict) -> "NucleotideTokenizer":
+        if config.get("kind") != cls.kind:
+            raise ValueError(f"not a nucleotide tokenizer config: {config!r}")
+        return cls(k=config.get("k", 1))
