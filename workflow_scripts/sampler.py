@@ -1,0 +1,131 @@
+"""Distributed batch sampler that keeps every step's batches inside one length bucket."""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+GlobalBatch = list[np.ndarray]  # one index array per rank, all from the same bucket
+
+
+class DistributedBucketBatchSampler:
+    """Yield this rank's batches; at every step all ranks draw from the same bucket.
+
+    Per epoch, each bucket's samples are (optionally) shuffled and cut into global
+    batches of ``batch_size * num_replicas`` samples; each global batch is split
+    into equal per-rank slices. Global batches from all buckets are then shuffled
+    together, so every rank takes the same number of steps and, at each step,
+    every rank holds a batch from the same bucket.
+
+    Padding rule: a bucket's last global batch is cut down to the smallest
+    multiple of ``num_replicas`` that holds its remaining samples, then filled up
+    to that size by reusing samples of the same bucket, taken from the start of
+    that bucket's epoch order. So each bucket repeats at most ``num_replicas - 1``
+    samples per epoch (none when ``num_replicas == 1``); only a bucket with fewer
+    samples than ranks repeats a sample more than once. The last batch of a bucket
+    may therefore be smaller than ``batch_size``, but at any step all ranks' batches
+    have the same size. Every sample appears at least once per epoch across ranks.
+
+    With ``shuffle=False`` (evaluation) the order is fixed: buckets in ascending
+    order, samples in index order; the padding rule is the same, so a single
+    replica sees every sample exactly once. With several replicas, callers must
+    drop repeated indices (e.g. de-duplicate gathered predictions by index).
+    """
+
+    def __init__(
+        self,
+        bucket_of: np.ndarray,
+        batch_size_of_bucket: Mapping[int, int] | Sequence[int],
+        num_replicas: int = 1,
+        rank: int = 0,
+        seed: int = 0,
+        shuffle: bool = True,
+    ):
+        self.bucket_of = _validated_bucket_of(bucket_of)
+        self.buckets = [int(b) for b in np.unique(self.bucket_of)]
+        self.batch_size_of_bucket = _validated_batch_sizes(batch_size_of_bucket, self.buckets)
+        if num_replicas < 1 or not 0 <= rank < num_replicas:
+            raise ValueError(f"need num_replicas >= 1 and 0 <= rank < num_replicas, got {num_replicas}, {rank}")
+        if seed < 0:
+            raise ValueError(f"seed must be non-negative, got {seed}")
+        self.num_replicas = int(num_replicas)
+        self.rank = int(rank)
+        self.seed = int(seed)
+        self.shuffle = shuffle
+        self.epoch = 0
+        self._members = {b: np.flatnonzero(self.bucket_of == b) for b in self.buckets}
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = int(epoch)
+
+    def __len__(self) -> int:
+        return sum(self._steps_in_bucket(b) for b in self.buckets)
+
+    def __iter__(self) -> Iterator[list[int]]:
+        for global_batch in self.global_batches():
+            yield global_batch[self.rank].tolist()
+
+    def _steps_in_bucket(self, bucket: int) -> int:
+        global_size = self.batch_size_of_bucket[bucket] * self.num_replicas
+        return -(-len(self._members[bucket]) // global_size)
+
+    def global_batches(self) -> list[GlobalBatch]:
+        """This epoch's steps in order; each step is one index array per rank."""
+        batches = [batch for b in self.buckets for batch in self._bucket_global_batches(b)]
+        if self.shuffle:
+            order = np.random.default_rng((self.seed, self.epoch)).permutation(len(batches))
+            batches = [batches[i] for i in order]
+        return batches
+
+    def _bucket_global_batches(self, bucket: int) -> list[GlobalBatch]:
+        members = self._members[bucket]
+        if self.shuffle:
+            members = np.random.default_rng((self.seed, self.epoch, bucket)).permutation(members)
+        global_size = self.batch_size_of_bucket[bucket] * self.num_replicas
+        batches = []
+        for start in range(0, len(members), global_size):
+            chunk = members[start : start + global_size]
+            if len(chunk) % self.num_replicas:
+                chunk = _fill_to_multiple(chunk, members, self.num_replicas)
+            batches.append(np.split(chunk, self.num_replicas))
+        return batches
+
+
+def _fill_to_multiple(chunk: np.ndarray, members: np.ndarray, multiple: int) -> np.ndarray:
+    """Append samples from the start of `members` (cycling) until len is a multiple."""
+    missing = -len(chunk) % multiple
+    return np.concatenate([chunk, np.resize(members, missing)])
+
+
+def _validated_bucket_of(bucket_of: np.ndarray) -> np.ndarray:
+    bucket_of = np.asarray(bucket_of)
+    if bucket_of.ndim != 1 or (bucket_of.size and not np.issubdtype(bucket_of.dtype, np.integer)):
+        raise ValueError("bucket_of must be a 1-D integer array")
+    if (bucket_of < 0).any():
+        raise ValueError("bucket indices must be non-negative")
+    return bucket_of.astype(np.int64)
+
+
+def _validated_batch_sizes(sizes: Mapping[int, int] | Sequence[int], buckets: list[int]) -> dict[int, int]:
+    as_dict = dict(sizes) if isinstance(sizes, Mapping) else dict(enumerate(sizes))
+    for bucket in buckets:
+        if bucket not in as_dict:
+            raise ValueError(f"no batch size for bucket {bucket}")
+        if int(as_dict[bucket]) < 1:
+            raise ValueError(f"batch size of bucket {bucket} must be >= 1, got {as_dict[bucket]}")
+    return {int(b): int(size) for b, size in as_dict.items()}
+
+
+def padding_efficiency(token_lengths: np.ndarray, batches: Iterable[Sequence[int]]) -> float:
+    """Real tokens / tokens computed when each batch is padded to its longest sequence."""
+    token_lengths = np.asarray(token_lengths)
+    real = padded = 0
+    for batch in batches:
+        lengths = token_lengths[np.asarray(batch, dtype=np.int64)]
+        if lengths.size:
+            real += int(lengths.sum())
+            padded += int(lengths.size * lengths.max())
+    if padded == 0:
+        raise ValueError("no tokens in the given batches")
+    return real / padded
