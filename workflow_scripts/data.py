@@ -1,0 +1,103 @@
+"""Windows + bucket manifest → tokenised batches for training and evaluation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import torch
+
+from workflow_scripts.errors import InputError
+from workflow_scripts.tokenizer import NucleotideTokenizer
+
+MANIFEST_COLUMNS = ("id", "split", "label", "token_length", "bucket")
+
+
+@dataclass
+class SplitData:
+    """One split's sequences, labels and bucket assignments, in manifest order."""
+
+    ids: list[str]
+    gene_ids: list[str]
+    sequences: list[str]
+    labels: np.ndarray
+    lengths: np.ndarray
+    token_lengths: np.ndarray
+    buckets: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def load_split(windows_path: str | Path, manifest_path: str | Path, split: str) -> SplitData:
+    """Join windows with the bucket manifest and keep one split."""
+    manifest = pl.read_parquet(manifest_path)
+    missing = [c for c in MANIFEST_COLUMNS if c not in manifest.columns]
+    if missing:
+        raise InputError(manifest_path, missing[0], "column missing from the bucket manifest")
+    windows = pl.read_parquet(windows_path, columns=["id", "gene_id", "sequence", "length"])
+    joined = manifest.filter(pl.col("split") == split).join(
+        windows, on="id", how="inner", suffix="_w"
+    )
+    return SplitData(
+        ids=joined["id"].to_list(),
+        gene_ids=joined["gene_id"].cast(pl.String).to_list(),
+        sequences=joined["sequence"].to_list(),
+        labels=joined["label"].to_numpy().astype(np.int64),
+        lengths=joined["length"].to_numpy().astype(np.int64),
+        token_lengths=joined["token_length"].to_numpy().astype(np.int64),
+        buckets=joined["bucket"].to_numpy().astype(np.int64),
+    )
+
+
+def centre_crop(sequence: str, max_nucleotides: int) -> str:
+    """Keep the centre of a window (where the splice site is) when it is too long."""
+    excess = len(sequence) - max_nucleotides
+    if excess <= 0:
+        return sequence
+    left = excess // 2
+    return sequence[left : left + max_nucleotides]
+
+
+class BatchCollator:
+    """Turns a list of sample indices into (ids, mask, labels) tensors, padded to the batch max."""
+
+    def __init__(self, data: SplitData, tokenizer: NucleotideTokenizer, max_tokens: int):
+        self.data = data
+        self.tokenizer = tokenizer
+        # The tokenizer adds a CLS token; k-mers take k-1 extra nucleotides.
+        self.max_nucleotides = max_tokens - 1 + tokenizer.k - 1
+
+    def __call__(self, indices: list[int]) -> dict[str, torch.Tensor]:
+        seqs = [centre_crop(self.data.sequences[i], self.max_nucleotides) for i in indices]
+        ids, mask = self.tokenizer.encode_batch(seqs)
+        labels = torch.as_tensor(self.data.labels[indices], dtype=torch.long)
+        return {"ids": ids, "mask": mask, "labels": labels, "index": torch.as_tensor(indices)}
+
+
+class IndexDataset(torch.utils.data.Dataset):
+    """A dataset whose items are their own indices; the collator does the real work."""
+
+    def __init__(self, size: int):
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, index: int) -> int:
+        return index
+
+
+def make_loader(data: SplitData, batch_sampler, collator: BatchCollator) -> torch.utils.data.DataLoader:
+    return torch.utils.data.DataLoader(
+        IndexDataset(len(data)), batch_sampler=batch_sampler, collate_fn=collator, num_workers=0
+    )
+
+
+def sorted_batches(data: SplitData, batch_size: int, rank: int = 0, world_size: int = 1) -> list[list[int]]:
+    """Evaluation batches: this rank's share, sorted by length so padding stays small."""
+    mine = np.arange(rank, len(data), world_size)
+    order = mine[np.argsort(data.token_lengths[mine], kind="stable")]
+    return [order[i : i + batch_size].tolist() for i in range(0, len(order), batch_size)]

@@ -1,0 +1,93 @@
+"""Predict the test split with a trained model and write metrics (overall and per bucket)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import torch
+
+from workflow_scripts.classification_metrics import binary_metrics, grouped_metrics
+from workflow_scripts.data import BatchCollator, SplitData, load_split, sorted_batches
+from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.io_utils import write_json, write_parquet
+from workflow_scripts.model import build_model
+from workflow_scripts.tokenizer import NucleotideTokenizer
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--windows", required=True)
+    parser.add_argument("--manifest", required=True)
+    parser.add_argument("--model", required=True, help="plain state dict written by train")
+    parser.add_argument("--model-config", required=True, help="model.json written by train")
+    parser.add_argument("--threshold", type=float, default=0.5)
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--experiment", default="experiment")
+    parser.add_argument("--out-predictions", required=True)
+    parser.add_argument("--out-metrics", required=True)
+    return parser.parse_args(argv)
+
+
+def load_trained_model(model_path: str, config_path: str) -> tuple[torch.nn.Module, dict]:
+    """Rebuild the model from model.json and load its weights (weights_only: no pickle)."""
+    for path in (model_path, config_path):
+        if not Path(path).exists():
+            raise InputError(path, "model", "file does not exist (has train finished?)")
+    saved = json.loads(Path(config_path).read_text())
+    tokenizer = NucleotideTokenizer.from_dict(saved["tokenizer"])
+    model = build_model(saved["model"], tokenizer.vocab_size, saved["max_tokens"])
+    state = torch.load(model_path, map_location="cpu", weights_only=True)
+    model.load_state_dict(state)
+    return model.eval(), saved
+
+
+@torch.no_grad()
+def predict(model: torch.nn.Module, data: SplitData, collator: BatchCollator,
+            batch_size: int, device: torch.device) -> np.ndarray:
+    """P(error) for every row of `data`, in its order."""
+    probs = np.zeros(len(data), dtype=np.float64)
+    model.to(device)
+    for indices in sorted_batches(data, batch_size):
+        batch = collator(indices)
+        logits = model(batch["ids"].to(device), batch["mask"].to(device)).float()
+        probs[indices] = torch.softmax(logits, -1)[:, 1].cpu().numpy()
+    return probs
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    if not 0.0 <= args.threshold <= 1.0:
+        raise InputError("config", "evaluate.threshold", f"must be in [0, 1] (got {args.threshold})")
+    model, saved = load_trained_model(args.model, args.model_config)
+    data = load_split(args.windows, args.manifest, args.split)
+    if len(data) == 0:
+        raise InputError(args.manifest, "split", f"no rows in the {args.split} split")
+    tokenizer = NucleotideTokenizer.from_dict(saved["tokenizer"])
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    probs = predict(model, data, BatchCollator(data, tokenizer, saved["max_tokens"]), args.batch_size, device)
+    preds = (probs >= args.threshold).astype(np.int8)
+    write_parquet(pl.DataFrame({
+        "id": data.ids, "gene_id": data.gene_ids, "label": data.labels, "prob": probs,
+        "pred": preds, "bucket": data.buckets, "length": data.lengths,
+    }), args.out_predictions)
+    metrics = {"experiment": args.experiment, "split": args.split,
+               **binary_metrics(data.labels, probs, args.threshold),
+               "per_bucket": rename_group(grouped_metrics(data.labels, probs, data.buckets, args.threshold))}
+    write_json(args.out_metrics, metrics)
+    print(f"{args.experiment}: n={metrics['n']} accuracy={metrics['accuracy']:.4f} "
+          f"roc_auc={metrics['roc_auc']} pr_auc={metrics['pr_auc']} mcc={metrics['mcc']:.4f}",
+          file=sys.stderr)
+
+
+def rename_group(rows: list[dict]) -> list[dict]:
+    return [{"bucket": int(row.pop("group")), **row} for row in rows]
+
+
+if __name__ == "__main__":
+    run_cli(main)

@@ -1,0 +1,124 @@
+"""Built-in sequence classifiers for DNA windows: a dilated 1D-CNN and a small transformer.
+
+Both take token ids [B, T] and a boolean attention mask [B, T] and return logits [B, 2]
+(index 1 = the error class).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+
+MODEL_DEFAULTS = {
+    "arch": "cnn",
+    "d_model": 64,
+    "n_layers": 4,
+    "kernel_size": 9,
+    "n_heads": 4,
+    "ffn_multiplier": 4,
+    "dropout": 0.1,
+    "gradient_checkpointing": False,
+}
+
+
+class ConvBlock(nn.Module):
+    """Residual dilated convolution over the sequence, padding positions kept at zero."""
+
+    def __init__(self, d_model: int, kernel_size: int, dilation: int, dropout: float):
+        super().__init__()
+        padding = dilation * (kernel_size - 1) // 2
+        self.norm = nn.LayerNorm(d_model)
+        self.conv = nn.Conv1d(d_model, d_model, kernel_size, padding=padding, dilation=dilation)
+        self.act = nn.GELU()
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        h = self.norm(x).transpose(1, 2)
+        h = self.act(self.conv(h)).transpose(1, 2)
+        return (x + self.drop(h)) * mask.unsqueeze(-1)
+
+
+class TransformerBlock(nn.Module):
+    """Pre-norm self-attention block; built individually so ZeRO-3 can partition each one."""
+
+    def __init__(self, d_model: int, n_heads: int, ffn_multiplier: int, dropout: float):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(
+            d_model,
+            n_heads,
+            dim_feedforward=d_model * ffn_multiplier,
+            dropout=dropout,
+            batch_first=True,
+            norm_first=True,
+            activation="gelu",
+        )
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.layer(x, src_key_padding_mask=~mask)
+
+
+class SequenceClassifier(nn.Module):
+    """Embedding → stack of blocks → pooled representation → two-class head."""
+
+    def __init__(self, vocab_size: int, max_tokens: int, **cfg):
+        super().__init__()
+        cfg = {**MODEL_DEFAULTS, **cfg}
+        self.arch = cfg["arch"]
+        self.gradient_checkpointing = bool(cfg["gradient_checkpointing"])
+        d_model = cfg["d_model"]
+        self.embed = nn.Embedding(vocab_size, d_model, padding_idx=0)
+        self.blocks = nn.ModuleList(self._make_blocks(cfg))
+        if self.arch == "transformer":
+            self.position = nn.Embedding(max_tokens, d_model)
+        self.norm = nn.LayerNorm(d_model)
+        pooled = 2 * d_model if self.arch == "cnn" else d_model
+        self.head = nn.Sequential(
+            nn.Linear(pooled, d_model), nn.GELU(), nn.Dropout(cfg["dropout"]), nn.Linear(d_model, 2)
+        )
+
+    @staticmethod
+    def _make_blocks(cfg: dict) -> list[nn.Module]:
+        if cfg["arch"] == "cnn":
+            return [
+                ConvBlock(cfg["d_model"], cfg["kernel_size"], 2 ** (i % 4), cfg["dropout"])
+                for i in range(cfg["n_layers"])
+            ]
+        if cfg["arch"] == "transformer":
+            return [
+                TransformerBlock(cfg["d_model"], cfg["n_heads"], cfg["ffn_multiplier"], cfg["dropout"])
+                for _ in range(cfg["n_layers"])
+            ]
+        raise ValueError(f"unknown model.arch {cfg['arch']!r} (expected cnn or transformer)")
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        if self.arch == "transformer":
+            positions = torch.arange(ids.shape[1], device=ids.device)
+            x = x + self.position(positions).unsqueeze(0)
+        x = x * mask.unsqueeze(-1)
+        for block in self.blocks:
+            if self.gradient_checkpointing and self.training:
+                x = checkpoint(block, x, mask, use_reentrant=False)
+            else:
+                x = block(x, mask)
+        return self.head(self._pool(self.norm(x), mask))
+
+    def _pool(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        if self.arch == "transformer":
+            return x[:, 0]  # the CLS token
+        weights = mask.unsqueeze(-1).to(x.dtype)
+        mean = (x * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+        masked = x.masked_fill(~mask.unsqueeze(-1), -math.inf)
+        return torch.cat([mean, masked.max(1).values], dim=-1)
+
+
+def build_model(model_cfg: dict, vocab_size: int, max_tokens: int) -> SequenceClassifier:
+    """Build the classifier described by the `model:` config section."""
+    return SequenceClassifier(vocab_size=vocab_size, max_tokens=max_tokens, **model_cfg)
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())

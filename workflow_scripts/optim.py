@@ -1,0 +1,37 @@
+"""AdamW with decoupled weight decay on matrices only, and a warm-up + cosine schedule."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from workflow_scripts.train_config import TrainConfig
+
+
+def build_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
+    decay = [p for p in model.parameters() if p.requires_grad and p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.requires_grad and p.dim() < 2]
+    groups = [
+        {"params": decay, "weight_decay": cfg.weight_decay},
+        {"params": no_decay, "weight_decay": 0.0},
+    ]
+    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.98), eps=1e-8)
+
+
+def warmup_cosine(total_steps: int, warmup_fraction: float, min_lr_ratio: float):
+    """LR multiplier: linear warm-up, then cosine decay to `min_lr_ratio`."""
+    warmup = max(1, int(round(total_steps * warmup_fraction)))
+
+    def multiplier(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        progress = min(1.0, (step - warmup) / max(1, total_steps - warmup))
+        return min_lr_ratio + (1 - min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+
+    return multiplier
+
+
+def build_scheduler(optimizer: torch.optim.Optimizer, cfg: TrainConfig, total_steps: int):
+    schedule = warmup_cosine(total_steps, cfg.warmup_fraction, cfg.min_lr_ratio)
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)

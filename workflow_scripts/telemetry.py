@@ -1,0 +1,88 @@
+"""Step metrics: memory use, a JSONL step log and a progress line, all from rank 0."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def rss_mb() -> float:
+    """Resident memory of this process now (peak RSS where /proc is missing)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * _PAGE_SIZE / 2**20
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def memory_snapshot(device: torch.device) -> dict:
+    snapshot = {"rss_mb": round(rss_mb(), 1)}
+    on_gpu = device.type == "cuda"
+    for key, reader in (
+        ("gpu_allocated_mb", "memory_allocated"),
+        ("gpu_reserved_mb", "memory_reserved"),
+        ("gpu_peak_mb", "max_memory_allocated"),
+    ):
+        snapshot[key] = round(getattr(torch.cuda, reader)(device) / 2**20, 1) if on_gpu else None
+    return snapshot
+
+
+class StepLog:
+    """Appends one JSON object per line; a no-op on ranks other than 0."""
+
+    def __init__(self, path: str | os.PathLike, enabled: bool, keep_until_step: int | None = None):
+        self.path = Path(path)
+        self.enabled = enabled
+        if enabled:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._truncate_after(keep_until_step)
+
+    def _truncate_after(self, step: int | None) -> None:
+        """On resume, drop records of steps that will be redone."""
+        if step is None or not self.path.exists():
+            self.path.write_text("")
+            return
+        kept = [
+            line
+            for line in self.path.read_text().splitlines()
+            if line.strip() and json.loads(line).get("step", 0) <= step
+        ]
+        self.path.write_text("".join(line + "\n" for line in kept))
+
+    def write(self, record: dict) -> None:
+        if self.enabled:
+            with self.path.open("a") as handle:
+                handle.write(json.dumps(record) + "\n")
+
+
+class Progress:
+    """A progress line per report interval on stderr (log files get whole lines)."""
+
+    def __init__(self, total_steps: int, enabled: bool, min_interval_s: float = 2.0):
+        self.total = max(total_steps, 1)
+        self.enabled = enabled
+        self.min_interval_s = min_interval_s
+        self.last_report = 0.0
+
+    def update(self, step: int, epoch: int, metrics: dict, force: bool = False) -> None:
+        now = time.monotonic()
+        if not self.enabled or (not force and now - self.last_report < self.min_interval_s):
+            return
+        self.last_report = now
+        done = int(30 * step / self.total)
+        bar = "=" * done + ">" + " " * (30 - done)
+        print(
+            f"epoch {epoch} [{bar[:31]}] {step}/{self.total} "
+            f"loss {metrics['loss']:.4f} lr {metrics['lr']:.2e} "
+            f"{metrics['tokens_per_s']:,.0f} tok/s rss {metrics['rss_mb']:.0f} MB",
+            file=sys.stderr,
+            flush=True,
+        )

@@ -1,0 +1,105 @@
+"""Train one experiment's classifier; run under torchrun (see workflow_scripts.launch).
+
+    torchrun --standalone --nproc_per_node 2 -m workflow_scripts.train --windows ... --manifest ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import torch
+
+from workflow_scripts.checkpoint import CheckpointManager
+from workflow_scripts.data import BatchCollator, load_split
+from workflow_scripts.distributed import DistContext, init_distributed, wrap_model
+from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.io_utils import atomic_path, write_json
+from workflow_scripts.model import MODEL_DEFAULTS, build_model, count_parameters
+from workflow_scripts.tokenizer import NucleotideTokenizer
+from workflow_scripts.train_config import TrainConfig
+from workflow_scripts.trainer import Trainer
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--windows", required=True)
+    parser.add_argument("--manifest", required=True)
+    parser.add_argument("--bucket-summary", required=True)
+    parser.add_argument("--model-config", required=True, help="the model: section as JSON")
+    parser.add_argument("--train-config", required=True, help="the train: section as JSON")
+    parser.add_argument("--checkpoint-dir", required=True)
+    parser.add_argument("--out-model", required=True)
+    parser.add_argument("--out-config", required=True)
+    parser.add_argument("--out-steps", required=True)
+    parser.add_argument("--experiment", default="experiment")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    args = parse_args(argv)
+    cfg = TrainConfig.from_json(args.train_config)
+    ctx = init_distributed()
+    try:
+        torch.manual_seed(cfg.seed)
+        run_training(args, cfg, ctx)
+    finally:
+        ctx.close()
+
+
+def run_training(args: argparse.Namespace, cfg: TrainConfig, ctx: DistContext) -> None:
+    summary = json.loads(Path(args.bucket_summary).read_text())
+    tokenizer = NucleotideTokenizer.from_dict(summary["tokenizer"])
+    max_tokens = int(summary["max_length"])
+    model_cfg = {**MODEL_DEFAULTS, **json.loads(args.model_config)}
+    train, val = (load_split(args.windows, args.manifest, s) for s in ("train", "val"))
+    if len(train) == 0:
+        raise InputError(args.manifest, "split", "no rows in the train split")
+    model = build_model(model_cfg, tokenizer.vocab_size, max_tokens)
+    torch.manual_seed(cfg.seed + ctx.rank)  # dropout differs per rank; DDP syncs the weights
+    if ctx.is_main:
+        print(f"training {args.experiment}: {count_parameters(model):,} parameters, "
+              f"{len(train)} train / {len(val)} val windows, world size {ctx.world_size}, "
+              f"device {ctx.device.type}, backend {ctx.backend}", flush=True)
+    checkpoints = CheckpointManager(args.checkpoint_dir, ctx.is_main)
+    trainer = Trainer(
+        cfg, ctx, wrap_model(model, ctx, cfg.strategy), train, val,
+        (BatchCollator(train, tokenizer, max_tokens), BatchCollator(val, tokenizer, max_tokens)),
+        summary["batch_sizes"], checkpoints,
+        Path(args.checkpoint_dir) / "steps.partial.jsonl",
+    )
+    progress = trainer.train()
+    if ctx.is_main:
+        export(args, trainer, model_cfg, tokenizer, max_tokens, progress)
+
+
+def export(args, trainer: Trainer, model_cfg: dict, tokenizer, max_tokens: int, progress) -> None:
+    """Write the plain state dict (best epoch), its config, and the step log."""
+    best = trainer.checkpoints.load_best()
+    state = best if best is not None else trainer.state_dict()["model"]
+    with atomic_path(args.out_model) as tmp:
+        torch.save(state, tmp)
+    write_json(args.out_config, {
+        "experiment": args.experiment,
+        "model": model_cfg,
+        "tokenizer": tokenizer.to_dict(),
+        "max_tokens": max_tokens,
+        "train": trainer.cfg.to_dict(),
+        "world_size": trainer.ctx.world_size,
+        "optimizer_steps": progress.step,
+        "best_epoch": progress.best_epoch,
+        "best_val_loss": progress.best_val_loss,
+        "validation": progress.history,
+    })
+    with atomic_path(args.out_steps) as tmp:
+        shutil.copyfile(trainer.step_log.path, tmp)
+    print(f"wrote {args.out_model} (best epoch {progress.best_epoch})", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    run_cli(main)
