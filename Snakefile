@@ -1,0 +1,21 @@
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "rules/common.smk"
+include: "rules/demo.smk"
+include: "rules/extract.smk"
+include: "rules/bucket.smk"
+include: "rules/train.smk"
+include: "rules/evaluate.smk"
+include: "rules/plot.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_outputs(),

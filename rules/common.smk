@@ -1,0 +1,85 @@
+import json
+import shlex
+import sys
+
+sys.path.insert(0, workflow.basedir)  # the package lives next to the Snakefile
+
+from workflow_scripts.config_checks import load_schema, validate_config
+from workflow_scripts.errors import InputError
+
+
+def shlex_quote(text):
+    return shlex.quote(str(text))
+
+
+try:
+    config = validate_config(
+        config, load_schema(workflow.source_path("../config/config.schema.yaml"))
+    )
+except InputError as error:
+    sys.exit(f"errorseq: error: {error}")
+
+EXPERIMENTS = {e["name"]: e for e in config["experiments"]}
+PLOTS = [
+    "roc",
+    "precision_recall",
+    "confusion_matrix",
+    "training_curves",
+    "length_histogram",
+]
+
+
+wildcard_constraints:
+    experiment="|".join(EXPERIMENTS),
+
+
+shell.prefix(
+    "set -euo pipefail; export PYTHONPATH="
+    + shlex_quote(workflow.basedir)
+    + "${{PYTHONPATH:+:$PYTHONPATH}}; "
+)
+
+
+def all_outputs():
+    return expand(
+        "results/{experiment}/plots/{plot}.png", experiment=EXPERIMENTS, plot=PLOTS
+    ) + expand("results/{experiment}/evaluation/metrics.json", experiment=EXPERIMENTS)
+
+
+def uses_sequences_table():
+    return "sequences" in config
+
+
+def extract_inputs(wildcards):
+    if uses_sequences_table():
+        return {"sequences": config["sequences"]}
+    return {
+        "index": "results/genome/index.tsv",
+        "sequence": "results/genome/sequence.npy",
+        "calls": config["calls"],
+    }
+
+
+def extract_source_args(wildcards, input):
+    if uses_sequences_table():
+        return f"--sequences {shlex_quote(input.sequences)}"
+    experiment = EXPERIMENTS[wildcards.experiment]
+    return (
+        f"--genome-index results/genome --calls {shlex_quote(input.calls)} "
+        f"--error-label {experiment['error_label']} "
+        f"--correct-label {experiment['correct_label']} "
+        f"--flank {config['window']['flank']}"
+    )
+
+
+def split_fractions():
+    fractions = config["split"]["fractions"]
+    return ",".join(str(fractions[name]) for name in ("train", "val", "test"))
+
+
+def bucket_list(key):
+    return ",".join(str(value) for value in config["bucket"][key])
+
+
+def section_json(section):
+    return json.dumps(config[section], sort_keys=True)

@@ -1,0 +1,31 @@
+rule train:
+    input:
+        windows="results/{experiment}/windows.parquet",
+        manifest="results/{experiment}/buckets/manifest.parquet",
+        summary="results/{experiment}/buckets/summary.json",
+    output:
+        model="results/{experiment}/model/model.pt",
+        config="results/{experiment}/model/model.json",
+        steps="results/{experiment}/model/steps.jsonl",
+    log:
+        "logs/{experiment}/train.log",
+    benchmark:
+        "results/benchmarks/{experiment}/train.tsv"
+    conda:
+        "../envs/train.yaml"
+    threads: 2
+    resources:
+        gpu=0,
+        cpu_procs=2,
+    params:
+        model=section_json("model"),
+        train=section_json("train"),
+        checkpoints=lambda wildcards: f"results/{wildcards.experiment}/model/checkpoints",
+    shell:
+        "python -m workflow_scripts.launch --gpus {resources.gpu} "
+        "--cpu-procs {resources.cpu_procs} --threads {threads} -- "
+        "--windows {input.windows:q} --manifest {input.manifest:q} "
+        "--bucket-summary {input.summary:q} --model-config {params.model:q} "
+        "--train-config {params.train:q} --checkpoint-dir {params.checkpoints:q} "
+        "--out-model {output.model:q} --out-config {output.config:q} "
+        "--out-steps {output.steps:q} --experiment {wildcards.experiment} > {log:q} 2>&1"

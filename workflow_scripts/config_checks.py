@@ -1,0 +1,106 @@
+"""Check the workflow config against its schema (filling defaults) before any rule runs.
+
+Every problem is an InputError naming the config key, e.g. `config: train.strategy: ...`.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from workflow_scripts.errors import InputError
+
+FRACTION_TOLERANCE = 1e-6
+
+
+def load_schema(path: str | Path) -> dict:
+    return yaml.safe_load(Path(path).read_text())
+
+
+def coerce_strings(value, schema: dict):
+    """Turn strings into the schema's scalar types.
+
+    `snakemake --config 'train={epochs: 2}'` delivers nested values as strings ('2').
+    """
+    kind = schema.get("type")
+    if isinstance(value, dict) and kind == "object":
+        props = schema.get("properties", {})
+        return {k: coerce_strings(v, props.get(k, {})) for k, v in value.items()}
+    if isinstance(value, list) and kind == "array":
+        return [coerce_strings(v, schema.get("items", {})) for v in value]
+    if isinstance(value, str) and kind in ("integer", "number", "boolean"):
+        parsed = yaml.safe_load(value) if value.strip() else value
+        if kind == "number" and isinstance(parsed, int) and not isinstance(parsed, bool):
+            parsed = float(parsed)
+        return parsed if _matches(parsed, kind) else value
+    return value
+
+
+def _matches(value, kind: str) -> bool:
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) if kind == "integer" else isinstance(value, (int, float))
+
+
+def fill_defaults(value, schema: dict):
+    if schema.get("type") != "object" or not isinstance(value, dict):
+        return value
+    for key, sub in schema.get("properties", {}).items():
+        if key not in value and "default" in sub:
+            value[key] = copy.deepcopy(sub["default"])
+        if key in value:
+            value[key] = fill_defaults(value[key], sub)
+    return value
+
+
+def key_path(error: jsonschema.ValidationError) -> str:
+    parts = [str(p) for p in error.absolute_path]
+    if error.validator == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        return ".".join(parts + extra[:1]) or "(top level)"
+    if error.validator == "required":
+        return ".".join(parts + [error.message.split("'")[1]])
+    return ".".join(parts) or "(top level)"
+
+
+def validate_config(config: dict, schema: dict) -> dict:
+    """Coerce, validate and fill defaults; returns a new dict or raises InputError."""
+    config = coerce_strings(copy.deepcopy(dict(config)), schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+    if errors:
+        first = errors[0]
+        message = "unknown key" if first.validator == "additionalProperties" else first.message
+        raise InputError("config", key_path(first), message)
+    config = fill_defaults(config, schema)
+    check_cross_fields(config)
+    return config
+
+
+def check_cross_fields(config: dict) -> None:
+    """Rules the schema cannot say: sums, orderings, matching lengths, one input mode."""
+    fractions = config["split"]["fractions"]
+    total = sum(fractions.values())
+    if abs(total - 1.0) > FRACTION_TOLERANCE:
+        raise InputError("config", "split.fractions", f"must sum to 1 (they sum to {total:g})")
+    bucket = config["bucket"]
+    bounds = bucket["boundaries"]
+    if any(b <= a for a, b in zip(bounds, bounds[1:])):
+        raise InputError("config", "bucket.boundaries", f"must be strictly increasing (got {bounds})")
+    if len(bucket["batch_sizes"]) != len(bounds):
+        raise InputError("config", "bucket.batch_sizes",
+                         f"needs one batch size per bucket ({len(bounds)}), got {len(bucket['batch_sizes'])}")
+    names = [e["name"] for e in config["experiments"]]
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        raise InputError("config", "experiments.name", f"duplicate experiment name {duplicated[0]!r}")
+    if "sequences" not in config and not ("genome" in config and "calls" in config):
+        raise InputError("config", "genome", "give genome and calls, or sequences")
+    model = config["model"]
+    if model["arch"] == "transformer" and model["d_model"] % model["n_heads"]:
+        raise InputError("config", "model.n_heads", "must divide model.d_model for the transformer")
