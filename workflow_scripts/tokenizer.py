@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-import torch
+
+if TYPE_CHECKING:
+    import torch
 
 ALPHABET = "ACGTN"
 PAD_ID = 0
@@ -80,6 +82,7 @@ class NucleotideTokenizer:
         self, seqs: Sequence[str], max_length: int | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """(ids int64 [B, T], attention_mask bool [B, T]), padded with PAD to the batch max."""
+        import torch  # here, so the CPU-only bucket rule does not pay for importing torch
         if max_length is not None and max_length < 1:
             raise ValueError(f"max_length must be at least 1, got {max_length}")
         encoded = [self.encode(seq, max_length) for seq in seqs]
