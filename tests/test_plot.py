@@ -150,12 +150,10 @@ def test_cli_missing_column_exits_2_with_one_line_and_no_pngs(inputs, tmp_path):
     assert written_files(out_dir) == []
 
 
-def test_make_all_plots_without_gpu_memory(inputs, tmp_path):
+def test_training_curves_without_gpu_memory(inputs, tmp_path):
     inputs["steps"].write_text("\n".join(steps_lines(gpu=False)) + "\n")
-    paths = plot.make_all_plots(*inputs.values(), tmp_path / "plots")
-    assert sorted(path.name for path in paths) == PNG_NAMES
-    for path in paths:
-        assert_valid_png(path)
+    plot.plot_training_curves(plot.load_steps(inputs["steps"]), tmp_path / "training_curves.png")
+    assert_valid_png(tmp_path / "training_curves.png")
 
 
 def test_each_plot_function_directly(inputs, tmp_path):
@@ -237,3 +235,11 @@ def test_missing_file_names_the_file(inputs, tmp_path):
         plot.make_all_plots(*inputs.values(), tmp_path / "plots")
     assert caught.value.source == str(inputs["manifest"])
     assert caught.value.field == "file"
+
+
+def test_length_histogram_with_narrow_length_range_uses_linear_axis(tmp_path):
+    manifest = make_manifest().with_columns(pl.col("token_length") + 200)
+    bins, log_axis = plot._length_bins(manifest["token_length"].to_numpy(), BOUNDARIES)
+    assert not log_axis and bins[0] == 0
+    plot.plot_length_histogram(manifest, make_bucket_summary(), tmp_path / "length_histogram.png")
+    assert_valid_png(tmp_path / "length_histogram.png")

@@ -16,6 +16,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker as mticker  # noqa: E402
 import matplotlib.transforms as mtransforms  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
@@ -242,18 +243,16 @@ def _bucket_description(bucket: int, bucket_summary: dict | None) -> str:
     return f"length bucket {bucket}"
 
 
-def _per_bucket(predictions: pl.DataFrame):
-    """Yield (bucket, labels, probs) for buckets holding both classes, in bucket order."""
+def _curves_per_bucket(predictions: pl.DataFrame) -> list[tuple]:
+    """(color, bucket, labels, probs) for each bucket holding both classes; none if only one bucket."""
     labels, probs = _labels_and_probs(predictions)
     buckets = predictions["bucket"].to_numpy()
-    for bucket in np.unique(buckets):
-        in_bucket = buckets == bucket
-        if labels[in_bucket].min() != labels[in_bucket].max():
-            yield int(bucket), labels[in_bucket], probs[in_bucket]
-
-
-def _bucket_colors(count: int):
-    return plt.cm.viridis(np.linspace(0.1, 0.85, max(count, 1)))
+    if np.unique(buckets).size < 2:
+        return []
+    usable = [bucket for bucket in np.unique(buckets) if np.unique(labels[buckets == bucket]).size == 2]
+    colors = plt.cm.viridis(np.linspace(0.1, 0.85, max(len(usable), 1)))
+    return [(color, int(bucket), labels[buckets == bucket], probs[buckets == bucket])
+            for color, bucket in zip(colors, usable)]
 
 
 def _note_single_class(ax, what: str) -> None:
@@ -282,8 +281,7 @@ def plot_roc(predictions: pl.DataFrame, metrics: dict, out_path, bucket_summary:
     else:
         fpr, tpr, _ = roc_curve(labels, probs)
         ax.plot(fpr, tpr, color="black", lw=2.2, label=f"all windows (n={labels.size:,}, AUC = {roc_auc(labels, probs):.3f})")
-        buckets = list(_per_bucket(predictions)) if predictions["bucket"].n_unique() > 1 else []
-        for color, (bucket, bucket_labels, bucket_probs) in zip(_bucket_colors(len(buckets)), buckets):
+        for color, bucket, bucket_labels, bucket_probs in _curves_per_bucket(predictions):
             fpr, tpr, _ = roc_curve(bucket_labels, bucket_probs)
             auc = roc_auc(bucket_labels, bucket_probs)
             name = _bucket_description(bucket, bucket_summary)
@@ -311,8 +309,7 @@ def plot_precision_recall(predictions: pl.DataFrame, metrics: dict, out_path, bu
         precision, recall, _ = precision_recall_curve(labels, probs)
         ax.plot(recall, precision, color="black", lw=2.2, drawstyle="steps-pre",
                 label=f"all windows (n={labels.size:,}, AP = {average_precision(labels, probs):.3f})")
-        buckets = list(_per_bucket(predictions)) if predictions["bucket"].n_unique() > 1 else []
-        for color, (bucket, bucket_labels, bucket_probs) in zip(_bucket_colors(len(buckets)), buckets):
+        for color, bucket, bucket_labels, bucket_probs in _curves_per_bucket(predictions):
             precision, recall, _ = precision_recall_curve(bucket_labels, bucket_probs)
             ap = average_precision(bucket_labels, bucket_probs)
             name = _bucket_description(bucket, bucket_summary)
@@ -327,7 +324,8 @@ def plot_precision_recall(predictions: pl.DataFrame, metrics: dict, out_path, bu
            xlabel="Recall (share of splice-model errors detected)",
            ylabel="Precision (share of flagged windows that are real errors)",
            title="Precision-recall: detecting splice-model errors\nAP = average precision" + _experiment_suffix(metrics))
-    ax.legend(loc="lower left", fontsize=7.5)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="lower left", fontsize=7.5)
     ax.grid(alpha=0.3)
     _save(fig, out_path)
 
@@ -421,14 +419,17 @@ def _format_efficiency(value: float) -> str:
     return f"{value:.1%}" if 0 <= value <= 1 else f"{value:.3g}"
 
 
-def _efficiency_text(bucket_summary: dict) -> str:
+def _efficiency_title(bucket_summary: dict) -> str:
     efficiency = bucket_summary["padding_efficiency"]
-    parts = [f"length buckets {_format_efficiency(efficiency['plan'])}",
-             f"pad to longest {_format_efficiency(efficiency['pad_to_max'])}"]
-    for key, value in efficiency.items():
-        if key not in ("plan", "pad_to_max") and _is_number(value):
-            parts.append(f"{key.replace('_', ' ')} {_format_efficiency(value)}")
-    return "Padding efficiency (real tokens / padded tokens): " + ", ".join(parts)
+    return (f"padding efficiency (real / padded tokens): {_format_efficiency(efficiency['plan'])} with length"
+            f" buckets\nvs {_format_efficiency(efficiency['pad_to_max'])} when padding every batch to the longest window")
+
+
+def _add_other_efficiencies_to_legend(ax, bucket_summary: dict) -> None:
+    others = {key: value for key, value in bucket_summary["padding_efficiency"].items()
+              if key not in ("plan", "pad_to_max") and _is_number(value)}
+    for key, value in others.items():
+        ax.plot([], [], " ", label=f"padding efficiency, {key.replace('_', ' ')}: {_format_efficiency(value)}")
 
 
 def _length_bins(token_lengths: np.ndarray, boundaries: list) -> tuple[np.ndarray, bool]:
@@ -440,13 +441,20 @@ def _length_bins(token_lengths: np.ndarray, boundaries: list) -> tuple[np.ndarra
     return np.linspace(0, high * 1.02, 61), False
 
 
+def _use_log_length_axis(ax, boundaries: list) -> None:
+    ax.set_xscale("log")
+    ax.set_xticks([float(boundary) for boundary in boundaries], [f"{boundary:g}" for boundary in boundaries])
+    ax.xaxis.set_minor_formatter(mticker.NullFormatter())
+
+
 def _label_buckets(ax, bucket_summary: dict) -> None:
+    """Dashed line at each bucket edge; each bucket's count written just below its upper edge."""
     to_axes_height = mtransforms.blended_transform_factory(ax.transData, ax.transAxes)
     for boundary in bucket_summary["boundaries"]:
         ax.axvline(boundary, color="crimson", ls="--", lw=1)
     for entry in bucket_summary["buckets"]:
-        batch = f", batch {entry['batch_size']:g}" if entry.get("batch_size") is not None else ""
-        ax.text(entry["upper"], 0.97, f"bucket {entry['bucket']:g}: {entry['count']:,} windows{batch} ",
+        batch = f"\nbatch size {entry['batch_size']:g}" if entry.get("batch_size") is not None else ""
+        ax.text(entry["upper"], 0.98, f"bucket {entry['bucket']:g}: {entry['count']:,} windows{batch} ",
                 rotation=90, ha="right", va="top", fontsize=7.5, color="crimson", transform=to_axes_height)
 
 
@@ -455,15 +463,17 @@ def plot_length_histogram(manifest: pl.DataFrame, bucket_summary: dict, out_path
     token_lengths = manifest["token_length"].to_numpy().astype(float)
     labels = manifest["label"].to_numpy()
     bins, log_axis = _length_bins(token_lengths, bucket_summary["boundaries"])
-    fig, ax = plt.subplots(figsize=(10, 5.5))
-    ax.hist([token_lengths[labels == 0], token_lengths[labels == 1]], bins=bins, stacked=True,
-            color=["steelblue", "darkorange"], label=list(CLASS_NAMES))
+    fig, ax = plt.subplots(figsize=(11, 5.5))
+    heights, _, _ = ax.hist([token_lengths[labels == 0], token_lengths[labels == 1]], bins=bins, stacked=True,
+                            color=["steelblue", "darkorange"], label=list(CLASS_NAMES))
+    ax.set_ylim(0, max(float(np.max(heights)), 1.0) * 1.6)  # headroom for the bucket labels
     if log_axis:
-        ax.set_xscale("log")
+        _use_log_length_axis(ax, bucket_summary["boundaries"])
     ax.plot([], [], color="crimson", ls="--", lw=1, label="bucket upper edge")
+    _add_other_efficiencies_to_legend(ax, bucket_summary)
     _label_buckets(ax, bucket_summary)
     ax.set(xlabel="window length (tokens)" + (", log scale" if log_axis else ""), ylabel="number of windows",
-           title=f"Window lengths and length buckets (n={token_lengths.size:,})\n{_efficiency_text(bucket_summary)}")
+           title=f"Window lengths and length buckets (n={token_lengths.size:,})\n{_efficiency_title(bucket_summary)}")
     ax.legend(loc="upper left", fontsize=8, bbox_to_anchor=(1.01, 1))
     ax.grid(alpha=0.3, axis="y")
     _save(fig, out_path)
