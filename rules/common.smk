@@ -13,11 +13,13 @@ def shlex_quote(text):
 
 
 try:
-    config = validate_config(
+    checked = validate_config(
         config, load_schema(workflow.source_path("../config/config.schema.yaml"))
     )
 except InputError as error:
     sys.exit(f"errorseq: error: {error}")
+config.clear()
+config.update(checked)
 
 EXPERIMENTS = {e["name"]: e for e in config["experiments"]}
 PLOTS = [

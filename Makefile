@@ -1,0 +1,29 @@
+# Two commands do all the set-up: `make demo` (run the demo pipeline) and `make test`.
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+CORES ?= 2
+
+.PHONY: setup demo test lint clean
+
+setup: $(VENV)/.installed
+
+# torch goes in first: pip then keeps it instead of pulling another build for deepspeed.
+$(VENV)/.installed: requirements.txt constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -c constraints.txt -r requirements.txt
+	touch $@
+
+demo: setup
+	$(BIN)/snakemake --cores $(CORES)
+
+test: setup
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q tests
+
+lint: setup
+	$(BIN)/snakefmt --check Snakefile rules
+	$(BIN)/snakemake --lint
+
+clean:
+	rm -rf results logs .snakemake report.html

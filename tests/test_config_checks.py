@@ -1,0 +1,57 @@
+from pathlib import Path
+
+import pytest
+import yaml
+
+from workflow_scripts.config_checks import coerce_strings, load_schema, validate_config
+from workflow_scripts.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = load_schema(ROOT / "config/config.schema.yaml")
+
+
+def default_config():
+    return yaml.safe_load((ROOT / "config/config.yaml").read_text())
+
+
+def test_default_config_is_valid_and_defaults_are_filled():
+    config = default_config()
+    del config["evaluate"]
+    checked = validate_config(config, SCHEMA)
+    assert checked["evaluate"] == {"threshold": 0.5, "batch_size": 256}
+    assert checked["train"]["epochs"] == config["train"]["epochs"]
+
+
+def test_nested_command_line_strings_are_typed():
+    schema_train = SCHEMA["properties"]["train"]
+    typed = coerce_strings({"epochs": "2", "lr": "0.01", "precision": "bf16"}, schema_train)
+    assert typed == {"epochs": 2, "lr": 0.01, "precision": "bf16"}
+    assert coerce_strings("true", {"type": "boolean"}) is True
+    assert coerce_strings("abc", {"type": "integer"}) == "abc"  # left for the schema to reject
+
+
+@pytest.mark.parametrize(
+    "change, key",
+    [
+        (lambda c: c["train"].update(strategy="horovod"), "train.strategy"),
+        (lambda c: c["train"].update(epocs=3), "train.epocs"),
+        (lambda c: c.update(windw={"flank": 3}), "windw"),
+        (lambda c: c["window"].update(flank=-5), "window.flank"),
+        (lambda c: c["window"].update(flank="wide"), "window.flank"),
+        (lambda c: c["split"]["fractions"].update(train=0.5), "split.fractions"),
+        (lambda c: c["bucket"].update(boundaries=[300, 200, 402]), "bucket.boundaries"),
+        (lambda c: c["bucket"].update(batch_sizes=[8, 8]), "bucket.batch_sizes"),
+        (lambda c: c["experiments"].append(dict(c["experiments"][0])), "experiments.name"),
+        (lambda c: c["experiments"][0].update(error_label="TP"), "experiments.0.error_label"),
+        (lambda c: c["experiments"][0].pop("correct_label"), "experiments.0.correct_label"),
+        (lambda c: c["model"].update(arch="transformer", d_model=30, n_heads=4), "model.n_heads"),
+        (lambda c: (c.pop("genome"), c.pop("calls")), "genome"),
+    ],
+)
+def test_bad_config_names_the_key(change, key):
+    config = default_config()
+    change(config)
+    with pytest.raises(InputError) as error:
+        validate_config(config, SCHEMA)
+    assert str(error.value).startswith(f"config: {key}: ")
+    assert "\n" not in str(error.value)

@@ -1,0 +1,70 @@
+"""Real torchrun, 2 gloo ranks on CPU: training, outputs, resume after SIGKILL."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+import torch
+
+from tests.train_fixtures import ROOT, launch_command, make_training_inputs, subprocess_env
+
+MODEL = {"arch": "cnn", "d_model": 16, "n_layers": 2, "kernel_size": 5, "dropout": 0.1}
+TRAIN = {"epochs": 3, "lr": 0.005, "checkpoint_every_steps": 3, "log_every_steps": 2, "seed": 3}
+
+
+def run(command, **kwargs):
+    return subprocess.run(command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True,
+                          timeout=300, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    return make_training_inputs(tmp_path_factory.mktemp("data"))
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(inputs, tmp_path_factory):
+    out = tmp_path_factory.mktemp("uninterrupted")
+    result = run(launch_command(inputs, out, TRAIN, MODEL))
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out, result
+
+
+def test_two_ranks_train_and_write_a_plain_state_dict(uninterrupted):
+    out, result = uninterrupted
+    assert "world size 2" in result.stdout and "backend gloo" in result.stdout
+    state = torch.load(out / "model.pt", weights_only=True)
+    assert all(not key.startswith("module.") for key in state)
+    saved = json.loads((out / "model.json").read_text())
+    assert saved["world_size"] == 2 and saved["tokenizer"] == {"kind": "nucleotide", "k": 1}
+    records = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines()]
+    train = [r for r in records if r["kind"] == "train"]
+    val = [r for r in records if r["kind"] == "val"]
+    assert [r["epoch"] for r in val] == [1, 2, 3]
+    assert train[-1]["step"] == saved["optimizer_steps"]
+    assert all(r["tokens_per_s"] > 0 and r["rss_mb"] > 0 for r in train)
+    assert val[-1]["val_loss"] < val[0]["val_loss"] or val[-1]["val_roc_auc"] > 0.8
+
+
+def test_sigkill_then_rerun_resumes_to_the_same_weights(inputs, uninterrupted, tmp_path):
+    reference = torch.load(uninterrupted[0] / "model.pt", weights_only=True)
+    command = launch_command(inputs, tmp_path, TRAIN, MODEL)
+    process = subprocess.Popen(command, cwd=ROOT, env=subprocess_env(), start_new_session=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    pointer = tmp_path / "checkpoints" / "latest"
+    deadline = time.monotonic() + 120
+    while not pointer.exists() or pointer.read_text().strip() < "step-00000006.pt":
+        assert time.monotonic() < deadline and process.poll() is None, "no checkpoint appeared"
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    assert not (tmp_path / "model.pt").exists(), "training finished before the kill"
+    result = run(command)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "resuming from checkpoint at step" in result.stdout
+    resumed = torch.load(tmp_path / "model.pt", weights_only=True)
+    for key, value in reference.items():
+        torch.testing.assert_close(resumed[key], value, rtol=0, atol=1e-6)

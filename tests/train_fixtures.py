@@ -1,0 +1,63 @@
+"""Small windows/manifest/summary files for training tests, with a learnable motif."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+ROOT = Path(__file__).resolve().parents[1]
+MOTIF = "GATTACAGG"
+
+
+def make_training_inputs(directory: Path, n: int = 240, seed: int = 0) -> dict[str, Path]:
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 2, n)
+    lengths = rng.integers(40, 120, n)
+    sequences = []
+    for label, length in zip(labels, lengths):
+        seq = list(rng.choice(list("ACGT"), length))
+        if label:
+            start = rng.integers(0, length - len(MOTIF))
+            seq[start : start + len(MOTIF)] = MOTIF
+        sequences.append("".join(seq))
+    splits = np.where(np.arange(n) % 10 < 8, "train", np.where(np.arange(n) % 10 == 8, "val", "test"))
+    ids = [f"w{i}" for i in range(n)]
+    boundaries, batch_sizes = [60, 90, 121], [8, 6, 4]
+    token_lengths = lengths + 1
+    buckets = np.searchsorted(boundaries, token_lengths)
+    paths = {k: directory / v for k, v in
+             {"windows": "windows.parquet", "manifest": "manifest.parquet", "summary": "summary.json"}.items()}
+    pl.DataFrame({"id": ids, "gene_id": [f"g{i // 3}" for i in range(n)], "split": splits,
+                  "label": labels.astype(np.int8), "sequence": sequences,
+                  "length": lengths.astype(np.int32)}).write_parquet(paths["windows"])
+    pl.DataFrame({"id": ids, "split": splits, "label": labels.astype(np.int8),
+                  "length": lengths.astype(np.int32), "token_length": token_lengths.astype(np.int32),
+                  "bucket": buckets.astype(np.int16)}).write_parquet(paths["manifest"])
+    paths["summary"].write_text(json.dumps({"tokenizer": {"kind": "nucleotide", "k": 1},
+                                            "boundaries": boundaries, "batch_sizes": batch_sizes,
+                                            "max_length": 128}))
+    return paths
+
+
+def launch_command(inputs: dict[str, Path], out: Path, train_cfg: dict, model_cfg: dict,
+                   procs: int = 2) -> list[str]:
+    return [
+        sys.executable, "-m", "workflow_scripts.launch", "--cpu-procs", str(procs), "--threads", "2", "--",
+        "--windows", str(inputs["windows"]), "--manifest", str(inputs["manifest"]),
+        "--bucket-summary", str(inputs["summary"]),
+        "--model-config", json.dumps(model_cfg), "--train-config", json.dumps(train_cfg),
+        "--checkpoint-dir", str(out / "checkpoints"), "--out-model", str(out / "model.pt"),
+        "--out-config", str(out / "model.json"), "--out-steps", str(out / "steps.jsonl"),
+    ]
+
+
+def subprocess_env() -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("OMP_NUM_THREADS", None)
+    return env
