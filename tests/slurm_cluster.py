@@ -1,0 +1,269 @@
+"""A throw-away single-node SLURM cluster on loopback with two fake GPUs, for tests.
+
+`slurm_cluster(directory)` installs the Debian packages when they are missing (root + apt),
+starts munged, slurmctld and slurmd with all their state under `directory`, yields a
+`SlurmCluster`, and stops only the daemons it started. `why_slurm_cannot_run()` says why a
+machine cannot host it (tests skip with that reason).
+
+Two machine-wide things are needed because the SLURM executor plugin drops SLURM_CONF before
+its inner `srun`: /etc/slurm/slurm.conf becomes a symlink to our config while the cluster runs
+(only when no real config is there), and a lock file keeps two test sessions from starting two
+clusters at the same time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PACKAGES = ["slurmctld", "slurmd", "slurm-client", "munge"]
+BINARIES = ["slurmctld", "slurmd", "sbatch", "squeue", "scontrol", "srun", "munged", "mungekey"]
+SYSTEM_CONF = Path("/etc/slurm/slurm.conf")
+SESSION_LOCK = Path(tempfile.gettempdir()) / "errorseq-slurm-cluster.lock"
+DIR_PREFIX = "errorseq-slurm-"
+PARTITION = "gpu"
+FAKE_GPUS = 2
+
+
+@dataclass
+class SlurmCluster:
+    root: Path
+    host: str
+    conf: Path
+    daemons: dict[str, subprocess.Popen] = field(default_factory=dict)
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "SLURM_CONF": str(self.conf)}
+
+    def run(self, *command: str, check: bool = True) -> str:
+        done = subprocess.run(command, env=self.env, capture_output=True, text=True, timeout=60)
+        if check and done.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} failed: {done.stderr.strip()}")
+        return done.stdout
+
+    def log(self, daemon: str) -> str:
+        path = self.root / "log" / f"{daemon}.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+
+def missing_binaries() -> list[str]:
+    return [name for name in BINARIES if not shutil.which(name, path=_sbin_path())]
+
+
+def _sbin_path() -> str:
+    return os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
+
+
+def why_slurm_cannot_run() -> str | None:
+    """None when this machine can host the test cluster, else the reason it cannot."""
+    if os.environ.get("ERRORSEQ_SKIP_SLURM"):
+        return "ERRORSEQ_SKIP_SLURM is set"
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return "the SLURM tests start slurmctld/slurmd/munged and need root"
+    if missing_binaries() and not shutil.which("apt-get"):
+        return f"SLURM is not installed ({', '.join(missing_binaries())} missing) and there is no apt-get"
+    if SYSTEM_CONF.exists() and not _is_ours(SYSTEM_CONF):
+        return f"{SYSTEM_CONF} exists (a real cluster?); the test cluster will not replace it"
+    return None
+
+
+def install_slurm_packages() -> None:
+    if not missing_binaries():
+        return
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "update", "-q"], check=True, env=env, capture_output=True)
+    subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *PACKAGES],
+                   check=True, env=env, capture_output=True)
+    if missing_binaries():
+        raise RuntimeError(f"still missing after apt-get install: {missing_binaries()}")
+
+
+def _is_ours(path: Path) -> bool:
+    return path.is_symlink() and DIR_PREFIX in os.readlink(path)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def node_hardware() -> tuple[int, int]:
+    """(CPUs, memory in MB to advertise) as `slurmd -C` reports them."""
+    report = subprocess.run(["slurmd", "-C"], capture_output=True, text=True, check=True).stdout
+    fields = dict(item.split("=", 1) for item in report.split() if "=" in item)
+    return int(fields["CPUs"]), max(1024, int(fields["RealMemory"]) - 512)
+
+
+def write_slurm_conf(root: Path, host: str) -> Path:
+    cpus, memory_mb = node_hardware()
+    for name in ("state", "spool", "log", "run", "gpus"):
+        (root / name).mkdir(exist_ok=True)
+    gpu_files = []
+    for index in range(FAKE_GPUS):  # GRES files must be devices: /dev/null stands in
+        link = root / "gpus" / f"nvidia{index}"
+        link.symlink_to("/dev/null")
+        gpu_files.append(link)
+    (root / "gres.conf").write_text(
+        f"AutoDetect=off\nNodeName={host} Name=gpu File={root}/gpus/nvidia[0-{FAKE_GPUS - 1}]\n"
+    )
+    settings = {
+        "ClusterName": "errorseqtest",
+        "SlurmctldHost": f"{host}(127.0.0.1)",
+        "SlurmctldPort": free_port(),
+        "SlurmdPort": free_port(),
+        "SlurmUser": "root",
+        "SlurmdUser": "root",
+        "AuthType": "auth/munge",
+        "AuthInfo": f"socket={root}/munge/munge.socket",
+        "CredType": "cred/munge",
+        "ProctrackType": "proctrack/linuxproc",
+        "TaskPlugin": "task/none",
+        "JobAcctGatherType": "jobacct_gather/none",
+        "AccountingStorageType": "accounting_storage/none",
+        "JobCompType": "jobcomp/none",
+        "MpiDefault": "none",
+        "SelectType": "select/cons_tres",
+        "SelectTypeParameters": "CR_Core_Memory",
+        "GresTypes": "gpu",
+        "ReturnToService": 2,
+        "MinJobAge": 600,
+        "KillWait": 30,
+        "SchedulerParameters": "sched_interval=2",
+        "StateSaveLocation": root / "state",
+        "SlurmdSpoolDir": root / "spool",
+        "SlurmctldPidFile": root / "run" / "slurmctld.pid",
+        "SlurmdPidFile": root / "run" / "slurmd.pid",
+        "SlurmctldLogFile": root / "log" / "slurmctld.log",
+        "SlurmdLogFile": root / "log" / "slurmd.log",
+        "PluginDir": "/usr/lib/x86_64-linux-gnu/slurm-wlm",
+    }
+    lines = [f"{key}={value}" for key, value in settings.items()]
+    lines.append(f"NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory_mb} "
+                 f"Gres=gpu:{FAKE_GPUS} State=UNKNOWN")
+    lines.append(f"PartitionName={PARTITION} Nodes={host} Default=YES MaxTime=INFINITE State=UP")
+    conf = root / "slurm.conf"
+    conf.write_text("\n".join(lines) + "\n")
+    return conf
+
+
+def start_munge(root: Path) -> subprocess.Popen:
+    munge_dir = root / "munge"
+    munge_dir.mkdir()
+    munge_dir.chmod(0o755)  # munged wants its socket directory searchable by all
+    key = munge_dir / "munge.key"
+    subprocess.run(["mungekey", "--create", f"--keyfile={key}"], check=True, capture_output=True)
+    shutil.chown(munge_dir, "munge", "munge")
+    shutil.chown(key, "munge", "munge")
+    key.chmod(0o400)
+    command = ["munged", "--foreground", f"--key-file={key}",
+               f"--socket={munge_dir}/munge.socket", f"--pid-file={munge_dir}/munged.pid",
+               f"--log-file={munge_dir}/munged.log", f"--seed-file={munge_dir}/munged.seed"]
+    daemon = _spawn(command, root / "log" / "munged.out", user="munge")
+    wait_for(lambda: (munge_dir / "munge.socket").exists(), "munged socket", daemon)
+    return daemon
+
+
+def _spawn(command: list[str], output: Path, user: str | None = None) -> subprocess.Popen:
+    with open(output, "w") as log:
+        return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, user=user,
+                                group=user, extra_groups=[] if user else None,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def wait_for(condition, what: str, daemon: subprocess.Popen | None = None, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        if daemon is not None and daemon.poll() is not None:
+            raise RuntimeError(f"{what}: {daemon.args[0]} exited with {daemon.returncode}")
+        time.sleep(0.3)
+    raise TimeoutError(f"waited {timeout:.0f} s for {what}")
+
+
+def node_is_idle(cluster: SlurmCluster) -> bool:
+    state = cluster.run("sinfo", "-h", "-N", "-o", "%T", check=False).strip()
+    return state == "idle"
+
+
+def stop_daemon(daemon: subprocess.Popen, timeout: float = 15) -> None:
+    """SIGTERM one daemon we started (by its pid, which we own), then SIGKILL."""
+    if daemon.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        daemon.send_signal(15)
+    try:
+        daemon.wait(timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            daemon.kill()
+        daemon.wait(timeout)
+
+
+def link_system_conf(conf: Path) -> bool:
+    """Point /etc/slurm/slurm.conf at our config; False when a foreign config is there."""
+    if SYSTEM_CONF.exists() or SYSTEM_CONF.is_symlink():
+        if not _is_ours(SYSTEM_CONF):
+            return False
+        SYSTEM_CONF.unlink()  # left behind by an interrupted session
+    SYSTEM_CONF.parent.mkdir(parents=True, exist_ok=True)
+    SYSTEM_CONF.symlink_to(conf)
+    return True
+
+
+def unlink_system_conf(conf: Path) -> None:
+    if SYSTEM_CONF.is_symlink() and os.readlink(SYSTEM_CONF) == str(conf):
+        SYSTEM_CONF.unlink()
+
+
+@contextlib.contextmanager
+def session_lock():
+    with open(SESSION_LOCK, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def slurm_cluster(parent: Path | None = None):
+    """Start munged + slurmctld + slurmd on loopback; stop exactly those on exit."""
+    install_slurm_packages()
+    with session_lock():
+        root = Path(tempfile.mkdtemp(prefix=DIR_PREFIX, dir=parent))
+        root.chmod(0o755)  # munged runs as the munge user and must reach root/munge
+        cluster = SlurmCluster(root, socket.gethostname().split(".")[0], Path())
+        cluster.conf = write_slurm_conf(root, cluster.host)
+        if not link_system_conf(cluster.conf):
+            raise RuntimeError(f"{SYSTEM_CONF} belongs to someone else")
+        try:
+            _start_daemons(cluster)
+            yield cluster
+        finally:
+            for name in ("slurmd", "slurmctld", "munged"):
+                if name in cluster.daemons:
+                    stop_daemon(cluster.daemons[name])
+            unlink_system_conf(cluster.conf)
+            if not os.environ.get("ERRORSEQ_KEEP_SLURM_DIR"):
+                shutil.rmtree(root, ignore_errors=True)
+
+
+def _start_daemons(cluster: SlurmCluster) -> None:
+    root, conf = cluster.root, str(cluster.conf)
+    cluster.daemons["munged"] = start_munge(root)
+    cluster.daemons["slurmctld"] = _spawn(["slurmctld", "-D", "-i", "-f", conf], root / "log" / "slurmctld.out")
+    wait_for(lambda: cluster.run("scontrol", "ping", check=False).count("UP") > 0,
+             "slurmctld to answer", cluster.daemons["slurmctld"])
+    cluster.daemons["slurmd"] = _spawn(["slurmd", "-D", "-f", conf], root / "log" / "slurmd.out")
+    wait_for(lambda: node_is_idle(cluster), "the node to become idle", cluster.daemons["slurmd"])
