@@ -17,13 +17,15 @@ rule train:
     resources:
         gpu=0,
         cpu_procs=2,
+        nodes=1,
     params:
         model=section_json("model"),
         train=section_json("train"),
         checkpoints=lambda wildcards: f"results/{wildcards.experiment}/model/checkpoints",
     shell:
         "python -m workflow_scripts.launch --gpus {resources.gpu} "
-        "--cpu-procs {resources.cpu_procs} --threads {threads} -- "
+        "--cpu-procs {resources.cpu_procs} --threads {threads} --nodes {resources.nodes} "
+        "--cluster-env {config[cluster]:q} -- "
         "--windows {input.windows:q} --manifest {input.manifest:q} "
         "--bucket-summary {input.summary:q} --model-config {params.model:q} "
         "--train-config {params.train:q} --checkpoint-dir {params.checkpoints:q} "

@@ -20,3 +20,32 @@ def test_command_is_one_torchrun_with_the_train_arguments_untouched():
     command = torchrun_command(2, "workflow_scripts.train", rest)
     assert command[:3] == [sys.executable, "-m", "torch.distributed.run"]
     assert "--nproc_per_node=2" in command and command[-2:] == rest
+
+
+def test_several_nodes_run_one_srun_torchrun_per_node_with_a_c10d_rendezvous():
+    from workflow_scripts.launch import gpus_per_node, srun_torchrun_command
+
+    assert gpus_per_node(8, 2) == 4
+    with pytest.raises(InputError, match="split evenly"):
+        gpus_per_node(6, 4)
+    command = srun_torchrun_command(2, 4, 4, "node001", 29500, "workflow_scripts.train", ["--x"])
+    assert command[0] == "srun" and "--ntasks-per-node=1" in command and "--gpus-per-node=4" in command
+    assert command.count("torch.distributed.run") == 1
+    assert {"--nnodes=2", "--nproc_per_node=4", "--rdzv-backend=c10d",
+            "--rdzv-endpoint=node001:29500"} <= set(command)
+    assert "--standalone" not in command and command[-1] == "--x"
+
+
+def test_cluster_presets_become_environment_variables_unless_already_set():
+    from workflow_scripts.cluster_env import apply_environment, parse_cluster_section, preset_environment
+
+    section = parse_cluster_section(str({"nccl_debug": "INFO", "nccl_socket_ifname": "",
+                                         "nccl_ib_disable": True, "nccl_async_error_handling": True,
+                                         "env": {"NCCL_P2P_DISABLE": 1}}))
+    presets = preset_environment(section)
+    assert presets == {"NCCL_DEBUG": "INFO", "NCCL_IB_DISABLE": "1",
+                       "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1", "NCCL_P2P_DISABLE": "1"}
+    environ = {"NCCL_DEBUG": "WARN"}
+    assert "NCCL_DEBUG" not in apply_environment(presets, environ) and environ["NCCL_DEBUG"] == "WARN"
+    with pytest.raises(InputError, match="config: cluster"):
+        parse_cluster_section("[1, 2]")

@@ -1,0 +1,61 @@
+"""NCCL and other environment presets for training jobs, from the config's `cluster:` section.
+
+Variables already set in the job's environment win over the config (export NCCL_DEBUG=INFO
+before `snakemake` to debug one run: SLURM passes the environment on with --export=ALL).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from collections.abc import MutableMapping
+
+from workflow_scripts.errors import InputError
+
+# config key -> environment variable
+NCCL_SETTINGS = {
+    "nccl_debug": "NCCL_DEBUG",
+    "nccl_socket_ifname": "NCCL_SOCKET_IFNAME",
+    "nccl_ib_disable": "NCCL_IB_DISABLE",
+    "nccl_async_error_handling": "TORCH_NCCL_ASYNC_ERROR_HANDLING",
+}
+
+
+def as_env_value(value) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def preset_environment(section: dict) -> dict[str, str]:
+    """The variables the `cluster:` section asks for; empty/absent settings are left out."""
+    presets = {}
+    for key, variable in NCCL_SETTINGS.items():
+        value = section.get(key)
+        if value is not None and value != "":
+            presets[variable] = as_env_value(value)
+    for variable, value in (section.get("env") or {}).items():
+        presets[str(variable)] = as_env_value(value)
+    return presets
+
+
+def parse_cluster_section(text: str) -> dict:
+    """The section as JSON or as a Python literal (the rule passes `{config[cluster]:q}`)."""
+    try:
+        section = json.loads(text or "{}")
+    except json.JSONDecodeError:
+        try:
+            section = ast.literal_eval(text)
+        except (ValueError, SyntaxError) as error:
+            raise InputError("config", "cluster", f"not a mapping ({error})") from None
+    if not isinstance(section, dict):
+        raise InputError("config", "cluster", "must be a mapping")
+    return section
+
+
+def apply_environment(presets: dict[str, str], environ: MutableMapping[str, str] = os.environ) -> dict[str, str]:
+    """Set each preset that the environment does not set already; return those set."""
+    applied = {name: value for name, value in presets.items() if name not in environ}
+    environ.update(applied)
+    return applied
