@@ -3,7 +3,8 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# The defaults live next to the Snakefile, so --directory works; --configfile merges over them.
+configfile: f"{workflow.basedir}/config/config.yaml"
 
 
 include: "rules/common.smk"
