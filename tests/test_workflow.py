@@ -1,0 +1,90 @@
+"""The real Snakemake workflow on a tiny demo: dry run, full run, rerun-only-evaluation, report."""
+
+import json
+
+import pytest
+
+from tests.workflow_helpers import TINY_CONFIG, planned_rules, snakemake, write_config
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("run")
+    tiny = write_config(workdir, "tiny.yaml", TINY_CONFIG)
+    result = snakemake(workdir, "--configfile", str(tiny))
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    return workdir, tiny
+
+
+def test_dry_run_plans_every_rule_for_each_experiment(tmp_path):
+    result = snakemake(tmp_path, "-n")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert planned_rules(result.stdout) == {
+        "all", "demo_data", "index_genome", "extract", "bucket", "train", "evaluate", "plot"
+    }
+    assert "fp_vs_tp" in result.stdout and "fn_vs_tn" in result.stdout
+    assert not (tmp_path / "results").exists()
+
+
+def test_rulegraph_is_dot_with_the_pipeline_edges(tmp_path):
+    result = snakemake(tmp_path, "--rulegraph")
+    assert result.returncode == 0, result.stderr[-3000:]
+    labels = dict(line.split('[label = "')[0].strip().split("\t")[-1:] + [line.split('"')[1]]
+                  for line in result.stdout.splitlines() if "[label" in line)
+    edges = {(labels[a.strip()], labels[b.strip().rstrip(";")])
+             for a, b in (line.split("->") for line in result.stdout.splitlines() if "->" in line)}
+    assert ("train", "evaluate") in edges and ("bucket", "train") in edges
+    assert ("evaluate", "plot") in edges and ("extract", "bucket") in edges
+
+
+def test_demo_runs_end_to_end(finished_run):
+    workdir, _ = finished_run
+    metrics = json.loads((workdir / "results/fp_vs_tp/evaluation/metrics.json").read_text())
+    for key in ("accuracy", "precision", "recall", "f1", "mcc", "roc_auc", "pr_auc", "n", "per_bucket"):
+        assert key in metrics
+    assert metrics["n"] > 0 and metrics["roc_auc"] > 0.6
+    for plot in ("roc", "precision_recall", "confusion_matrix", "training_curves", "length_histogram"):
+        assert (workdir / f"results/fp_vs_tp/plots/{plot}.png").stat().st_size > 5000
+    for log in ("extract", "bucket", "train", "evaluate", "plot"):
+        assert (workdir / f"logs/fp_vs_tp/{log}.log").exists()
+    assert "world size 2" in (workdir / "logs/fp_vs_tp/train.log").read_text()
+
+
+def test_a_finished_run_has_nothing_left_to_do(finished_run):
+    workdir, tiny = finished_run
+    result = snakemake(workdir, "-n", "--configfile", str(tiny))
+    assert result.returncode == 0
+    assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_changing_an_evaluate_setting_reruns_only_evaluate_and_plot(finished_run):
+    workdir, tiny = finished_run
+    model = workdir / "results/fp_vs_tp/model/model.pt"
+    model_mtime = model.stat().st_mtime_ns
+    changed = write_config(workdir, "threshold.yaml", {"evaluate": {"threshold": 0.3}})
+    args = ("--configfile", str(tiny), str(changed))
+    dry = snakemake(workdir, "-n", *args)
+    assert planned_rules(dry.stdout) == {"evaluate", "plot", "all"}, dry.stdout[-2000:]
+    forced = snakemake(workdir, "-n", "--configfile", str(tiny), "--forcerun", "evaluate")
+    assert planned_rules(forced.stdout) == {"evaluate", "plot", "all"}
+    result = snakemake(workdir, *args)
+    assert result.returncode == 0, result.stderr[-3000:]
+    metrics = json.loads((workdir / "results/fp_vs_tp/evaluation/metrics.json").read_text())
+    assert metrics["threshold"] == 0.3
+    assert model.stat().st_mtime_ns == model_mtime
+
+
+def test_report_contains_the_plots(finished_run):
+    workdir, tiny = finished_run
+    result = snakemake(workdir, "--configfile", str(tiny), "--report", "report.html")
+    assert result.returncode == 0, result.stderr[-3000:]
+    html = (workdir / "report.html").read_text(errors="replace")
+    assert "roc.png" in html and "training_curves.png" in html
+
+
+def test_bad_config_fails_in_seconds_with_one_line(tmp_path):
+    bad = write_config(tmp_path, "bad.yaml", {"window": {"flank": -3}})
+    result = snakemake(tmp_path, "-n", "--configfile", str(bad))
+    assert result.returncode != 0
+    errors = [l for l in (result.stdout + result.stderr).splitlines() if l.startswith("errorseq: error:")]
+    assert errors == ["errorseq: error: config: window.flank: -3 is less than the minimum of 1"]
