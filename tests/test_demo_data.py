@@ -1,0 +1,60 @@
+import gzip
+
+import polars as pl
+import pytest
+
+from workflow_scripts.demo_data import MOTIF, generate_demo
+from workflow_scripts.extract import main as extract_main
+from workflow_scripts.genome import load_fasta
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("demo")
+    generate_demo(folder / "g.fa.gz", folder / "calls.tsv", seed=7, n_genes=400)
+    return folder
+
+
+def test_same_seed_gives_identical_bytes(demo, tmp_path):
+    generate_demo(tmp_path / "g.fa.gz", tmp_path / "calls.tsv", seed=7, n_genes=400)
+    for name in ("g.fa.gz", "calls.tsv"):
+        assert (tmp_path / name).read_bytes() == (demo / name).read_bytes()
+
+
+def test_other_seed_differs(demo, tmp_path):
+    generate_demo(tmp_path / "g.fa.gz", tmp_path / "calls.tsv", seed=8, n_genes=400)
+    assert (tmp_path / "calls.tsv").read_bytes() != (demo / "calls.tsv").read_bytes()
+
+
+def test_calls_schema_and_class_balance(demo):
+    calls = pl.read_csv(demo / "calls.tsv", separator="\t")
+    assert calls.columns == [
+        "gene_id", "chrom", "position", "strand", "splice_type", "pred_type", "score", "gene_start", "gene_end",
+    ]
+    shares = calls["pred_type"].value_counts(normalize=True)
+    share = dict(zip(shares["pred_type"], shares["proportion"]))
+    assert set(share) == {"TP", "TN", "FP", "FN"}
+    assert all(0.12 < value < 0.45 for value in share.values())
+    assert set(calls["strand"]) == {"+", "-"}
+    assert ((calls["gene_start"] <= calls["position"]) & (calls["position"] <= calls["gene_end"])).all()
+
+
+def test_genome_has_soft_masking_and_n(demo):
+    raw = load_fasta(demo / "g.fa.gz")
+    assert raw.names == ["chr1", "chr2", "chr3"]
+    text = gzip.decompress((demo / "g.fa.gz").read_bytes())
+    assert any(c in text for c in b"acgt") and b"N" in text
+
+
+@pytest.mark.parametrize("error_label", ["FP", "FN"])
+def test_motif_enriched_in_error_windows_and_lengths_spread(demo, tmp_path, error_label):
+    out = tmp_path / "w.parquet"
+    extract_main([
+        "--genome-index", str(demo / "g.fa.gz"), "--calls", str(demo / "calls.tsv"), "--experiment", "x",
+        "--error-label", error_label, "--correct-label", "TP", "--out", str(out),
+    ])
+    windows = pl.read_parquet(out)
+    rate = windows.group_by("label").agg(pl.col("sequence").str.contains(MOTIF).mean()).sort("label")["sequence"]
+    assert rate[0] < 0.2 and rate[1] > 0.7
+    clipped = (windows["length"] < 401).mean()
+    assert 0.3 < clipped < 0.7 and windows["length"].min() < 200

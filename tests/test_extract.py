@@ -1,0 +1,178 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from workflow_scripts.errors import InputError
+from workflow_scripts.extract import main as extract_main
+from workflow_scripts.genome import main as genome_main
+from workflow_scripts.splits import assign_gene_splits, parse_fractions
+
+REPO = Path(__file__).resolve().parents[1]
+# chr1: 40 nt, chr2: 12 nt.
+CHR1 = "AAAACCCCGGGGTTTTACGTACGTAAAACCCCGGGGTTTT"
+CHR2 = "ACGTTGCAACGT"
+HEADER = "gene_id\tchrom\tposition\tstrand\tsplice_type\tpred_type\tscore\tgene_start\tgene_end"
+ROWS = [
+    "g1\tchr1\t20\t+\tdonor\tFP\t0.9\t11\t30",
+    "g1\tchr1\t25\t-\tacceptor\tTP\t0.8\t11\t30",
+    "g2\tchr2\t2\t+\tdonor\tTP\t0.7\t1\t12",
+    "g3\tchr2\t11\t-\tdonor\tFP\t0.6\t1\t12",
+    "g4\tchr1\t5\t+\tdonor\tTN\t0.1\t1\t40",
+]
+
+
+@pytest.fixture
+def genome_dir(tmp_path):
+    fasta = tmp_path / "g.fa"
+    fasta.write_text(f">chr1\n{CHR1}\n>chr2\n{CHR2}\n")
+    genome_main(["--fasta", str(fasta), "--out-dir", str(tmp_path / "idx")])
+    return tmp_path / "idx"
+
+
+def write_calls(tmp_path, rows, header=HEADER, name="calls.tsv"):
+    path = tmp_path / name
+    path.write_text("\n".join([header, *rows]) + "\n")
+    return path
+
+
+def run_extract(genome_dir, calls, out, *extra):
+    extract_main([
+        "--genome-index", str(genome_dir), "--calls", str(calls), "--experiment", "fp",
+        "--error-label", "FP", "--correct-label", "TP", "--flank", "3", "--out", str(out), *extra,
+    ])
+    return pl.read_parquet(out)
+
+
+def revcomp(text):
+    return text.translate(str.maketrans("ACGTN", "TGCAN"))[::-1]
+
+
+def test_windows_clipped_and_reverse_complemented(genome_dir, tmp_path):
+    windows = run_extract(genome_dir, write_calls(tmp_path, ROWS), tmp_path / "w.parquet", "--split-fractions", "1,0,0")
+    assert windows.columns == [
+        "id", "gene_id", "split", "label", "sequence", "length", "chrom", "position", "strand", "splice_type", "pred_type",
+    ]
+    assert windows.schema["label"] == pl.Int8 and windows.schema["length"] == pl.Int32
+    by_id = {row["id"]: row for row in windows.iter_rows(named=True)}
+    assert set(by_id) == {"fp:1", "fp:2", "fp:3", "fp:4"}  # TN row dropped
+    assert by_id["fp:1"]["sequence"] == CHR1[16:23] and by_id["fp:1"]["label"] == 1
+    assert by_id["fp:2"]["sequence"] == revcomp(CHR1[21:28]) and by_id["fp:2"]["label"] == 0
+    assert by_id["fp:3"]["sequence"] == CHR2[0:5]  # clipped at chromosome start
+    assert by_id["fp:4"]["sequence"] == revcomp(CHR2[7:12])  # clipped at chromosome end
+    assert [by_id[k]["length"] for k in ("fp:1", "fp:3", "fp:4")] == [7, 5, 5]
+
+
+def test_clipped_to_gene_span(genome_dir, tmp_path):
+    rows = ["g1\tchr1\t12\t+\tdonor\tFP\t0.9\t11\t13", "g2\tchr1\t30\t-\tdonor\tTP\t0.9\t28\t40"]
+    windows = run_extract(genome_dir, write_calls(tmp_path, rows), tmp_path / "w.parquet").sort("id")
+    assert windows["sequence"].to_list() == [CHR1[10:13], revcomp(CHR1[27:33])]
+
+
+def test_csv_and_parquet_calls(genome_dir, tmp_path):
+    tsv = pl.read_csv(write_calls(tmp_path, ROWS), separator="\t")
+    tsv.write_csv(tmp_path / "calls.csv")
+    tsv.write_parquet(tmp_path / "calls.parquet")
+    expected = run_extract(genome_dir, tmp_path / "calls.tsv", tmp_path / "a.parquet")
+    for name in ("calls.csv", "calls.parquet"):
+        assert run_extract(genome_dir, tmp_path / name, tmp_path / "b.parquet").equals(expected)
+
+
+BAD_CALLS = [
+    (HEADER.replace("\tstrand", ""), [r.replace("\t+", "").replace("\t-", "") for r in ROWS], "column 'strand'", "missing"),
+    (HEADER, ROWS[:2] + ["g2\tchr2\t2\t*\tdonor\tTP\t0.7\t1\t12"], "column 'strand' row 3", "'\\*'"),
+    (HEADER, ROWS[:2] + ["g2\tchr2\t2\t+\texon\tTP\t0.7\t1\t12"], "column 'splice_type' row 3", "exon"),
+    (HEADER, ROWS[:2] + ["g2\tchr2\t2\t+\tdonor\tXX\t0.7\t1\t12"], "column 'pred_type' row 3", "XX"),
+    (HEADER, ROWS[:2] + ["g2\tchr2\t0\t+\tdonor\tTP\t0.7\t\t"], "column 'position' row 3", "outside the chromosome"),
+    (HEADER, ROWS[:2] + ["g2\tchr2\t13\t+\tdonor\tTP\t0.7\t\t"], "column 'position' row 3", "outside the chromosome"),
+    (HEADER, ROWS[:2] + ["g2\tchr2\tx1\t+\tdonor\tTP\t0.7\t1\t12"], "column 'position' row 3", "not an integer"),
+    (HEADER, ROWS[:2] + ["g2\t2\t2\t+\tdonor\tTP\t0.7\t1\t12"], "column 'chrom' row 3", "did you mean 'chr2'"),
+    (HEADER, ROWS[:2] + ["g2\tchr2\t2\t+\tdonor\tTP\t0.7\t5\t3"], "column 'gene_start' row 3", "gene_start > gene_end"),
+    (HEADER, ROWS[:2] + [ROWS[1]], "row 3", "duplicate call"),
+    (HEADER, [ROWS[1], ROWS[2]], "experiment 'fp'", "no FP rows \\(error class\\) in calls.tsv"),
+]
+
+
+@pytest.mark.parametrize("header, rows, field, message", BAD_CALLS)
+def test_bad_calls_raise_input_error(genome_dir, tmp_path, header, rows, field, message):
+    calls = write_calls(tmp_path, rows, header)
+    with pytest.raises(InputError, match=message) as caught:
+        run_extract(genome_dir, calls, tmp_path / "w.parquet")
+    assert "calls.tsv" in str(caught.value) and field in str(caught.value)
+    assert not (tmp_path / "w.parquet").exists()
+
+
+def test_unprefixed_chromosome_hint(tmp_path):
+    fasta = tmp_path / "g.fa"
+    fasta.write_text(">1\nACGTACGT\n")
+    calls = write_calls(tmp_path, ["g\tchr1\t2\t+\tdonor\tFP\t1\t\t", "h\t1\t3\t+\tdonor\tTP\t1\t\t"])
+    with pytest.raises(InputError, match="chromosome 'chr1' not in genome; did you mean '1'"):
+        run_extract(fasta, calls, tmp_path / "w.parquet")
+
+
+@pytest.mark.parametrize("bad_row", [1, 3, 9, 10])
+def test_cli_exit_code_2_one_line_no_output(genome_dir, tmp_path, bad_row):
+    header, rows, field, _ = BAD_CALLS[bad_row]
+    calls = write_calls(tmp_path, rows, header)
+    out = tmp_path / "w.parquet"
+    command = [
+        sys.executable, "-m", "workflow_scripts.extract", "--genome-index", str(genome_dir), "--calls", str(calls),
+        "--experiment", "fp", "--error-label", "FP", "--correct-label", "TP", "--out", str(out),
+    ]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=env)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "calls.tsv" in lines[0] and field in lines[0]
+    assert not out.exists() and not list(tmp_path.glob(".w.parquet*"))
+
+
+@pytest.mark.parametrize("fractions", ["0.8,0.1", "0.5,0.5,0.5", "-0.1,0.6,0.5", "a,b,c"])
+def test_bad_fractions(fractions):
+    with pytest.raises(InputError, match="--split-fractions"):
+        parse_fractions(fractions)
+
+
+def test_gene_split_disjoint_and_respects_fractions():
+    genes = pl.Series("gene_id", [f"g{i % 500}" for i in range(5000)])
+    split = assign_gene_splits(genes, (0.8, 0.1, 0.1), seed=42)
+    frame = pl.DataFrame({"gene_id": genes, "split": split})
+    assert frame.group_by("gene_id").agg(pl.col("split").n_unique())["split"].max() == 1
+    shares = dict(frame["split"].value_counts(normalize=True).iter_rows())
+    assert abs(shares["train"] - 0.8) < 0.02 and abs(shares["val"] - 0.1) < 0.02
+    assert split.equals(assign_gene_splits(genes.reverse(), (0.8, 0.1, 0.1), seed=42).reverse())
+    assert not split.equals(assign_gene_splits(genes, (0.8, 0.1, 0.1), seed=1))
+
+
+def test_tiny_split_gives_every_split_a_gene():
+    genes = pl.Series("gene_id", ["a", "a", "a", "a", "b", "c"])
+    split = assign_gene_splits(genes, (0.8, 0.1, 0.1), seed=0)
+    assert set(split) == {"train", "val", "test"}
+
+
+def test_sequences_mode(tmp_path):
+    table = pl.DataFrame({
+        "sequence": ["acgtn", "GGGG", "TTAA", "CCAT"], "label": [1, 0, 1, 0], "gene_id": ["a", "a", "b", "c"],
+    })
+    table.write_csv(tmp_path / "seqs.csv")
+    out = tmp_path / "w.parquet"
+    extract_main(["--sequences", str(tmp_path / "seqs.csv"), "--experiment", "s", "--out", str(out)])
+    windows = pl.read_parquet(out)
+    assert windows["sequence"].to_list() == ["ACGTN", "GGGG", "TTAA", "CCAT"]
+    assert windows["id"].to_list() == ["s:1", "s:2", "s:3", "s:4"]
+    assert windows["length"].to_list() == [5, 4, 4, 4] and windows["label"].dtype == pl.Int8
+    assert windows.filter(pl.col("gene_id") == "a")["split"].n_unique() == 1
+
+
+@pytest.mark.parametrize(
+    "sequence, label, message",
+    [("ACGR", 1, "column 'sequence' row 1"), ("", 1, "empty sequence"), ("ACGT", 2, "column 'label' row 1")],
+)
+def test_sequences_mode_bad_rows(tmp_path, sequence, label, message):
+    pl.DataFrame({"sequence": [sequence, "ACGT"], "label": [label, 0]}).write_parquet(tmp_path / "s.parquet")
+    with pytest.raises(InputError, match=message):
+        extract_main(["--sequences", str(tmp_path / "s.parquet"), "--experiment", "s", "--out", str(tmp_path / "o.parquet")])
+    assert not (tmp_path / "o.parquet").exists()

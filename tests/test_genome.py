@@ -1,0 +1,96 @@
+import gzip
+
+import numpy as np
+import pytest
+
+from workflow_scripts.errors import InputError
+from workflow_scripts.genome import Genome, load_fasta, main
+
+FASTA = b">chr1 first\r\nACGTacgt\r\nNNac\r\n>chr2\nGGGCCC\nAT\n"
+
+
+def write(tmp_path, name, data: bytes):
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def check_parsed(genome: Genome):
+    assert genome.names == ["chr1", "chr2"]
+    assert genome.lengths.tolist() == [12, 8]
+    assert genome.chromosome("chr1") == "ACGTACGTNNAC"
+    assert genome.chromosome("chr2") == "GGGCCCAT"
+
+
+def test_plain_fasta_with_crlf_lowercase_and_n(tmp_path):
+    check_parsed(load_fasta(write(tmp_path, "g.fa", FASTA)))
+
+
+def test_gzip_fasta(tmp_path):
+    check_parsed(load_fasta(write(tmp_path, "g.fa.gz", gzip.compress(FASTA))))
+
+
+def test_multi_member_gzip_like_bgzip(tmp_path):
+    half = FASTA.index(b">chr2")
+    data = gzip.compress(FASTA[:half]) + gzip.compress(FASTA[half:])
+    check_parsed(load_fasta(write(tmp_path, "g.fa.bgz", data)))
+
+
+@pytest.mark.parametrize(
+    "name, data, expected",
+    [
+        ("empty.fa", b"", "empty"),
+        ("noheader.fa", b"ACGT\n", "no '>' header"),
+        ("dup.fa", b">a\nAC\n>a\nGT\n", "duplicate chromosome name"),
+        ("iupac.fa", b">chrX\nACGT\nACRT\n", "chromosome 'chrX' position 7"),
+        ("corrupt.fa.gz", gzip.compress(FASTA)[:-12] + b"garbage!", "corrupt gzip"),
+    ],
+)
+def test_bad_fasta_raises_input_error(tmp_path, name, data, expected):
+    path = write(tmp_path, name, data)
+    with pytest.raises(InputError, match=expected) as caught:
+        load_fasta(path)
+    assert name in str(caught.value)
+
+
+def test_missing_fasta(tmp_path):
+    with pytest.raises(InputError, match="not found"):
+        load_fasta(tmp_path / "absent.fa")
+
+
+def test_cached_index_round_trip(tmp_path):
+    main(["--fasta", str(write(tmp_path, "g.fa", FASTA)), "--out-dir", str(tmp_path / "idx")])
+    assert (tmp_path / "idx" / "index.tsv").read_text().splitlines()[1:] == ["chr1\t12\t0", "chr2\t8\t12"]
+    cached = Genome.open_cached(tmp_path / "idx")
+    assert isinstance(cached.sequence, np.memmap)
+    check_parsed(cached)
+
+
+def test_open_cached_missing_dir(tmp_path):
+    with pytest.raises(InputError, match="index.tsv"):
+        Genome.open_cached(tmp_path)
+
+
+def test_reverse_complement_by_hand(tmp_path):
+    genome = load_fasta(write(tmp_path, "g.fa", b">c\nAACGTTTGCAN\n"))
+    # [1, 6) = "ACGTT" -> revcomp "AACGT"; [6, 11) = "TGCAN" -> "NTGCA"
+    strings = genome.window_strings([0, 0, 0], [1, 6, 1], [6, 11, 6], [True, True, False]).to_list()
+    assert strings == ["AACGT", "NTGCA", "ACGTT"]
+    flat, offsets = genome.gather_windows([0, 0], [0, 9], [3, 11], [True, False])
+    assert bytes(flat) == b"GTT" + b"AN" and offsets.tolist() == [0, 3, 5]
+
+
+def test_gather_matches_naive_on_random_windows():
+    rng = np.random.default_rng(3)
+    lengths = np.array([50, 7, 120])
+    sequence = np.frombuffer(b"ACGTN", np.uint8)[rng.integers(0, 5, lengths.sum())].copy()
+    genome = Genome(["a", "b", "c"], lengths, sequence)
+    chrom = rng.integers(0, 3, 400)
+    starts = rng.integers(0, lengths[chrom])
+    ends = starts + 1 + rng.integers(0, lengths[chrom] - starts)
+    minus = rng.random(400) < 0.5
+    got = genome.window_strings(chrom, starts, ends, minus, chunk_size=64).to_list()
+    table = str.maketrans("ACGTN", "TGCAN")
+    for i, text in enumerate(got):
+        expected = genome.chromosome(genome.names[chrom[i]])[starts[i] : ends[i]]
+        assert text == (expected.translate(table)[::-1] if minus[i] else expected)
