@@ -247,6 +247,8 @@ def load_fasta(path: str | Path) -> Genome:
 
 def open_genome(path: str | Path) -> Genome:
     """A cached index directory (memory-mapped) or a FASTA file (parsed now)."""
+    if not Path(path).exists():
+        raise InputError(path, "genome", "not found; give a directory made by `python -m workflow_scripts.genome` or a FASTA file")
     return Genome.open_cached(path) if Path(path).is_dir() else load_fasta(path)
 
 
