@@ -176,3 +176,19 @@ def test_sequences_mode_bad_rows(tmp_path, sequence, label, message):
     with pytest.raises(InputError, match=message):
         extract_main(["--sequences", str(tmp_path / "s.parquet"), "--experiment", "s", "--out", str(tmp_path / "o.parquet")])
     assert not (tmp_path / "o.parquet").exists()
+
+
+def test_sequences_mode_without_gene_id_groups_each_row(tmp_path):
+    table = pl.DataFrame({"sequence": ["AC", "GT", "AA", "CC"], "label": ["1", "0", "1", "0"], "id": ["w", "x", "y", "z"]})
+    table.write_parquet(tmp_path / "s.parquet")
+    out = tmp_path / "o.parquet"
+    extract_main(["--sequences", str(tmp_path / "s.parquet"), "--experiment", "s", "--out", str(out)])
+    windows = pl.read_parquet(out)
+    assert windows["gene_id"].to_list() == ["w", "x", "y", "z"] == windows["id"].to_list()
+    assert "chrom" not in windows.columns
+
+
+def test_missing_genome_index_names_the_path(tmp_path):
+    calls = write_calls(tmp_path, ROWS)
+    with pytest.raises(InputError, match="nowhere: genome: not found"):
+        run_extract(tmp_path / "nowhere", calls, tmp_path / "w.parquet")
