@@ -3,6 +3,7 @@ rule train:
         windows="results/{experiment}/windows.parquet",
         manifest="results/{experiment}/buckets/manifest.parquet",
         summary="results/{experiment}/buckets/summary.json",
+        deepspeed_config=lookup(dpath="train/deepspeed_config", within=config, default=[]),
     output:
         model="results/{experiment}/model/model.pt",
         config="results/{experiment}/model/model.json",

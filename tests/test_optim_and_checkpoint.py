@@ -14,14 +14,37 @@ def test_schedule_warms_up_then_decays_to_the_floor():
     assert decay[-1] == pytest.approx(0.05)
 
 
+def save(manager, step, payload=None):
+    def write_shards(folder):
+        torch.save({"weights": torch.full((2,), float(step))}, folder / "shard.pt")
+
+    return manager.save(step, payload or {"progress": {"step": step}}, write_shards)
+
+
 def test_checkpoints_keep_the_latest_two_and_load_without_pickle(tmp_path):
     manager = CheckpointManager(tmp_path, is_main=True)
     for step in (10, 20, 30):
-        manager.save({"weights": torch.full((2,), float(step)), "progress": {"step": step}}, step)
-    assert sorted(p.name for p in tmp_path.glob("step-*.pt")) == ["step-00000020.pt", "step-00000030.pt"]
-    assert not list(tmp_path.glob("*.tmp"))
-    state = manager.load_latest()
-    assert state["progress"]["step"] == 30 and state["weights"][0] == 30
+        save(manager, step)
+    assert sorted(p.name for p in tmp_path.glob("step-*")) == ["step-00000020", "step-00000030"]
+    assert not list(tmp_path.glob(".*partial"))
+    latest = manager.latest_path()
+    assert latest.name == "step-00000030" and (latest / "shard.pt").exists()
+    assert manager.load_trainer_state(latest)["progress"]["step"] == 30
+
+
+def test_a_save_killed_half_way_leaves_the_last_good_checkpoint(tmp_path):
+    manager = CheckpointManager(tmp_path, is_main=True)
+    save(manager, 10)
+
+    def dies(folder):
+        (folder / "shard.pt").write_bytes(b"half")
+        raise KeyboardInterrupt  # stands in for SIGKILL during the write
+
+    with pytest.raises(KeyboardInterrupt):
+        manager.save(20, {"progress": {"step": 20}}, dies)
+    assert manager.latest_path().name == "step-00000010"
+    save(manager, 20)  # the next save clears the partial folder
+    assert manager.latest_path().name == "step-00000020" and not list(tmp_path.glob(".*partial"))
 
 
 class Payload:
@@ -29,11 +52,13 @@ class Payload:
 
 
 def test_a_pickled_object_is_refused(tmp_path):
-    torch.save({"evil": Payload()}, tmp_path / "step-00000001.pt")
-    (tmp_path / "latest").write_text("step-00000001.pt\n")
+    (tmp_path / "step-00000001").mkdir()
+    torch.save({"evil": Payload()}, tmp_path / "step-00000001" / "trainer.pt")
+    (tmp_path / "latest").write_text("step-00000001\n")
+    manager = CheckpointManager(tmp_path, is_main=True)
     with pytest.raises(Exception, match="(?i)weights_only|unsupported"):
-        CheckpointManager(tmp_path, is_main=True).load_latest()
+        manager.load_trainer_state(manager.latest_path())
 
 
 def test_no_latest_means_a_fresh_start(tmp_path):
-    assert CheckpointManager(tmp_path / "new", is_main=True).load_latest() is None
+    assert CheckpointManager(tmp_path / "new", is_main=True).latest_path() is None

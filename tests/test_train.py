@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -49,22 +50,51 @@ def test_two_ranks_train_and_write_a_plain_state_dict(uninterrupted):
     assert val[-1]["val_loss"] < val[0]["val_loss"] or val[-1]["val_roc_auc"] > 0.8
 
 
-def test_sigkill_then_rerun_resumes_to_the_same_weights(inputs, uninterrupted, tmp_path):
-    reference = torch.load(uninterrupted[0] / "model.pt", weights_only=True)
-    command = launch_command(inputs, tmp_path, TRAIN, MODEL)
+def start_and_stop_after_a_checkpoint(command, out, signum, after="step-00000006"):
+    """Start a training launch; send `signum` to the launcher once checkpoint `after` exists."""
     process = subprocess.Popen(command, cwd=ROOT, env=subprocess_env(), start_new_session=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    pointer = tmp_path / "checkpoints" / "latest"
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    pointer = out / "checkpoints" / "latest"
     deadline = time.monotonic() + 120
-    while not pointer.exists() or pointer.read_text().strip() < "step-00000006.pt":
+    while not pointer.exists() or pointer.read_text().strip() < after:
         assert time.monotonic() < deadline and process.poll() is None, "no checkpoint appeared"
         time.sleep(0.05)
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-    assert not (tmp_path / "model.pt").exists(), "training finished before the kill"
+    os.killpg(process.pid, signum)  # torchrun only: its workers live in their own sessions
+    output, _ = process.communicate(timeout=120)
+    assert not (out / "model.pt").exists(), "training finished before the signal"
+    return process.returncode, output
+
+
+def resumed_step(stdout: str) -> int:
+    match = re.search(r"resuming from checkpoint at step (\d+)", stdout)
+    assert match, stdout[-2000:]
+    return int(match.group(1))
+
+
+@pytest.mark.parametrize("strategy, signum, train_extra", [
+    ("ddp", signal.SIGKILL, {}),
+    ("deepspeed", signal.SIGKILL, {"zero_stage": 3}),
+    ("fsdp", signal.SIGTERM, {}),
+])
+def test_stopped_training_resumes_to_the_uninterrupted_weights(inputs, uninterrupted, tmp_path,
+                                                                strategy, signum, train_extra):
+    """SIGKILL of the launcher kills its workers too (no orphans); SIGTERM makes every rank save a
+    checkpoint and exit non-zero. The rerun resumes mid-epoch and ends where the uninterrupted DDP
+    run ends (FSDP2 and ZeRO-3 train the same model as DDP: see test_strategies.py)."""
+    reference = torch.load(uninterrupted[0] / "model.pt", weights_only=True)
+    command = launch_command(inputs, tmp_path, {**TRAIN, "strategy": strategy, **train_extra}, MODEL)
+    code, output = start_and_stop_after_a_checkpoint(command, tmp_path, signum)
+    assert code != 0
+    if signum == signal.SIGTERM:
+        assert "stopped by signal" in output and not list((tmp_path / "checkpoints").glob(".*partial"))
     result = run(command)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "resuming from checkpoint at step" in result.stdout
+    assert 6 <= resumed_step(result.stdout) < 20  # mid-epoch 1 (20 steps an epoch)
     resumed = torch.load(tmp_path / "model.pt", weights_only=True)
+    assert resumed.keys() == reference.keys()
+    atol = 1e-6 if strategy == "ddp" else 1e-5
     for key, value in reference.items():
-        torch.testing.assert_close(resumed[key], value, rtol=0, atol=1e-6)
+        torch.testing.assert_close(resumed[key], value, rtol=0, atol=atol, msg=key)
+    if strategy == "deepspeed":
+        saved = json.loads((tmp_path / "deepspeed_config.json").read_text())
+        assert saved["zero_optimization"]["stage"] == 3 and saved["gradient_clipping"] == TRAIN.get("grad_clip", 1.0)

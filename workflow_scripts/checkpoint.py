@@ -1,64 +1,94 @@
-"""Resumable training checkpoints, written so that a kill during a save loses nothing."""
+"""Resumable training checkpoints, written so that a kill during a save loses nothing.
+
+Each checkpoint is a folder `step-NNNNNNNN/`: `trainer.pt` (loop position, LR schedule, RNG of
+every rank) plus the strategy's own files (a state dict for DDP, DCP shards for FSDP, DeepSpeed's
+checkpoint for deepspeed). It is written as `.step-NNNNNNNN.partial/`, renamed when complete, and
+only then named in `latest`; older folders are pruned after that. A kill at any moment leaves
+`latest` naming a complete checkpoint.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
+from typing import Callable
 
 import torch
 
-from workflow_scripts.io_utils import atomic_path, write_text
+from workflow_scripts.io_utils import write_text
 
 LATEST_POINTER = "latest"
+TRAINER_FILE = "trainer.pt"
+BEST_FILE = "best.pt"
 KEEP_LAST = 2
 
 
 class CheckpointManager:
-    """Saves `step-NNNNNNNN.pt` files and a `latest` pointer that is updated last."""
+    """Every method is called on every rank; only rank 0 touches shared files itself."""
 
-    def __init__(self, directory: str | os.PathLike, is_main: bool):
+    def __init__(self, directory: str | os.PathLike, is_main: bool, barrier: Callable[[], None] = lambda: None):
         self.directory = Path(directory)
         self.is_main = is_main
+        self.barrier = barrier
         if is_main:
             self.directory.mkdir(parents=True, exist_ok=True)
 
-    def save(self, state: dict, step: int) -> Path:
-        path = self.directory / f"step-{step:08d}.pt"
+    def save(self, step: int, trainer_state: dict, write_shards: Callable[[Path], None]) -> Path:
+        """Collective: `write_shards(folder)` writes the strategy's files on every rank."""
+        final = self.directory / f"step-{step:08d}"
+        partial = self.directory / f".{final.name}.partial"
         if self.is_main:
-            with atomic_path(path) as tmp:
-                torch.save(state, tmp)
-            write_text(self.directory / LATEST_POINTER, path.name + "\n")
-            self._prune()
-        return path
+            shutil.rmtree(partial, ignore_errors=True)
+            partial.mkdir(parents=True)
+        self.barrier()
+        write_shards(partial)
+        if self.is_main:
+            torch.save(trainer_state, partial / TRAINER_FILE)
+        self.barrier()
+        if self.is_main:
+            self._publish(partial, final)
+        self.barrier()
+        return final
+
+    def _publish(self, partial: Path, final: Path) -> None:
+        if final.exists():  # a re-save of the same step (after a resume)
+            if self.latest_path() == final:
+                write_text(self.directory / LATEST_POINTER, "")
+            shutil.rmtree(final)
+        os.replace(partial, final)
+        write_text(self.directory / LATEST_POINTER, final.name + "\n")
+        self._prune(keep=final)
 
     def latest_path(self) -> Path | None:
         pointer = self.directory / LATEST_POINTER
-        if not pointer.exists():
+        if not pointer.exists() or not pointer.read_text().strip():
             return None
         path = self.directory / pointer.read_text().strip()
-        return path if path.exists() else None
+        return path if (path / TRAINER_FILE).exists() else None
 
-    def load_latest(self) -> dict | None:
-        path = self.latest_path()
-        if path is None:
-            return None
-        return torch.load(path, map_location="cpu", weights_only=True)
+    def load_trainer_state(self, path: Path) -> dict:
+        return torch.load(path / TRAINER_FILE, map_location="cpu", weights_only=True)
 
     def save_best(self, model_state: dict) -> None:
         if self.is_main:
-            with atomic_path(self.directory / "best.pt") as tmp:
-                torch.save(model_state, tmp)
+            with_tmp = self.directory / f".{BEST_FILE}.partial"
+            torch.save(model_state, with_tmp)
+            os.replace(with_tmp, self.directory / BEST_FILE)
 
     def load_best(self) -> dict | None:
-        path = self.directory / "best.pt"
+        path = self.directory / BEST_FILE
         if not path.exists():
             return None
         return torch.load(path, map_location="cpu", weights_only=True)
 
-    def _prune(self) -> None:
-        steps = sorted(self.directory.glob("step-*.pt"))
-        for old in steps[:-KEEP_LAST]:
-            old.unlink(missing_ok=True)
+    def _prune(self, keep: Path) -> None:
+        folders = sorted(p for p in self.directory.glob("step-*") if p.is_dir())
+        for old in folders[:-KEEP_LAST]:
+            if old != keep:
+                shutil.rmtree(old, ignore_errors=True)
+        for stale in self.directory.glob(".step-*.partial"):
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 def capture_rng() -> dict:

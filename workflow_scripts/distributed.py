@@ -1,13 +1,19 @@
-"""Process-group set-up from torchrun's environment, and the model wrapping per strategy."""
+"""Process-group set-up from torchrun's environment (models are wrapped in workflow_scripts.strategies)."""
 
 from __future__ import annotations
 
 import datetime
+import ctypes
 import os
+import signal
+import socket
+import sys
 from dataclasses import dataclass
 
 import torch
 import torch.distributed as dist
+
+PR_SET_PDEATHSIG = 1
 
 
 @dataclass
@@ -36,6 +42,12 @@ class DistContext:
             dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
         return tensor.tolist()
 
+    def all_reduce_max(self, value: float) -> float:
+        tensor = torch.tensor([value], dtype=torch.float64, device=self.comm_device)
+        if self.initialized:
+            dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+        return float(tensor.item())
+
     def gather_objects(self, obj: object) -> list[object]:
         if not self.initialized:
             return [obj]
@@ -59,8 +71,38 @@ def select_device(local_rank: int) -> torch.device:
     return torch.device("cpu")
 
 
-def init_distributed(timeout_s: float = 600.0) -> DistContext:
+def die_with_launcher() -> None:
+    """torchrun starts workers in their own sessions: if torchrun itself is killed hard, its
+    workers would train on as orphans. Linux: have the kernel SIGKILL this worker instead."""
+    if not sys.platform.startswith("linux") or "TORCHELASTIC_RUN_ID" not in os.environ:
+        return
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        return
+    if os.getppid() == 1:  # the launcher died before prctl took effect
+        os._exit(1)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def ensure_rendezvous_env() -> None:
+    """A plain `python -m workflow_scripts.train` is a world of one (FSDP and DeepSpeed need a group)."""
+    if "MASTER_ADDR" in os.environ:
+        return
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
+                      RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", LOCAL_WORLD_SIZE="1")
+
+
+def init_distributed(timeout_s: float = 600.0, require_group: bool = False) -> DistContext:
     """Join torchrun's process group (NCCL on GPU, gloo on CPU); a plain run is world size 1."""
+    die_with_launcher()
+    if require_group:
+        ensure_rendezvous_env()
     rank = int(os.environ.get("RANK", 0))
     world_size = int(os.environ.get("WORLD_SIZE", 1))
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
@@ -73,18 +115,6 @@ def init_distributed(timeout_s: float = 600.0) -> DistContext:
             rank=rank,
             world_size=world_size,
             timeout=datetime.timedelta(seconds=timeout_s),
+            device_id=device if device.type == "cuda" else None,
         )
     return DistContext(rank, local_rank, world_size, device, backend)
-
-
-def wrap_model(model: torch.nn.Module, ctx: DistContext, strategy: str) -> torch.nn.Module:
-    """Move the model to its device and wrap it for the chosen strategy."""
-    model = model.to(ctx.device)
-    if strategy == "ddp" and ctx.initialized:
-        device_ids = [ctx.device.index] if ctx.device.type == "cuda" else None
-        return torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
-    return model
-
-
-def unwrap_model(model: torch.nn.Module) -> torch.nn.Module:
-    return getattr(model, "module", model)

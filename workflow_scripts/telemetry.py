@@ -86,3 +86,47 @@ class Progress:
             file=sys.stderr,
             flush=True,
         )
+
+
+def require_tensorboard() -> None:
+    """`train.tensorboard: true` needs the tensorboard package (torch.utils.tensorboard uses it)."""
+    import importlib.util
+
+    from workflow_scripts.errors import InputError
+
+    if importlib.util.find_spec("tensorboard") is None:
+        raise InputError("config", "train.tensorboard",
+                         "needs the tensorboard package (pip install tensorboard), or set it to false")
+
+
+class MetricsSink:
+    """The step log (JSONL) and, optionally, TensorBoard scalars of the same records; rank 0 only."""
+
+    def __init__(self, step_log_path: str | os.PathLike, enabled: bool, tensorboard_dir: str | None = None):
+        self.step_log_path, self.enabled, self.tensorboard_dir = step_log_path, enabled, tensorboard_dir
+        self.step_log: StepLog | None = None
+        self.writer = None
+
+    @property
+    def path(self) -> Path:
+        return Path(self.step_log_path)
+
+    def open(self, keep_until_step: int | None) -> None:
+        self.step_log = StepLog(self.step_log_path, self.enabled, keep_until_step)
+        if self.enabled and self.tensorboard_dir:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self.writer = SummaryWriter(self.tensorboard_dir, purge_step=None if keep_until_step is None else keep_until_step + 1)
+
+    def write(self, record: dict) -> None:
+        self.step_log.write(record)
+        if self.writer is None:
+            return
+        for key, value in record.items():
+            if key not in ("kind", "step", "epoch") and isinstance(value, (int, float)):
+                self.writer.add_scalar(f"{record['kind']}/{key}", value, record["step"])
+        self.writer.flush()
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()

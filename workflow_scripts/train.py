@@ -1,6 +1,10 @@
 """Train one experiment's classifier; run under torchrun (see workflow_scripts.launch).
 
     torchrun --standalone --nproc_per_node 2 -m workflow_scripts.train --windows ... --manifest ...
+
+Table of contents: config → process group → data and model → strategy engine
+(workflow_scripts.strategies) → Trainer loop (trainer.py, checkpoints in checkpoint.py) → export of
+one plain state dict, its config, the step log and (deepspeed) the DeepSpeed JSON used.
 """
 
 from __future__ import annotations
@@ -16,13 +20,17 @@ import torch
 
 from workflow_scripts.checkpoint import CheckpointManager
 from workflow_scripts.data import BatchCollator, load_split
-from workflow_scripts.distributed import DistContext, init_distributed, wrap_model
+from workflow_scripts.distributed import DistContext, init_distributed
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import atomic_path, write_json
 from workflow_scripts.model import MODEL_DEFAULTS, build_model, count_parameters
+from workflow_scripts.strategies import build_engine
+from workflow_scripts.telemetry import MetricsSink, require_tensorboard
 from workflow_scripts.tokenizer import NucleotideTokenizer
 from workflow_scripts.train_config import TrainConfig
 from workflow_scripts.trainer import Trainer
+
+DEEPSPEED_JSON = "deepspeed_config.json"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -44,7 +52,9 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args = parse_args(argv)
     cfg = TrainConfig.from_json(args.train_config)
-    ctx = init_distributed()
+    if cfg.tensorboard:
+        require_tensorboard()
+    ctx = init_distributed(require_group=cfg.strategy != "ddp")
     try:
         torch.manual_seed(cfg.seed)
         run_training(args, cfg, ctx)
@@ -61,29 +71,40 @@ def run_training(args: argparse.Namespace, cfg: TrainConfig, ctx: DistContext) -
     if len(train) == 0:
         raise InputError(args.manifest, "split", "no rows in the train split")
     model = build_model(model_cfg, tokenizer.vocab_size, max_tokens)
-    torch.manual_seed(cfg.seed + ctx.rank)  # dropout differs per rank; DDP syncs the weights
+    torch.manual_seed(cfg.seed + ctx.rank)  # dropout differs per rank; the strategy syncs weights
     if ctx.is_main:
         print(f"training {args.experiment}: {count_parameters(model):,} parameters, "
               f"{len(train)} train / {len(val)} val windows, world size {ctx.world_size}, "
               f"device {ctx.device.type}, backend {ctx.backend}", flush=True)
-    checkpoints = CheckpointManager(args.checkpoint_dir, ctx.is_main)
     trainer = Trainer(
-        cfg, ctx, wrap_model(model, ctx, cfg.strategy), train, val,
+        cfg, ctx, lambda total: build_engine(model, ctx, cfg, total, max(summary["batch_sizes"])),
+        train, val,
         (BatchCollator(train, tokenizer, max_tokens), BatchCollator(val, tokenizer, max_tokens)),
-        summary["batch_sizes"], checkpoints,
-        Path(args.checkpoint_dir) / "steps.partial.jsonl",
+        summary["batch_sizes"], CheckpointManager(args.checkpoint_dir, ctx.is_main, ctx.barrier),
+        metrics_sink(args, cfg, ctx),
     )
-    progress = trainer.train()
     if ctx.is_main:
-        export(args, trainer, model_cfg, tokenizer, max_tokens, progress)
+        print(f"strategy: {trainer.engine.describe()}", flush=True)
+    progress = trainer.train()
+    final_state = trainer.engine.full_state_dict()  # collective: shards consolidated
+    trainer.metrics.close()
+    if ctx.is_main:
+        export(args, trainer, model_cfg, tokenizer, max_tokens, progress, final_state)
 
 
-def export(args, trainer: Trainer, model_cfg: dict, tokenizer, max_tokens: int, progress) -> None:
-    """Write the plain state dict (best epoch), its config, and the step log."""
+def metrics_sink(args: argparse.Namespace, cfg: TrainConfig, ctx: DistContext) -> MetricsSink:
+    tensorboard = str(Path(args.out_model).parent / "tensorboard") if cfg.tensorboard else None
+    return MetricsSink(Path(args.checkpoint_dir) / "steps.partial.jsonl", ctx.is_main, tensorboard)
+
+
+def export(args, trainer: Trainer, model_cfg: dict, tokenizer, max_tokens: int, progress,
+           final_state: dict) -> None:
+    """Write the plain state dict (best epoch), its config, the step log and the DeepSpeed JSON."""
     best = trainer.checkpoints.load_best()
-    state = best if best is not None else trainer.state_dict()["model"]
     with atomic_path(args.out_model) as tmp:
-        torch.save(state, tmp)
+        torch.save(best if best is not None else final_state, tmp)
+    if hasattr(trainer.engine, "config"):
+        write_json(Path(args.out_model).parent / DEEPSPEED_JSON, trainer.engine.config)
     write_json(args.out_config, {
         "experiment": args.experiment,
         "model": model_cfg,
@@ -95,9 +116,10 @@ def export(args, trainer: Trainer, model_cfg: dict, tokenizer, max_tokens: int, 
         "best_epoch": progress.best_epoch,
         "best_val_loss": progress.best_val_loss,
         "validation": progress.history,
+        "strategy": trainer.engine.describe(),
     })
     with atomic_path(args.out_steps) as tmp:
-        shutil.copyfile(trainer.step_log.path, tmp)
+        shutil.copyfile(trainer.metrics.path, tmp)
     print(f"wrote {args.out_model} (best epoch {progress.best_epoch})", file=sys.stderr)
 
 

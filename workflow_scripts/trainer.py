@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 import signal
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import torch
@@ -15,11 +15,10 @@ import torch.nn.functional as F
 from workflow_scripts.checkpoint import CheckpointManager, capture_rng, restore_rng
 from workflow_scripts.classification_metrics import binary_metrics
 from workflow_scripts.data import BatchCollator, SplitData, sorted_batches
-from workflow_scripts.distributed import DistContext, unwrap_model
-from workflow_scripts.errors import InputError
-from workflow_scripts.optim import build_optimizer, build_scheduler
+from workflow_scripts.distributed import DistContext
 from workflow_scripts.sampler import DistributedBucketBatchSampler
-from workflow_scripts.telemetry import Progress, StepLog, memory_snapshot
+from workflow_scripts.strategies.base import Engine
+from workflow_scripts.telemetry import MetricsSink, Progress, memory_snapshot
 from workflow_scripts.train_config import TrainConfig
 
 
@@ -52,36 +51,32 @@ class LogWindow:
         self.steps += 1
 
 
-def resolve_precision(precision: str, device: torch.device) -> torch.dtype | None:
-    """The autocast dtype for a `train.precision` value, or None for plain fp32."""
-    if precision == "auto":
-        cuda_bf16 = device.type == "cuda" and torch.cuda.is_bf16_supported()
-        return torch.bfloat16 if cuda_bf16 else None
-    if precision == "fp16" and device.type != "cuda":
-        raise InputError("config", "train.precision", "fp16 needs a CUDA GPU; use bf16 or fp32 on CPU")
-    return {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
+def classification_loss(engine: Engine, batch: dict) -> torch.Tensor:
+    with engine.autocast():
+        logits = engine.model(batch["ids"], batch["mask"])
+    return F.cross_entropy(logits.float(), batch["labels"])
 
 
 class Trainer:
-    def __init__(self, cfg: TrainConfig, ctx: DistContext, model: torch.nn.Module,
+    """The loop for every strategy: `make_engine(total_steps)` wraps the model (see strategies)."""
+
+    def __init__(self, cfg: TrainConfig, ctx: DistContext, make_engine: Callable[[int], Engine],
                  train: SplitData, val: SplitData, collators: tuple[BatchCollator, BatchCollator],
-                 batch_sizes: list[int], checkpoints: CheckpointManager, step_log_path):
-        self.cfg, self.ctx, self.model = cfg, ctx, model
+                 batch_sizes: list[int], checkpoints: CheckpointManager, metrics: MetricsSink):
+        self.cfg, self.ctx = cfg, ctx
         self.train_data, self.val_data = train, val
         self.collator, self.val_collator = collators
         self.sampler = DistributedBucketBatchSampler(
             train.buckets, batch_sizes, ctx.world_size, ctx.rank, cfg.seed
         )
         self.total_steps = self._count_optimizer_steps()
-        self.optimizer = build_optimizer(model, cfg)
-        self.scheduler = build_scheduler(self.optimizer, cfg, self.total_steps)
-        self.autocast_dtype = resolve_precision(cfg.precision, ctx.device)
-        self.scaler = torch.amp.GradScaler("cuda", enabled=self.autocast_dtype == torch.float16)
+        self.engine = make_engine(self.total_steps)
         self.checkpoints = checkpoints
         self.progress = TrainProgress()
         self.stop_requested = False
         resumed = self._maybe_resume()
-        self.step_log = StepLog(step_log_path, ctx.is_main, self.progress.step if resumed else None)
+        self.metrics = metrics
+        self.metrics.open(self.progress.step if resumed else None)
         self.bar = Progress(self.total_steps, ctx.is_main)
 
     def _count_optimizer_steps(self) -> int:
@@ -105,7 +100,7 @@ class Trainer:
         groups = [batches[i : i + self.cfg.grad_accumulation]
                   for i in range(0, len(batches), self.cfg.grad_accumulation)]
         start_group = self.progress.next_batch // self.cfg.grad_accumulation
-        self.model.train()
+        self.engine.model.train()
         window = LogWindow()
         for group_index in range(start_group, len(groups)):
             window.add(*self._optimizer_step(groups[group_index]))
@@ -129,32 +124,16 @@ class Trainer:
         total_loss, tokens = 0.0, 0
         for position, indices in enumerate(group):
             batch = self._to_device(self.collator(indices))
-            sync = position == len(group) - 1
-            context = contextlib.nullcontext() if sync or not hasattr(self.model, "no_sync") else self.model.no_sync()
-            with context:
-                loss = self._forward_loss(batch) / len(group)
-                self.scaler.scale(loss).backward()
+            loss = self._forward_loss(batch) / len(group)
+            self.engine.backward(loss, sync=position == len(group) - 1)
             total_loss += loss.item()
             tokens += int(batch["mask"].sum())
         self._check_finite(total_loss)
-        if self.cfg.grad_clip > 0:
-            self.scaler.unscale_(self.optimizer)
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
-        self.scaler.step(self.optimizer)
-        self.scaler.update()
-        self.optimizer.zero_grad(set_to_none=True)
-        self.scheduler.step()
+        self.engine.clip_and_step()
         return total_loss, tokens
 
     def _forward_loss(self, batch: dict) -> torch.Tensor:
-        with self._autocast():
-            logits = self.model(batch["ids"], batch["mask"])
-        return F.cross_entropy(logits.float(), batch["labels"])
-
-    def _autocast(self):
-        if self.autocast_dtype is None:
-            return contextlib.nullcontext()
-        return torch.autocast(self.ctx.device.type, dtype=self.autocast_dtype)
+        return classification_loss(self.engine, batch)
 
     def _to_device(self, batch: dict) -> dict:
         return {key: value.to(self.ctx.device, non_blocking=True) for key, value in batch.items()}
@@ -178,42 +157,44 @@ class Trainer:
             "epoch": self.progress.epoch + 1,
             "step": self.progress.step,
             "loss": total_loss / (self.ctx.world_size * max(window.steps, 1)),
-            "lr": self.scheduler.get_last_lr()[0],
+            "lr": self.engine.last_lr(),
             "tokens_per_s": total_tokens / max(seconds, 1e-9),
             **memory_snapshot(self.ctx.device),
         }
-        self.step_log.write(record)
+        self.metrics.write(record)
         self.bar.update(self.progress.step, record["epoch"], record)
 
     def _validate_and_keep_best(self) -> None:
         if len(self.val_data) == 0:  # nothing to choose by: the last epoch is the best
             self.progress.best_epoch = self.progress.epoch
-            self.checkpoints.save_best(unwrap_model(self.model).state_dict())
+            self.checkpoints.save_best(self.engine.full_state_dict())
             return
         result = self.validate()
         record = {"kind": "val", "epoch": self.progress.epoch, "step": self.progress.step, **result}
-        self.step_log.write(record)
+        self.metrics.write(record)
         self.progress.history.append(record)
         if self.ctx.is_main:
             print(f"validation after epoch {self.progress.epoch}: loss {result['val_loss']:.4f} "
                   f"accuracy {result['val_accuracy']:.4f} roc_auc {result['val_roc_auc']}", flush=True)
-        if result["val_loss"] < self.progress.best_val_loss:
+        improved = result["val_loss"] < self.progress.best_val_loss
+        if improved:
             self.progress.best_val_loss = result["val_loss"]
             self.progress.best_epoch = self.progress.epoch
-            self.checkpoints.save_best(unwrap_model(self.model).state_dict())
+            self.checkpoints.save_best(self.engine.full_state_dict())  # collective
 
     @torch.no_grad()
     def validate(self) -> dict:
         """Loss, accuracy and ROC-AUC on the validation split, combined across ranks."""
-        module = unwrap_model(self.model)  # no collectives inside forward
+        module = self.engine.eval_model()
         module.eval()
         labels, probs = [], []
-        for indices in sorted_batches(self.val_data, 256, self.ctx.rank, self.ctx.world_size):
+        for indices, keep in self._padded_val_batches():
             batch = self._to_device(self.val_collator(indices))
-            with self._autocast():
+            with self.engine.autocast():
                 logits = module(batch["ids"], batch["mask"]).float()
-            probs.append(torch.softmax(logits, -1)[:, 1].cpu().numpy())
-            labels.append(batch["labels"].cpu().numpy())
+            if keep:
+                probs.append(torch.softmax(logits, -1)[:, 1].cpu().numpy())
+                labels.append(batch["labels"].cpu().numpy())
         module.train()
         local = (np.concatenate(labels or [np.zeros(0)]), np.concatenate(probs or [np.zeros(0)]))
         gathered = self.ctx.gather_objects(local)
@@ -225,34 +206,38 @@ class Trainer:
         loss = -np.mean(all_labels * np.log(clipped) + (1 - all_labels) * np.log(1 - clipped))
         return {"val_loss": float(loss), "val_accuracy": metrics["accuracy"], "val_roc_auc": metrics["roc_auc"]}
 
+    def _padded_val_batches(self) -> list[tuple[list[int], bool]]:
+        """This rank's batches, padded with discarded repeats so that every rank runs as many
+        forward passes (sharded strategies gather parameters collectively in forward)."""
+        batches = sorted_batches(self.val_data, 256, self.ctx.rank, self.ctx.world_size)
+        longest = int(self.ctx.all_reduce_max(len(batches)))
+        filler = batches[-1] if batches else [0]
+        return [(b, True) for b in batches] + [(filler, False)] * (longest - len(batches))
+
     # ---- checkpoints and signals ----------------------------------------------------------
-    def state_dict(self) -> dict:
+    def trainer_state(self) -> dict:
+        """Loop position, schedule and every rank's RNG (collective: gathers the RNG states)."""
         return {
-            "model": unwrap_model(self.model).state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
-            "scaler": self.scaler.state_dict(),
+            **self.engine.extra_state(),
             "progress": vars(self.progress).copy(),
             "rng_per_rank": self.ctx.gather_objects(capture_rng()),
         }
 
     def _save_checkpoint(self) -> None:
-        self.checkpoints.save(self.state_dict(), self.progress.step)
-        self.ctx.barrier()
+        self.checkpoints.save(self.progress.step, self.trainer_state(), self.engine.save)
 
     def _maybe_resume(self) -> bool:
-        state = self.checkpoints.load_latest()
-        if state is None:
+        path = self.checkpoints.latest_path()
+        if path is None:
             return False
-        unwrap_model(self.model).load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
-        self.scaler.load_state_dict(state["scaler"])
+        state = self.checkpoints.load_trainer_state(path)
+        self.engine.load(path)
+        self.engine.load_extra_state(state)
         self.progress = TrainProgress(**state["progress"])
         restore_rng(state["rng_per_rank"][self.ctx.rank])
         if self.ctx.is_main:
             print(f"resuming from checkpoint at step {self.progress.step} "
-                  f"(epoch {self.progress.epoch + 1}, batch {self.progress.next_batch})", flush=True)
+                  f"(epoch {self.progress.epoch + 1}, batch {self.progress.next_batch}; {path})", flush=True)
         return True
 
     def _install_signal_handlers(self) -> None:

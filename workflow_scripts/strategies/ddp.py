@@ -1,0 +1,66 @@
+"""DistributedDataParallel: every rank holds everything; gradients are all-reduced."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import torch
+
+from workflow_scripts.errors import InputError
+from workflow_scripts.strategies.base import Engine
+
+STATE_FILE = "model_optimizer.pt"
+
+
+def autocast_dtype(precision: str, device: torch.device) -> torch.dtype | None:
+    """The autocast dtype for a `train.precision` value, or None for plain fp32."""
+    if precision == "auto":
+        cuda_bf16 = device.type == "cuda" and torch.cuda.is_bf16_supported()
+        return torch.bfloat16 if cuda_bf16 else None
+    if precision == "fp16" and device.type != "cuda":
+        raise InputError("config", "train.precision", "fp16 needs a CUDA GPU; use bf16 or fp32 on CPU")
+    return {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
+
+
+class DDPEngine(Engine):
+    name = "ddp"
+
+    def __init__(self, model, ctx, cfg, total_steps):
+        self.dtype = autocast_dtype(cfg.precision, ctx.device)
+        model = model.to(ctx.device)
+        super().__init__(model, ctx, cfg, total_steps)
+        if ctx.initialized and ctx.world_size > 1:
+            device_ids = [ctx.device.index] if ctx.device.type == "cuda" else None
+            self.model = torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=self.dtype == torch.float16)
+
+    def autocast(self):
+        if self.dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(self.ctx.device.type, dtype=self.dtype)
+
+    def backward(self, loss, sync):
+        skip_sync = not sync and hasattr(self.model, "no_sync")
+        with self.model.no_sync() if skip_sync else contextlib.nullcontext():
+            self.scaler.scale(loss).backward()
+
+    def clip_and_step(self):
+        if self.cfg.grad_clip > 0:
+            self.scaler.unscale_(self.optimizer)
+            torch.nn.utils.clip_grad_norm_(self.module.parameters(), self.cfg.grad_clip)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.scheduler.step()
+
+    def save(self, directory: Path) -> None:
+        if self.ctx.is_main:
+            torch.save({"model": self.module.state_dict(), "optimizer": self.optimizer.state_dict(),
+                        "scaler": self.scaler.state_dict()}, directory / STATE_FILE)
+
+    def load(self, directory: Path) -> None:
+        state = torch.load(directory / STATE_FILE, map_location=self.ctx.device, weights_only=True)
+        self.module.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scaler.load_state_dict(state["scaler"])
