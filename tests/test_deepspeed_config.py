@@ -43,7 +43,8 @@ def test_auto_stage_follows_model_size_and_gpu_memory():
     assert dsc.choose_zero(small, GPU_80G, 8, mixed=True) == (1, False, False)
     assert dsc.choose_zero(3_000_000_000, gpu_24g, 8, mixed=True) == (2, False, False)  # 16.5 → 11.3 GB
     assert dsc.choose_zero(5_000_000_000, gpu_24g, 8, mixed=True) == (3, False, False)  # 18.8 → 10 GB
-    assert dsc.choose_zero(huge, GPU_80G, 8, mixed=True) == (3, True, True)
+    assert dsc.choose_zero(huge, GPU_80G, 8, mixed=True) == (3, True, False)  # optimizer state to CPU
+    assert dsc.choose_zero(200_000_000_000, GPU_80G, 8, mixed=True) == (3, True, True)  # weights too
     assert dsc.choose_zero(small, CPU, 2, mixed=False) == (2, False, False)
     generated = dsc.build(config(), world_size=8, micro_batch=8, hardware=GPU_80G, params=small)
     assert generated["bf16"]["enabled"] and generated["zero_optimization"]["overlap_comm"]
