@@ -1,0 +1,203 @@
+"""The demo pipeline on a real (loopback) SLURM cluster with `--profile profiles/slurm`.
+
+The cluster comes from tests/slurm_cluster.py: munged + slurmctld + slurmd started here, two
+fake GPUs. Nothing is mocked: jobs go through sbatch, the plugin polls squeue, and the
+assertions read SLURM's own view (scontrol) and the job logs. Skips without root/apt.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.slurm_cluster import PARTITION, slurm_cluster, why_slurm_cannot_run
+
+REPO = Path(__file__).resolve().parents[1]
+EXPERIMENT = "fp_vs_tp"
+TRAIN_GPUS = 2
+
+pytestmark = pytest.mark.skipif(why_slurm_cannot_run() is not None,
+                                reason=f"SLURM tests: {why_slurm_cannot_run()}")
+
+# What a test machine needs on top of profiles/slurm: its partition, no accounts, sizes that
+# fit one 2-core node with 2 fake GPUs, squeue status checks (no slurmdbd) and fast polling.
+PROFILE_OVERRIDES = {
+    "jobs": 4,
+    "latency-wait": 5,
+    "retries": 1,
+    "slurm-status-command": "squeue",
+    "slurm-init-seconds-before-status-checks": 2,
+    "seconds-between-status-checks": 2,
+    "slurm-keep-successful-logs": True,
+    "slurm-no-account": True,
+    "default-resources": {"slurm_partition": PARTITION, "mem_mb": 1000, "runtime": 10},
+    "set-threads": {"train": TRAIN_GPUS},
+    "set-resources": {
+        "train": {"slurm_partition": PARTITION, "gpu": TRAIN_GPUS, "cpus_per_gpu": 1,
+                  "mem_mb": 3000, "runtime": 10},
+        "evaluate": {"slurm_partition": PARTITION, "cpus_per_gpu": 1, "mem_mb": 2000, "runtime": 10},
+        "index_genome": {"mem_mb": 1000},
+    },
+}
+CONFIG_OVERRIDES = {
+    "demo": {"n_genes": 20, "calls_per_gene": 12},
+    "experiments": [{"name": EXPERIMENT, "error_label": "FP", "correct_label": "TP"}],
+    "model": {"d_model": 16, "n_layers": 1},
+    "train": {"epochs": 1, "log_every_steps": 1},
+}
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def write_yaml(path: Path, data: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def write_test_profile(directory: Path, extra: dict | None = None) -> Path:
+    """profiles/slurm with the test machine's overrides merged in, as its own profile folder."""
+    base = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
+    merged = deep_merge(deep_merge(base, PROFILE_OVERRIDES), extra or {})
+    write_yaml(directory / "config.yaml", merged)
+    return directory
+
+
+def write_test_workdir(directory: Path, extra: dict | None = None) -> Path:
+    """A working directory whose test-config.yaml goes over the default config."""
+    write_yaml(directory / "test-config.yaml", deep_merge(CONFIG_OVERRIDES, extra or {}))
+    return directory
+
+
+def snakemake_command(workdir: Path, profile: Path) -> list[str]:
+    # --workflow-profile none: profiles/default (local settings) would otherwise override
+    # the cluster profile's resources.
+    return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
+            "--directory", str(workdir), "--configfile", str(workdir / "test-config.yaml"),
+            "--profile", str(profile), "--workflow-profile", "none"]
+
+
+def snakemake_env(cluster) -> dict[str, str]:
+    path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
+    return {**cluster.env, "PATH": path, "PYTHONPATH": str(REPO)}
+
+
+def scontrol_jobs(cluster) -> list[dict[str, str]]:
+    """Every job the controller still knows (MinJobAge keeps finished ones), as key=value."""
+    text = cluster.run("scontrol", "show", "job", "-o", check=False)
+    return [dict(re.findall(r"(\w+)=(\S*)", line)) for line in text.splitlines() if "JobId=" in line]
+
+
+def jobs_of_rule(cluster, rule: str) -> list[dict[str, str]]:
+    return [job for job in scontrol_jobs(cluster) if f"rule_{rule}" in job.get("Comment", "")]
+
+
+def slurm_job_log(workdir: Path, rule: str, job_id: str) -> str:
+    logs = (workdir / ".snakemake" / "slurm_logs" / f"rule_{rule}").rglob(f"{job_id}.log")
+    return "".join(path.read_text(errors="replace") for path in logs)
+
+
+def failure_report(workdir: Path, cluster, output: str) -> str:
+    logs = "\n".join(f"--- {p}\n{p.read_text(errors='replace')[-3000:]}"
+                     for p in sorted(workdir.glob("logs/**/*.log")))
+    jobs = "\n".join(str(job) for job in scontrol_jobs(cluster))
+    return f"{output[-6000:]}\n{logs}\n--- jobs\n{jobs}\n--- slurmctld\n{cluster.log('slurmctld')[-2000:]}"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with slurm_cluster() as running:
+        yield running
+
+
+def run_workflow(workdir: Path, profile: Path, cluster, timeout: float = 300) -> None:
+    try:
+        done = subprocess.run(snakemake_command(workdir, profile), env=snakemake_env(cluster),
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as error:
+        output = (error.stdout or b"").decode() + (error.stderr or b"").decode()
+        raise AssertionError(f"timed out\n{failure_report(workdir, cluster, output)}") from None
+    assert done.returncode == 0, failure_report(workdir, cluster, done.stdout + done.stderr)
+
+
+def test_demo_pipeline_runs_on_slurm_with_one_two_gpu_torchrun(cluster, tmp_path):
+    workdir = write_test_workdir(tmp_path / "work")
+    run_workflow(workdir, write_test_profile(tmp_path / "profile"), cluster)
+
+    assert (workdir / "results" / EXPERIMENT / "evaluation" / "metrics.json").exists()
+    assert len(list((workdir / "results" / EXPERIMENT / "plots").glob("*.png"))) == 5
+    (train_job,) = jobs_of_rule(cluster, "train")
+    assert train_job["JobState"] == "COMPLETED"
+    assert train_job.get("TresPerJob", "").endswith(f"gpu:{TRAIN_GPUS}"), train_job  # --gpus=2
+    assert train_job["NumTasks"] == "1"  # one task, not one per GPU
+    assert slurm_job_log(workdir, "train", train_job["JobId"]), "the SLURM job log is missing"
+    train_log = (workdir / "logs" / EXPERIMENT / "train.log").read_text()
+    assert train_log.count("launch: ") == 1, train_log  # torchrun started once ...
+    assert f"--nproc_per_node={TRAIN_GPUS}" in train_log  # ... with one process per GPU
+    assert f"world size {TRAIN_GPUS}" in train_log
+    assert "CUDA_VISIBLE_DEVICES=0,1" in train_log  # the GPUs SLURM bound to the job
+
+
+def write_training_inputs(workdir: Path) -> None:
+    """Windows, manifest and bucket summary where the train rule expects them."""
+    from tests.train_fixtures import make_training_inputs
+
+    experiment = workdir / "results" / EXPERIMENT
+    (experiment / "buckets").mkdir(parents=True)
+    paths = make_training_inputs(experiment, n=600)
+    paths["manifest"].rename(experiment / "buckets" / "manifest.parquet")
+    paths["summary"].rename(experiment / "buckets" / "summary.json")
+
+
+def wait_for_training_steps(workdir: Path, workflow: subprocess.Popen, steps: int, timeout: float = 180) -> None:
+    step_log = workdir / "results" / EXPERIMENT / "model" / "checkpoints" / "steps.partial.jsonl"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and workflow.poll() is None:
+        if step_log.exists() and step_log.read_text().count("\n") >= steps:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"training did not log {steps} steps (workflow exit code {workflow.poll()})")
+
+
+def test_training_stopped_through_slurm_resumes_from_its_checkpoint(cluster, tmp_path):
+    """SIGTERM to the running train job (what a time limit or preemption sends): the trainer
+    saves a checkpoint and fails, Snakemake's retry submits a new job that resumes from it."""
+    workdir = write_test_workdir(tmp_path / "work", {"train": {
+        "epochs": 4, "log_every_steps": 5, "checkpoint_every_steps": 100000}})
+    write_training_inputs(workdir)
+    command = snakemake_command(workdir, write_test_profile(tmp_path / "profile")) + [
+        f"results/{EXPERIMENT}/model/model.pt", "--allowed-rules", "train"]
+    with open(tmp_path / "snakemake.out", "w") as output:
+        workflow = subprocess.Popen(command, env=snakemake_env(cluster), stdout=output,
+                                    stderr=subprocess.STDOUT)
+        try:
+            wait_for_training_steps(workdir, workflow, steps=2)
+            (first,) = jobs_of_rule(cluster, "train")
+            cluster.run("scancel", "--signal=TERM", first["JobId"])
+            returncode = workflow.wait(timeout=300)
+        finally:
+            if workflow.poll() is None:
+                workflow.kill()
+    outputs = (tmp_path / "snakemake.out").read_text()
+    assert returncode == 0, failure_report(workdir, cluster, outputs)
+    states = {job["JobId"]: job["JobState"] for job in jobs_of_rule(cluster, "train")}
+    assert states[first["JobId"]] == "FAILED" and list(states.values()).count("COMPLETED") == 1, states
+    assert "exit code" in slurm_job_log(workdir, "train", first["JobId"])  # it did fail
+    train_log = (workdir / "logs" / EXPERIMENT / "train.log").read_text()  # the retry's log
+    assert re.search(r"resuming from checkpoint \S* ?at step [1-9]", train_log), train_log
+    assert (workdir / "results" / EXPERIMENT / "model" / "model.pt").exists()
