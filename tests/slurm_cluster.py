@@ -210,6 +210,19 @@ def stop_daemon(daemon: subprocess.Popen, timeout: float = 15) -> None:
         daemon.wait(timeout)
 
 
+def cancel_all_jobs(cluster: SlurmCluster, timeout: float = 20) -> None:
+    """Cancel this cluster's jobs and wait for them, so no job process outlives slurmd."""
+    if "slurmctld" not in cluster.daemons or cluster.daemons["slurmctld"].poll() is not None:
+        return
+    active = cluster.run("squeue", "-h", "-o", "%i", check=False).split()
+    if not active:
+        return
+    cluster.run("scancel", "--full", *active, check=False)
+    with contextlib.suppress(TimeoutError):
+        wait_for(lambda: not cluster.run("squeue", "-h", "-o", "%i", check=False).split(),
+                 "cancelled jobs to end", timeout=timeout)
+
+
 def link_system_conf(conf: Path) -> bool:
     """Point /etc/slurm/slurm.conf at our config; False when a foreign config is there."""
     if SYSTEM_CONF.exists() or SYSTEM_CONF.is_symlink():
@@ -251,6 +264,7 @@ def slurm_cluster(parent: Path | None = None):
             _start_daemons(cluster)
             yield cluster
         finally:
+            cancel_all_jobs(cluster)
             for name in ("slurmd", "slurmctld", "munged"):
                 if name in cluster.daemons:
                     stop_daemon(cluster.daemons[name])
