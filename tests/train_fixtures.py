@@ -61,3 +61,16 @@ def subprocess_env() -> dict[str, str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("OMP_NUM_THREADS", None)
     return env
+
+
+def child_pids(pid: int) -> list[int]:
+    """Direct children of `pid` (Linux /proc)."""
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            children.append(int(stat.parent.name))
+    return sorted(children)

@@ -35,6 +35,9 @@ class DDPEngine(Engine):
             self.model = torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.dtype == torch.float16)
 
+    def describe(self) -> str:
+        return "ddp fp32" if self.dtype is None else f"ddp {str(self.dtype).removeprefix('torch.')} autocast"
+
     def autocast(self):
         if self.dtype is None:
             return contextlib.nullcontext()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import torch
@@ -25,6 +26,7 @@ def skip_shm_op_build() -> None:
 def import_deepspeed():
     if not torch.cuda.is_available():
         os.environ.setdefault("DS_ACCELERATOR", "cpu")
+    warnings.filterwarnings("ignore", message=".*all_gather_into_tensor.* is deprecated")
     import deepspeed
     import deepspeed.comm.torch  # noqa: F401  (registers the module patched below)
 

@@ -48,6 +48,11 @@ class FSDPEngine(Engine):
     def __init__(self, model, ctx, cfg, total_steps):
         model = shard_model(model.to(ctx.device), ctx, cfg)
         super().__init__(model, ctx, cfg, total_steps)
+        bf16 = mixed_precision(cfg.precision, ctx.device).param_dtype == torch.bfloat16
+        self.precision = "bf16" if bf16 else "fp32"
+
+    def describe(self) -> str:
+        return f"fsdp (FSDP2 fully_shard) {self.precision}"
 
     def backward(self, loss, sync):
         self.module.set_requires_gradient_sync(sync)
