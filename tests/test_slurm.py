@@ -125,7 +125,7 @@ def cluster():
         yield running
 
 
-def run_workflow(workdir: Path, profile: Path, cluster, timeout: float = 300) -> None:
+def run_workflow(workdir: Path, profile: Path, cluster, timeout: float = 600) -> None:
     try:
         done = subprocess.run(snakemake_command(workdir, profile), env=snakemake_env(cluster),
                               capture_output=True, text=True, timeout=timeout)
