@@ -99,3 +99,35 @@ def test_tensorboard_without_the_package_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(InputError, match="train.tensorboard: needs the tensorboard package"):
         require_tensorboard()
+
+
+def test_tensorboard_gets_the_step_log_records(monkeypatch, tmp_path):
+    """The writer path, with a stand-in for torch.utils.tensorboard (tensorboard is optional)."""
+    import json as json_module
+    import types
+
+    from workflow_scripts.telemetry import MetricsSink
+
+    calls = []
+
+    class FakeWriter:
+        def __init__(self, log_dir, purge_step=None):
+            calls.append(("open", log_dir, purge_step))
+
+        def add_scalar(self, tag, value, step):
+            calls.append((tag, value, step))
+
+        def flush(self):
+            pass
+
+        def close(self):
+            calls.append(("close",))
+
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", types.SimpleNamespace(SummaryWriter=FakeWriter))
+    sink = MetricsSink(tmp_path / "steps.jsonl", enabled=True, tensorboard_dir=str(tmp_path / "tb"))
+    sink.open(keep_until_step=None)
+    sink.write({"kind": "train", "epoch": 1, "step": 5, "loss": 0.5, "rss_mb": 100.0, "gpu_peak_mb": None})
+    sink.close()
+    assert calls == [("open", str(tmp_path / "tb"), None), ("train/loss", 0.5, 5),
+                     ("train/rss_mb", 100.0, 5), ("close",)]
+    assert json_module.loads((tmp_path / "steps.jsonl").read_text())["loss"] == 0.5
