@@ -103,8 +103,10 @@ def scontrol_jobs(cluster) -> list[dict[str, str]]:
     return [dict(re.findall(r"(\w+)=(\S*)", line)) for line in text.splitlines() if "JobId=" in line]
 
 
-def jobs_of_rule(cluster, rule: str) -> list[dict[str, str]]:
-    return [job for job in scontrol_jobs(cluster) if f"rule_{rule}" in job.get("Comment", "")]
+def jobs_of_rule(cluster, rule: str, workdir: Path) -> list[dict[str, str]]:
+    """The jobs of one rule submitted from one working directory (one test)."""
+    return [job for job in scontrol_jobs(cluster)
+            if f"rule_{rule}" in job.get("Comment", "") and job.get("WorkDir") == str(workdir)]
 
 
 def slurm_job_log(workdir: Path, rule: str, job_id: str) -> str:
@@ -141,7 +143,7 @@ def test_demo_pipeline_runs_on_slurm_with_one_two_gpu_torchrun(cluster, tmp_path
 
     assert (workdir / "results" / EXPERIMENT / "evaluation" / "metrics.json").exists()
     assert len(list((workdir / "results" / EXPERIMENT / "plots").glob("*.png"))) == 5
-    (train_job,) = jobs_of_rule(cluster, "train")
+    (train_job,) = jobs_of_rule(cluster, "train", workdir)
     assert train_job["JobState"] == "COMPLETED"
     assert train_job.get("TresPerJob", "").endswith(f"gpu:{TRAIN_GPUS}"), train_job  # --gpus=2
     assert train_job["NumTasks"] == "1"  # one task, not one per GPU
@@ -187,7 +189,7 @@ def test_training_stopped_through_slurm_resumes_from_its_checkpoint(cluster, tmp
                                     stderr=subprocess.STDOUT)
         try:
             wait_for_training_steps(workdir, workflow, steps=2)
-            (first,) = jobs_of_rule(cluster, "train")
+            (first,) = jobs_of_rule(cluster, "train", workdir)
             cluster.run("scancel", "--signal=TERM", first["JobId"])
             returncode = workflow.wait(timeout=300)
         finally:
@@ -195,7 +197,7 @@ def test_training_stopped_through_slurm_resumes_from_its_checkpoint(cluster, tmp
                 workflow.kill()
     outputs = (tmp_path / "snakemake.out").read_text()
     assert returncode == 0, failure_report(workdir, cluster, outputs)
-    states = {job["JobId"]: job["JobState"] for job in jobs_of_rule(cluster, "train")}
+    states = {job["JobId"]: job["JobState"] for job in jobs_of_rule(cluster, "train", workdir)}
     assert states[first["JobId"]] == "FAILED" and list(states.values()).count("COMPLETED") == 1, states
     assert "exit code" in slurm_job_log(workdir, "train", first["JobId"])  # it did fail
     train_log = (workdir / "logs" / EXPERIMENT / "train.log").read_text()  # the retry's log
