@@ -12,7 +12,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 
 TINY_CONFIG = {
-    "demo": {"n_genes": 60, "calls_per_gene": 16},
+    "demo": {"n_genes": 400, "calls_per_gene": 3},
     "experiments": [{"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"}],
     "model": {"d_model": 24, "n_layers": 2},
     "train": {"epochs": 2, "log_every_steps": 5},
