@@ -22,6 +22,8 @@ config.clear()
 config.update(checked)
 
 EXPERIMENTS = {e["name"]: e for e in config["experiments"]}
+# Passed to the launcher in the shell line (not as params: NCCL settings must not retrain).
+CLUSTER_ENV_JSON = json.dumps(config.get("cluster", {}), sort_keys=True)
 PLOTS = [
     "roc",
     "precision_recall",

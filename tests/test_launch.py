@@ -1,3 +1,4 @@
+import json
 import sys
 
 import pytest
@@ -39,7 +40,7 @@ def test_several_nodes_run_one_srun_torchrun_per_node_with_a_c10d_rendezvous():
 def test_cluster_presets_become_environment_variables_unless_already_set():
     from workflow_scripts.cluster_env import apply_environment, parse_cluster_section, preset_environment
 
-    section = parse_cluster_section(str({"nccl_debug": "INFO", "nccl_socket_ifname": "",
+    section = parse_cluster_section(json.dumps({"nccl_debug": "INFO", "nccl_socket_ifname": "",
                                          "nccl_ib_disable": True, "nccl_async_error_handling": True,
                                          "env": {"NCCL_P2P_DISABLE": 1}}))
     presets = preset_environment(section)

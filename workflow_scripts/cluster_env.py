@@ -6,7 +6,6 @@ before `snakemake` to debug one run: SLURM passes the environment on with --expo
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 from collections.abc import MutableMapping
@@ -41,14 +40,11 @@ def preset_environment(section: dict) -> dict[str, str]:
 
 
 def parse_cluster_section(text: str) -> dict:
-    """The section as JSON or as a Python literal (the rule passes `{config[cluster]:q}`)."""
+    """The section as JSON (the rule passes it so)."""
     try:
         section = json.loads(text or "{}")
-    except json.JSONDecodeError:
-        try:
-            section = ast.literal_eval(text)
-        except (ValueError, SyntaxError) as error:
-            raise InputError("config", "cluster", f"not a mapping ({error})") from None
+    except json.JSONDecodeError as error:
+        raise InputError("config", "cluster", f"not JSON ({error})") from None
     if not isinstance(section, dict):
         raise InputError("config", "cluster", "must be a mapping")
     return section
