@@ -85,11 +85,10 @@ def write_test_workdir(directory: Path, extra: dict | None = None) -> Path:
 
 
 def snakemake_command(workdir: Path, profile: Path) -> list[str]:
-    # --workflow-profile none: profiles/default (local settings) would otherwise override
-    # the cluster profile's resources.
+    # Exactly the user's command: profiles/default is loaded too and must not override anything.
     return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
             "--directory", str(workdir), "--configfile", str(workdir / "test-config.yaml"),
-            "--profile", str(profile), "--workflow-profile", "none"]
+            "--profile", str(profile)]
 
 
 def snakemake_env(cluster) -> dict[str, str]:

@@ -2,8 +2,7 @@
 
     python -m workflow_scripts.slurm_plan --profile profiles/slurm [--configfile my.yaml]
 
-Runs `snakemake -n --forceall` with the profile (plus `--workflow-profile none`, so the local
-profiles/default does not override it), reads each job's threads and resources, and turns
+Runs `snakemake -n --forceall` with the profile, reads each job's threads and resources, and turns
 them into sbatch options with snakemake-executor-plugin-slurm's own submit-string code.
 """
 
@@ -77,7 +76,7 @@ def sbatch_options(job: PlannedJob) -> str:
 
 def dry_run(profile: str, configfiles: list[str], snakefile: Path, workdir: str) -> str:
     command = [sys.executable, "-m", "snakemake", "-n", "--forceall", "--snakefile", str(snakefile),
-               "--directory", workdir, "--profile", profile, "--workflow-profile", "none"]
+               "--directory", workdir, "--profile", profile]
     if configfiles:
         command += ["--configfile", *configfiles]
     done = subprocess.run(command, capture_output=True, text=True)
