@@ -62,3 +62,12 @@ def test_a_pickled_object_is_refused(tmp_path):
 
 def test_no_latest_means_a_fresh_start(tmp_path):
     assert CheckpointManager(tmp_path / "new", is_main=True).latest_path() is None
+
+
+def test_checkpoints_of_another_run_are_not_resumed(tmp_path):
+    first = CheckpointManager(tmp_path, is_main=True, signature={"lr": 0.1})
+    save(first, 10)
+    first.save_best({"w": torch.zeros(1)})
+    assert CheckpointManager(tmp_path, is_main=True, signature={"lr": 0.1}).latest_path().name == "step-00000010"
+    other = CheckpointManager(tmp_path, is_main=True, signature={"lr": 0.2})
+    assert other.latest_path() is None and other.load_best() is None

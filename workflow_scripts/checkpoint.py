@@ -9,6 +9,7 @@ only then named in `latest`; older folders are pruned after that. A kill at any 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -21,18 +22,35 @@ from workflow_scripts.io_utils import write_text
 LATEST_POINTER = "latest"
 TRAINER_FILE = "trainer.pt"
 BEST_FILE = "best.pt"
+SIGNATURE_FILE = "run.json"
 KEEP_LAST = 2
 
 
 class CheckpointManager:
     """Every method is called on every rank; only rank 0 touches shared files itself."""
 
-    def __init__(self, directory: str | os.PathLike, is_main: bool, barrier: Callable[[], None] = lambda: None):
+    def __init__(self, directory: str | os.PathLike, is_main: bool, barrier: Callable[[], None] = lambda: None,
+                 signature: dict | None = None):
         self.directory = Path(directory)
         self.is_main = is_main
         self.barrier = barrier
         if is_main:
             self.directory.mkdir(parents=True, exist_ok=True)
+            if signature is not None:
+                self._discard_if_other_run(signature)
+        self.barrier()
+
+    def _discard_if_other_run(self, signature: dict) -> None:
+        """Checkpoints of another config, data or world size are not resumed from: cleared."""
+        path = self.directory / SIGNATURE_FILE
+        if path.exists() and json.loads(path.read_text()) == signature:
+            return
+        if any(self.directory.iterdir()):
+            print(f"note: {self.directory} holds checkpoints of another run (config, data or world "
+                  "size differ): starting afresh", flush=True)
+        for entry in self.directory.iterdir():
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+        write_text(path, json.dumps(signature, sort_keys=True) + "\n")
 
     def save(self, step: int, trainer_state: dict, write_shards: Callable[[Path], None]) -> Path:
         """Collective: `write_shards(folder)` writes the strategy's files on every rank."""

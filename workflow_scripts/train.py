@@ -80,7 +80,8 @@ def run_training(args: argparse.Namespace, cfg: TrainConfig, ctx: DistContext) -
         cfg, ctx, lambda total: build_engine(model, ctx, cfg, total, max(summary["batch_sizes"])),
         train, val,
         (BatchCollator(train, tokenizer, max_tokens), BatchCollator(val, tokenizer, max_tokens)),
-        summary["batch_sizes"], CheckpointManager(args.checkpoint_dir, ctx.is_main, ctx.barrier),
+        summary["batch_sizes"],
+        CheckpointManager(args.checkpoint_dir, ctx.is_main, ctx.barrier, run_signature(args, cfg, model_cfg, ctx)),
         metrics_sink(args, cfg, ctx),
     )
     if ctx.is_main:
@@ -90,6 +91,16 @@ def run_training(args: argparse.Namespace, cfg: TrainConfig, ctx: DistContext) -
     trainer.metrics.close()
     if ctx.is_main:
         export(args, trainer, model_cfg, tokenizer, max_tokens, progress, final_state)
+
+
+def run_signature(args: argparse.Namespace, cfg: TrainConfig, model_cfg: dict, ctx: DistContext) -> dict:
+    """What a checkpoint must share with this run to be resumed from."""
+    volatile = ("checkpoint_every_steps", "log_every_steps", "tensorboard")
+    inputs = {name: [os.stat(path).st_size, os.stat(path).st_mtime_ns]
+              for name, path in (("windows", args.windows), ("manifest", args.manifest),
+                                 ("summary", args.bucket_summary))}
+    train = {key: value for key, value in cfg.to_dict().items() if key not in volatile}
+    return {"train": train, "model": model_cfg, "world_size": ctx.world_size, "inputs": inputs}
 
 
 def metrics_sink(args: argparse.Namespace, cfg: TrainConfig, ctx: DistContext) -> MetricsSink:
