@@ -87,7 +87,10 @@ class DeepSpeedEngine(Engine):
             raise RuntimeError(f"DeepSpeed could not load the checkpoint in {directory}")
 
     def shard_bytes(self) -> dict:
-        params = [getattr(p, "ds_tensor", p) for p in self.engine.module.parameters()]
+        # ZeRO-3: this rank's partition (ds_tensor) plus any whole copy still resident (p.data is
+        # empty when partitioned; parameters under stage3_param_persistence_threshold stay whole)
+        modules = list(self.engine.module.parameters())
+        params = [p.data for p in modules] + [p.ds_tensor for p in modules if hasattr(p, "ds_tensor")]
         inner = getattr(self.ds_optimizer, "optimizer", self.ds_optimizer)
         return {"param_bytes": tensor_bytes(params),
                 "optimizer_bytes": tensor_bytes(optimizer_state_tensors(inner))}
