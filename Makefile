@@ -15,15 +15,18 @@ $(VENV)/.installed: requirements.txt constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -r requirements.txt
 	touch $@
 
+# Rules call `python`: the venv's bin goes first on PATH, as `. .venv/bin/activate` would do.
+RUN := PATH="$(abspath $(BIN)):$$PATH"
+
 demo: setup
-	$(BIN)/snakemake --cores $(CORES)
+	$(RUN) snakemake --cores $(CORES)
 
 test: setup
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest -q tests
+	$(RUN) python -m pytest -q tests
 
 lint: setup
-	$(BIN)/snakefmt --check Snakefile rules
-	$(BIN)/snakemake --lint
+	$(RUN) snakefmt --check Snakefile rules
+	$(RUN) snakemake --lint
 
 clean:
 	rm -rf results logs .snakemake report.html
