@@ -6,6 +6,7 @@ sys.path.insert(0, workflow.basedir)  # the package lives next to the Snakefile
 
 from workflow_scripts.config_checks import load_schema, validate_config
 from workflow_scripts.errors import InputError
+from workflow_scripts.preflight import check_input_files
 
 
 def shlex_quote(text):
@@ -16,6 +17,7 @@ try:
     checked = validate_config(
         config, load_schema(workflow.source_path("../config/config.schema.yaml"))
     )
+    check_input_files(checked)  # unusable input files fail before any job runs
 except InputError as error:
     sys.exit(f"errorseq: error: {error}")
 config.clear()

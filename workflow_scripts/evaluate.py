@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import pickle
 import sys
 from pathlib import Path
 
@@ -42,9 +43,21 @@ def load_trained_model(model_path: str, config_path: str) -> tuple[torch.nn.Modu
     saved = json.loads(Path(config_path).read_text())
     tokenizer = NucleotideTokenizer.from_dict(saved["tokenizer"])
     model = build_model(saved["model"], tokenizer.vocab_size, saved["max_tokens"])
-    state = torch.load(model_path, map_location="cpu", weights_only=True)
-    model.load_state_dict(state)
+    model.load_state_dict(load_state_dict(model_path))
     return model.eval(), saved
+
+
+def load_state_dict(path: str) -> dict:
+    """Tensors only: a file that needs arbitrary unpickling is refused, never executed."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as error:
+        found = [line.strip() for line in str(error).splitlines() if "unsupported global" in line.lower()]
+        raise InputError(path, "model", "refused: it holds Python objects, not just tensors "
+                         f"(loaded with weights_only; {found[0] if found else 'not a plain state dict'})") from None
+    except (RuntimeError, EOFError, OSError) as error:
+        reason = str(error).strip().split(". ")[0]
+        raise InputError(path, "model", f"not a readable PyTorch file ({reason})") from None
 
 
 @torch.no_grad()

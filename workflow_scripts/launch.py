@@ -20,6 +20,7 @@ import torch
 
 from workflow_scripts.cluster_env import apply_environment, parse_cluster_section, preset_environment
 from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.train_config import TrainConfig
 
 TRAIN_MODULE = "workflow_scripts.train"
 DEFAULT_RDZV_PORT = 29500
@@ -47,6 +48,18 @@ def processes_per_node(gpus: int, cpu_procs: int) -> int:
     if gpus > 0 and visible is not None and gpus > visible:
         raise InputError("resources", "gpu", f"asks for {gpus} GPUs but only {visible} are visible")
     return gpus if gpus > 0 else cpu_procs
+
+
+def check_train_config(train_args: list[str]) -> None:
+    """Check the train: section once, here, before torchrun starts N ranks that would each fail
+    with the same error: unknown keys and ranges (TrainConfig), fp16 without CUDA, fp16 with fsdp."""
+    if "--train-config" not in train_args[:-1]:
+        return
+    cfg = TrainConfig.from_json(train_args[train_args.index("--train-config") + 1])
+    if cfg.precision == "fp16" and cfg.strategy == "fsdp":
+        raise InputError("config", "train.precision", "fsdp trains in fp32 or bf16 here; use bf16")
+    if cfg.precision == "fp16" and not torch.cuda.is_available():
+        raise InputError("config", "train.precision", "fp16 needs a CUDA GPU; use bf16 or fp32 on CPU")
 
 
 def torchrun_command(nproc: int, module: str, train_args: list[str]) -> list[str]:
@@ -107,6 +120,7 @@ def build_command(args: argparse.Namespace, train_args: list[str], rdzv_port: in
 
 def main(argv: list[str] | None = None) -> None:
     args, train_args = parse_args(argv)
+    check_train_config(train_args)
     cluster = parse_cluster_section(args.cluster_env)
     applied = apply_environment(preset_environment(cluster))
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

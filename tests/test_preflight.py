@@ -1,0 +1,92 @@
+"""Pre-flight checks of the input files (run while the workflow is parsed)."""
+
+import gzip
+import os
+
+import polars as pl
+import pytest
+
+from workflow_scripts.errors import InputError
+from workflow_scripts.preflight import check_input_files
+
+CALLS_HEADER = "gene_id\tchrom\tposition\tstrand\tsplice_type\tpred_type\n"
+
+
+@pytest.fixture
+def inputs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "genome.fa").write_text(">chr1\nACGT\n")
+    (tmp_path / "calls.tsv").write_text(CALLS_HEADER + "g1\tchr1\t2\t+\tdonor\tTP\n")
+    return tmp_path
+
+
+def check(**config):
+    check_input_files({"train": {}, **config})
+
+
+def test_good_inputs_and_the_demo_outputs_pass(inputs):
+    check(genome="genome.fa", calls="calls.tsv")
+    check(genome="results/demo/genome.fa.gz", calls="results/demo/calls.tsv")  # made by demo_data
+
+
+@pytest.mark.parametrize("name, content, key, message", [
+    ("missing.fa", None, "genome", "file not found"),
+    ("empty.fa", b"", "genome", "file is empty"),
+    ("blank.fa", b"\n\n  \n", "genome", "file is empty"),
+    ("calls.fa", CALLS_HEADER.encode(), "genome", "no '>' header"),
+    ("garbage.fa.gz", b"\x1f\x8b" + b"\x00" * 40, "genome", "corrupt gzip"),
+])
+def test_unusable_genomes_are_named(inputs, name, content, key, message):
+    if content is not None:
+        (inputs / name).write_bytes(content)
+    with pytest.raises(InputError, match=message) as caught:
+        check(genome=name, calls="calls.tsv")
+    assert caught.value.source == name and caught.value.field == key
+
+
+def test_a_gzipped_fasta_is_peeked_through(inputs):
+    (inputs / "genome.fa.gz").write_bytes(gzip.compress(b">chr1\nACGT\n"))
+    check(genome="genome.fa.gz", calls="calls.tsv")
+    (inputs / "notfasta.fa.gz").write_bytes(gzip.compress(b"ACGT\n"))
+    with pytest.raises(InputError, match="no '>' header"):
+        check(genome="notfasta.fa.gz", calls="calls.tsv")
+
+
+def test_a_directory_and_an_unreadable_file_are_refused(inputs):
+    (inputs / "folder.tsv").mkdir()
+    with pytest.raises(InputError, match="calls: not a regular file"):
+        check(genome="genome.fa", calls="folder.tsv")
+    if os.geteuid() != 0:  # root reads anything
+        (inputs / "calls.tsv").chmod(0)
+        with pytest.raises(InputError, match="not readable"):
+            check(genome="genome.fa", calls="calls.tsv")
+
+
+@pytest.mark.parametrize("name, write", [
+    ("calls.tsv", lambda p: p.write_text("gene_id\tchrom\tposition\tsplice_type\tpred_type\n")),
+    ("calls.csv", lambda p: p.write_text("gene_id,chrom,position,splice_type,pred_type\n")),
+    ("calls.tsv.gz", lambda p: p.write_bytes(gzip.compress(b"gene_id\tchrom\tposition\tsplice_type\n"))),
+    ("calls.parquet", lambda p: pl.DataFrame({"gene_id": ["g"], "chrom": ["c"]}).write_parquet(p)),
+])
+def test_a_calls_table_without_a_required_column_is_named(inputs, name, write):
+    write(inputs / name)
+    with pytest.raises(InputError, match="required column missing") as caught:
+        check(genome="genome.fa", calls=name)
+    assert caught.value.source == name and caught.value.field in ("column 'strand'", "column 'position'")
+
+
+def test_sequences_tables_need_sequence_and_label(inputs):
+    (inputs / "seqs.tsv").write_text("sequence\tclass\nACGT\t1\n")
+    with pytest.raises(InputError, match="seqs.tsv: column 'label': required column missing"):
+        check(sequences="seqs.tsv")
+    (inputs / "seqs.xlsx").write_text("x")
+    with pytest.raises(InputError, match="unknown table format"):
+        check(sequences="seqs.xlsx")
+    (inputs / "broken.parquet").write_text("not parquet")
+    with pytest.raises(InputError, match="cannot be read as parquet"):
+        check(sequences="broken.parquet")
+
+
+def test_a_missing_deepspeed_json_is_named(inputs):
+    with pytest.raises(InputError, match="ds.json: train.deepspeed_config: file not found"):
+        check_input_files({"genome": "genome.fa", "calls": "calls.tsv", "train": {"deepspeed_config": "ds.json"}})
