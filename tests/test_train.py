@@ -59,7 +59,7 @@ def start_and_stop_after_a_checkpoint(command, out, signum, after="step-00000006
     deadline = time.monotonic() + 120
     while not pointer.exists() or pointer.read_text().strip() < after:
         assert time.monotonic() < deadline and process.poll() is None, "no checkpoint appeared"
-        time.sleep(0.05)
+        time.sleep(0.01)
     os.killpg(process.pid, signum)  # torchrun only: its workers live in their own sessions
     output, _ = process.communicate(timeout=120)
     assert not (out / "model.pt").exists(), "training finished before the signal"
@@ -90,7 +90,8 @@ def test_stopped_training_resumes_to_the_uninterrupted_weights(inputs, uninterru
         assert "stopped by signal" in output and not list((tmp_path / "checkpoints").glob(".*partial"))
     result = run(command)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert 6 <= resumed_step(result.stdout) < 20  # mid-epoch 1 (20 steps an epoch)
+    step = resumed_step(result.stdout)
+    assert step >= 6 and step % 20 != 0, step  # mid-epoch (20 steps an epoch; a loaded CI may be late)
     resumed = torch.load(tmp_path / "model.pt", weights_only=True)
     assert resumed.keys() == reference.keys()
     atol = 1e-6 if strategy == "ddp" else 1e-5
