@@ -89,3 +89,21 @@ def bucket_list(key):
 
 def section_json(section):
     return json.dumps(config[section], sort_keys=True)
+
+
+def bucket_cli_args():
+    b = config["bucket"]
+    boundaries = b["boundaries"]
+    args = [
+        f"--k {config['tokenizer']['k']} --max-length {b['max_length']}",
+        "--boundaries "
+        + ("auto" if boundaries == "auto" else ",".join(map(str, boundaries))),
+        f"--n-buckets {b['n_buckets']}",
+    ]
+    if b.get("target_efficiency") is not None:
+        args.append(f"--target-efficiency {b['target_efficiency']}")
+    if b.get("batch_sizes") is not None:
+        args.append(f"--batch-sizes {','.join(map(str, b['batch_sizes']))}")
+    else:
+        args.append(f"--max-tokens-per-batch {b['max_tokens_per_batch']}")
+    return " ".join(args)

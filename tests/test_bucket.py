@@ -64,10 +64,14 @@ def test_summary_by_hand(tmp_path, capsys):
     assert summary["boundaries"] == [4, 6, 10] and summary["batch_sizes"] == [2, 2, 1]
     assert summary["max_length"] == 8
     assert summary["n_truncated"] == 2  # g (10 tokens) and h (13 tokens)
+    assert summary["boundaries_mode"] == "given" and summary["max_tokens_per_batch"] is None
     assert summary["buckets"] == [
-        {"bucket": 0, "lower": 1, "upper": 4, "count": 3, "batch_size": 2, "count_by_split": {"train": 2, "val": 0, "test": 1}},
-        {"bucket": 1, "lower": 5, "upper": 6, "count": 2, "batch_size": 2, "count_by_split": {"train": 2, "val": 0, "test": 0}},
-        {"bucket": 2, "lower": 7, "upper": 10, "count": 3, "batch_size": 1, "count_by_split": {"train": 1, "val": 2, "test": 0}},
+        {"bucket": 0, "lower": 1, "upper": 4, "count": 3, "batch_size": 2, "max_batch_tokens": 8,
+         "count_by_split": {"train": 2, "val": 0, "test": 1}},
+        {"bucket": 1, "lower": 5, "upper": 6, "count": 2, "batch_size": 2, "max_batch_tokens": 12,
+         "count_by_split": {"train": 2, "val": 0, "test": 0}},
+        {"bucket": 2, "lower": 7, "upper": 10, "count": 3, "batch_size": 1, "max_batch_tokens": 8,
+         "count_by_split": {"train": 1, "val": 2, "test": 0}},
     ]
     # train tokens after truncation to 8: a 3, b 4 | c 5, d 6 | g 8 -> 26 real tokens
     # plan batches [a b] [c d] [g] pad to 8 + 12 + 8; pad_to_max pads all 5 to 8
@@ -83,7 +87,9 @@ def test_no_truncation_and_equal_lengths(tmp_path):
     windows = write_windows(tmp_path, id=["a", "b", "c"], split=["train"] * 3, label=[0, 1, 0], length=[5, 5, 5])
     _, summary = run_main(tmp_path, windows)
     assert summary["n_truncated"] == 0
-    assert summary["padding_efficiency"] == {"plan": 1.0, "pad_to_max": 1.0, "random_dynamic": 1.0}
+    assert summary["padding_efficiency"] == {
+        "plan": 1.0, "pad_to_max": 1.0, "random_dynamic": 1.0, "group_by_length": 1.0
+    }
 
 
 def test_token_lengths_use_k(tmp_path):
@@ -104,6 +110,9 @@ def test_token_lengths_use_k(tmp_path):
         (["--boundaries", "4,x,10"], "bucket.boundaries"),
         (["--boundaries", "4,,10"], "bucket.boundaries"),
         (["--batch-sizes", "2,2"], "bucket.batch_sizes"),
+        (["--boundaries", "auto"], "bucket.batch_sizes"),
+        (["--n-buckets", "0"], "bucket.n_buckets"),
+        (["--target-efficiency", "1.5"], "bucket.target_efficiency"),
         (["--batch-sizes", "2,0,1"], "bucket.batch_sizes"),
         (["--k", "0"], "tokenizer.k"),
         (["--max-length", "1"], "bucket.max_length"),
@@ -155,3 +164,39 @@ def test_cli_bad_config_exits_2_with_one_line_and_no_outputs(tmp_path):
         "errorseq: error: config: bucket.batch_sizes: needs one batch size per boundary (3), got 2"
     ]
     assert not manifest_path.exists() and not summary_path.exists()
+
+
+def budget_config(*extra):
+    return ["--k", "1", "--boundaries", "auto", "--max-tokens-per-batch", "12", "--max-length", "8", *extra]
+
+
+def test_auto_boundaries_and_token_budget(tmp_path):
+    manifest, summary = run_main(tmp_path, write_windows(tmp_path), budget_config("--n-buckets", "2"))
+    # train token lengths (cut to 8): a 3, b 4, c 5, d 6, g 8; best 2 buckets: [5, 8], padding
+    # 2 + 1 + 0 | 2 + 0 = 5 tokens ([4, 8]: 1 + 0 | 3 + 2 + 0 = 6; [6, 8]: 3 + 2 + 1 + 0 | 0 = 6)
+    assert summary["boundaries"] == [5, 8] and summary["boundaries_mode"] == "auto"
+    assert summary["batch_sizes"] == [12 // 5, 12 // 8] and summary["max_tokens_per_batch"] == 12
+    assert manifest["bucket"].to_list() == [0, 0, 0, 1, 1, 0, 1, 1]
+    assert summary["edge_efficiency"] == pytest.approx(26 / (5 * 3 + 8 * 2), abs=1e-6)
+
+
+def test_target_efficiency_takes_fewest_buckets(tmp_path):
+    _, one = run_main(tmp_path, write_windows(tmp_path), budget_config("--n-buckets", "5", "--target-efficiency", "0.6"))
+    _, exact = run_main(tmp_path, write_windows(tmp_path), budget_config("--n-buckets", "5", "--target-efficiency", "1"))
+    assert one["boundaries"] == [8]
+    assert exact["boundaries"] == [3, 4, 5, 6, 8] and exact["edge_efficiency"] == 1.0
+
+
+def test_plan_efficiency_is_the_real_sampler(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 3000
+    lengths = np.clip(np.exp(rng.normal(np.log(200), 0.6, n)), 20, 1500).astype(int)
+    columns = {"id": [f"w{i}" for i in range(n)], "split": ["train"] * n, "label": [i % 2 for i in range(n)],
+               "length": lengths.tolist(), "sequence": [""] * n}
+    _, summary = run_main(tmp_path, write_windows(tmp_path, columns),
+                          ["--boundaries", "auto", "--n-buckets", "8", "--max-tokens-per-batch", "4096",
+                           "--max-length", "2048"])
+    efficiency = summary["padding_efficiency"]
+    assert efficiency["plan"] > 0.98 > efficiency["group_by_length"] > efficiency["random_dynamic"] > efficiency["pad_to_max"]
+    assert len(summary["boundaries"]) == 8
+    assert all(row["max_batch_tokens"] <= 4096 for row in summary["buckets"])

@@ -41,6 +41,13 @@ def test_nested_command_line_strings_are_typed():
         (lambda c: c["split"]["fractions"].update(train=0.5), "split.fractions"),
         (lambda c: c["bucket"].update(boundaries=[300, 200, 402]), "bucket.boundaries"),
         (lambda c: c["bucket"].update(batch_sizes=[8, 8]), "bucket.batch_sizes"),
+        (lambda c: c["bucket"].update(boundaries=[100, 200], batch_sizes=[8, 8, 8], max_tokens_per_batch=None),
+         "bucket.batch_sizes"),
+        (lambda c: c["bucket"].update(batch_sizes=[8], max_tokens_per_batch=None), "bucket.batch_sizes"),  # auto
+        (lambda c: c["bucket"].update(max_tokens_per_batch=None), "bucket.batch_sizes"),  # neither
+        (lambda c: c["bucket"].update(boundaries="quantiles"), "bucket.boundaries"),
+        (lambda c: c["bucket"].update(n_buckets=0), "bucket.n_buckets"),
+        (lambda c: c["bucket"].update(target_efficiency=1.2), "bucket.target_efficiency"),
         (lambda c: c["experiments"].append(dict(c["experiments"][0])), "experiments.name"),
         (lambda c: c["experiments"][0].update(error_label="TP"), "experiments.0.error_label"),
         (lambda c: c["experiments"][0].pop("correct_label"), "experiments.0.correct_label"),
@@ -55,3 +62,13 @@ def test_bad_config_names_the_key(change, key):
         validate_config(config, SCHEMA)
     assert str(error.value).startswith(f"config: {key}: ")
     assert "\n" not in str(error.value)
+
+
+def test_bucket_settings_both_ways_and_from_the_command_line():
+    explicit = default_config()
+    explicit["bucket"].update(boundaries=[200, 300, 402], batch_sizes=[64, 48, 32], max_tokens_per_batch=None)
+    assert validate_config(explicit, SCHEMA)["bucket"]["batch_sizes"] == [64, 48, 32]
+    typed = coerce_strings({"boundaries": ["200", "402"], "max_tokens_per_batch": "null", "target_efficiency": "0.9"},
+                           SCHEMA["properties"]["bucket"])
+    assert typed == {"boundaries": [200, 402], "max_tokens_per_batch": None, "target_efficiency": 0.9}
+    assert coerce_strings({"boundaries": "auto"}, SCHEMA["properties"]["bucket"]) == {"boundaries": "auto"}

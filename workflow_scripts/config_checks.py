@@ -26,6 +26,20 @@ def coerce_strings(value, schema: dict):
     `snakemake --config 'train={epochs: 2}'` delivers nested values as strings ('2').
     """
     kind = schema.get("type")
+    if "oneOf" in schema:  # e.g. bucket.boundaries: "auto" or a list
+        container = "array" if isinstance(value, list) else "object" if isinstance(value, dict) else None
+        for option in schema["oneOf"]:
+            if option.get("type") == container:
+                return coerce_strings(value, option)
+        return value
+    if isinstance(kind, list):  # e.g. [integer, "null"]
+        if isinstance(value, str) and "null" in kind and value.strip() in ("null", "~"):
+            return None
+        for option in kind:
+            coerced = coerce_strings(value, {**schema, "type": option})
+            if coerced is not value:
+                return coerced
+        return value
     if isinstance(value, dict) and kind == "object":
         props = schema.get("properties", {})
         return {k: coerce_strings(v, props.get(k, {})) for k, v in value.items()}
@@ -88,13 +102,7 @@ def check_cross_fields(config: dict) -> None:
     total = sum(fractions.values())
     if abs(total - 1.0) > FRACTION_TOLERANCE:
         raise InputError("config", "split.fractions", f"must sum to 1 (they sum to {total:g})")
-    bucket = config["bucket"]
-    bounds = bucket["boundaries"]
-    if any(b <= a for a, b in zip(bounds, bounds[1:])):
-        raise InputError("config", "bucket.boundaries", f"must be strictly increasing (got {bounds})")
-    if len(bucket["batch_sizes"]) != len(bounds):
-        raise InputError("config", "bucket.batch_sizes",
-                         f"needs one batch size per bucket ({len(bounds)}), got {len(bucket['batch_sizes'])}")
+    check_bucket(config["bucket"])
     names = [e["name"] for e in config["experiments"]]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
@@ -104,3 +112,20 @@ def check_cross_fields(config: dict) -> None:
     model = config["model"]
     if model["arch"] == "transformer" and model["d_model"] % model["n_heads"]:
         raise InputError("config", "model.n_heads", "must divide model.d_model for the transformer")
+
+
+def check_bucket(bucket: dict) -> None:
+    """Explicit boundaries increase; exactly one of batch_sizes / max_tokens_per_batch."""
+    bounds = bucket["boundaries"]
+    sizes, budget = bucket.get("batch_sizes"), bucket.get("max_tokens_per_batch")
+    if bounds != "auto" and any(b <= a for a, b in zip(bounds, bounds[1:])):
+        raise InputError("config", "bucket.boundaries", f"must be strictly increasing (got {bounds})")
+    if (sizes is None) == (budget is None):
+        raise InputError("config", "bucket.batch_sizes",
+                         "give exactly one of batch_sizes and max_tokens_per_batch (set the other to null)")
+    if sizes is not None and bounds == "auto":
+        raise InputError("config", "bucket.batch_sizes",
+                         "needs explicit boundaries; with boundaries auto use max_tokens_per_batch")
+    if sizes is not None and len(sizes) != len(bounds):
+        raise InputError("config", "bucket.batch_sizes",
+                         f"needs one batch size per bucket ({len(bounds)}), got {len(sizes)}")

@@ -15,7 +15,6 @@ import zlib
 from pathlib import Path
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 import polars as pl
 
 from workflow_scripts.errors import InputError, run_cli
@@ -116,30 +115,48 @@ class Genome:
 def gather_padded_rows(sequence: np.ndarray, starts: np.ndarray, ends: np.ndarray, minus: np.ndarray):
     """Copy each window into a row (one memcpy per row); minus rows reverse-complemented.
 
-    Rows are left-aligned and zero-padded to the longest window. Windows whose
-    fixed-width row would run past the genome end go through a slower path.
+    Rows are left-aligned and zero-padded to the longest window. Every row is one
+    fixed-width read: [start, start+width) for plus rows, [end-width, end) for minus
+    rows, which are then reversed and complemented in bulk. Reads that would leave
+    the genome go through a slower path.
     """
     lengths = ends - starts
     width = int(lengths.max()) if len(lengths) else 0
-    rows = np.zeros((len(starts), width), dtype=np.uint8)
     if width == 0:
-        return rows, lengths
-    size = sequence.shape[0]
-    # Forward rows read [start, start+width); reverse rows read backwards from end-1.
-    plus_ok = ~minus & (starts + width <= size)
-    minus_ok = minus & (ends - width >= 0)
-    if plus_ok.any():
-        rows[plus_ok] = sliding_window_view(sequence, width)[starts[plus_ok]]
-    if minus_ok.any():
-        backwards = sliding_window_view(sequence[::-1], width)
-        rows[minus_ok] = complement_rows(backwards[size - ends[minus_ok]])
-    edge = ~(plus_ok | minus_ok)
-    if edge.any():
+        return np.zeros((len(starts), 0), dtype=np.uint8), lengths
+    first = np.where(minus, ends - width, starts)
+    inside = (first >= 0) & (first + width <= sequence.shape[0])
+    windows = fixed_width_view(sequence, width)
+    if inside.all():
+        packed = windows[first]  # 1-D array of width-byte items: a memcpy per row
+    else:
+        packed = np.zeros(len(starts), dtype=windows.dtype)
+        packed[inside] = windows[first[inside]]
+    rows = packed.view(np.uint8).reshape(len(starts), width)
+    flip = np.flatnonzero(minus & inside)
+    if len(flip):
+        rows[flip] = reverse_complement_rows(packed[flip[::-1]], width)
+    edge = np.flatnonzero(~inside)
+    if len(edge):
         rows[edge] = gather_edge_rows(sequence, starts[edge], ends[edge], minus[edge], width)
     short = np.flatnonzero(lengths < width)
     if len(short):
         rows[short] *= np.arange(width) < lengths[short, None]
     return rows, lengths
+
+
+def fixed_width_view(sequence: np.ndarray, width: int) -> np.ndarray:
+    """Every `width`-byte read of `sequence` as one item (no copy): view[i] = sequence[i:i+width]."""
+    sequence = np.ascontiguousarray(sequence)
+    count = max(sequence.shape[0] - width + 1, 0)
+    return np.ndarray((count,), dtype=np.dtype((np.void, width)), buffer=sequence, strides=(1,))
+
+
+def reverse_complement_rows(packed_reversed: np.ndarray, width: int) -> np.ndarray:
+    """Reverse-complement rows given in reverse row order: reversing all bytes at once
+    restores the row order and reverses every row."""
+    complemented = np.ascontiguousarray(packed_reversed).tobytes().translate(_COMPLEMENT_TABLE)
+    return np.frombuffer(complemented, dtype=np.uint8)[::-1].reshape(len(packed_reversed), width)
 
 
 def complement_rows(rows: np.ndarray) -> np.ndarray:

@@ -7,6 +7,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 GlobalBatch = list[np.ndarray]  # one index array per rank, all from the same bucket
+DEFAULT_SORT_WINDOW = 16  # global batches sorted together by length (see benchmarks/padding.py)
 
 
 class DistributedBucketBatchSampler:
@@ -27,10 +28,19 @@ class DistributedBucketBatchSampler:
     may therefore be smaller than ``batch_size``, but at any step all ranks' batches
     have the same size. Every sample appears at least once per epoch across ranks.
 
+    Length sorting (``token_lengths`` given): after the shuffle, each bucket's
+    order is cut into windows of ``sort_window`` global batches and every window
+    is sorted by token length before being cut into batches (the "mega-batch"
+    scheme of HF Trainer's ``group_by_length``, but inside a bucket). Batches
+    then hold windows of near-equal length while their composition still changes
+    every epoch; which batches exist and the order of steps stay random.
+    ``sort_window=1`` sorts within each global batch only.
+
     With ``shuffle=False`` (evaluation) the order is fixed: buckets in ascending
-    order, samples in index order; the padding rule is the same, so a single
-    replica sees every sample exactly once. With several replicas, callers must
-    drop repeated indices (e.g. de-duplicate gathered predictions by index).
+    order, samples in index order (by length within sort windows when lengths
+    are given); the padding rule is the same, so a single replica sees every
+    sample exactly once. With several replicas, callers must drop repeated
+    indices (e.g. de-duplicate gathered predictions by index).
     """
 
     def __init__(
@@ -41,6 +51,8 @@ class DistributedBucketBatchSampler:
         rank: int = 0,
         seed: int = 0,
         shuffle: bool = True,
+        token_lengths: np.ndarray | None = None,
+        sort_window: int = DEFAULT_SORT_WINDOW,
     ):
         self.bucket_of = _validated_bucket_of(bucket_of)
         self.buckets = [int(b) for b in np.unique(self.bucket_of)]
@@ -53,6 +65,10 @@ class DistributedBucketBatchSampler:
         self.rank = int(rank)
         self.seed = int(seed)
         self.shuffle = shuffle
+        self.token_lengths = _validated_lengths(token_lengths, len(self.bucket_of))
+        if sort_window < 1:
+            raise ValueError(f"sort_window must be >= 1, got {sort_window}")
+        self.sort_window = int(sort_window)
         self.epoch = 0
         self._members = {b: np.flatnonzero(self.bucket_of == b) for b in self.buckets}
 
@@ -83,6 +99,8 @@ class DistributedBucketBatchSampler:
         if self.shuffle:
             members = np.random.default_rng((self.seed, self.epoch, bucket)).permutation(members)
         global_size = self.batch_size_of_bucket[bucket] * self.num_replicas
+        if self.token_lengths is not None:
+            members = _sorted_within_windows(members, self.token_lengths, global_size * self.sort_window)
         batches = []
         for start in range(0, len(members), global_size):
             chunk = members[start : start + global_size]
@@ -90,6 +108,22 @@ class DistributedBucketBatchSampler:
                 chunk = _fill_to_multiple(chunk, members, self.num_replicas)
             batches.append(np.split(chunk, self.num_replicas))
         return batches
+
+
+def _sorted_within_windows(members: np.ndarray, token_lengths: np.ndarray, window: int) -> np.ndarray:
+    """Sort each run of `window` consecutive members by token length (stable)."""
+    lengths = token_lengths[members]
+    window_of = np.arange(len(members)) // window
+    return members[np.lexsort((lengths, window_of))]
+
+
+def _validated_lengths(token_lengths: np.ndarray | None, size: int) -> np.ndarray | None:
+    if token_lengths is None:
+        return None
+    token_lengths = np.asarray(token_lengths)
+    if token_lengths.shape != (size,):
+        raise ValueError(f"token_lengths must have one entry per sample ({size}), got shape {token_lengths.shape}")
+    return token_lengths.astype(np.int64)
 
 
 def _fill_to_multiple(chunk: np.ndarray, members: np.ndarray, multiple: int) -> np.ndarray:

@@ -67,7 +67,7 @@ class Trainer:
         self.train_data, self.val_data = train, val
         self.collator, self.val_collator = collators
         self.sampler = DistributedBucketBatchSampler(
-            train.buckets, batch_sizes, ctx.world_size, ctx.rank, cfg.seed
+            train.buckets, batch_sizes, ctx.world_size, ctx.rank, cfg.seed, token_lengths=train.token_lengths
         )
         self.total_steps = self._count_optimizer_steps()
         self.engine = make_engine(self.total_steps)
