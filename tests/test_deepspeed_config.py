@@ -101,33 +101,22 @@ def test_tensorboard_without_the_package_is_a_clear_error(monkeypatch):
         require_tensorboard()
 
 
-def test_tensorboard_gets_the_step_log_records(monkeypatch, tmp_path):
-    """The writer path, with a stand-in for torch.utils.tensorboard (tensorboard is optional)."""
+def test_tensorboard_gets_the_step_log_records(tmp_path):
+    """The real SummaryWriter; the event file is read back with TensorBoard's own reader."""
     import json as json_module
-    import types
+
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     from workflow_scripts.telemetry import MetricsSink
 
-    calls = []
-
-    class FakeWriter:
-        def __init__(self, log_dir, purge_step=None):
-            calls.append(("open", log_dir, purge_step))
-
-        def add_scalar(self, tag, value, step):
-            calls.append((tag, value, step))
-
-        def flush(self):
-            pass
-
-        def close(self):
-            calls.append(("close",))
-
-    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", types.SimpleNamespace(SummaryWriter=FakeWriter))
     sink = MetricsSink(tmp_path / "steps.jsonl", enabled=True, tensorboard_dir=str(tmp_path / "tb"))
     sink.open(keep_until_step=None)
     sink.write({"kind": "train", "epoch": 1, "step": 5, "loss": 0.5, "rss_mb": 100.0, "gpu_peak_mb": None})
+    sink.write({"kind": "val", "epoch": 1, "step": 5, "val_loss": 0.25})
     sink.close()
-    assert calls == [("open", str(tmp_path / "tb"), None), ("train/loss", 0.5, 5),
-                     ("train/rss_mb", 100.0, 5), ("close",)]
-    assert json_module.loads((tmp_path / "steps.jsonl").read_text())["loss"] == 0.5
+    events = EventAccumulator(str(tmp_path / "tb"))
+    events.Reload()
+    assert sorted(events.Tags()["scalars"]) == ["train/loss", "train/rss_mb", "val/val_loss"]
+    loss = events.Scalars("train/loss")
+    assert [(e.step, e.value) for e in loss] == [(5, 0.5)]
+    assert json_module.loads((tmp_path / "steps.jsonl").read_text().splitlines()[0])["loss"] == 0.5
