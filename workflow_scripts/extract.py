@@ -202,7 +202,7 @@ def with_ids(frame: pl.DataFrame, experiment, path) -> pl.DataFrame:
     if "id" in frame.columns:
         frame = frame.with_columns(pl.col("id").cast(pl.String))
         fail_on_first(frame, pl.col("id").is_null(), path, "id", "missing id")
-        fail_on_first(frame, pl.col("id").is_duplicated(), path, "id", "duplicate id")
+        fail_on_first(frame, ~pl.col("id").is_first_distinct(), path, "id", "duplicate id: an earlier row has it")
     else:
         frame = frame.with_columns((pl.lit(f"{experiment}:") + pl.col(ROW).cast(pl.String)).alias("id"))
     if "gene_id" in frame.columns:
