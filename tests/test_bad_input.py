@@ -16,6 +16,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -192,9 +193,12 @@ def files_under(folder: Path) -> set[str]:
 
 def run_case(case: Case, workdir: Path, genome_index: Path) -> dict:
     before = prepare(case, workdir, genome_index)
+    began = time.monotonic()
     result = snakemake(workdir, "--configfile", str(workdir / "case.yaml"), timeout=300)
+    seconds = time.monotonic() - began
     logs = {str(p.relative_to(workdir)): p.read_text(errors="replace") for p in (workdir / "logs").rglob("*.log")}
-    return {"result": result, "before": before, "after": files_under(workdir / "results"), "logs": logs}
+    return {"result": result, "before": before, "after": files_under(workdir / "results"), "logs": logs,
+            "seconds": seconds}
 
 
 @pytest.fixture(scope="module")
@@ -231,7 +235,8 @@ def test_bad_input_fails_with_one_line_and_no_output(case, snakemake_runs):
     run = snakemake_runs[case.name].result()
     result = run["result"]
     assert result.returncode != 0
-    assert_one_clear_line(result.stdout + result.stderr, case.expect, run["logs"])
+    line = assert_one_clear_line(result.stdout + result.stderr, case.expect, run["logs"])
+    print(f"\n{run['seconds']:5.1f} s  {case.name}: {line}")
     assert run["after"] <= run["before"] | {"fp_vs_tp/windows.parquet", "fp_vs_tp/buckets/manifest.parquet",
                                            "fp_vs_tp/buckets/summary.json"} | {
         f"benchmarks/fp_vs_tp/{rule}.tsv" for rule in ("extract", "bucket")}
