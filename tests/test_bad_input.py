@@ -299,5 +299,14 @@ def test_more_gpus_asked_than_present(tmp_path):
     assert "torch.distributed.run" not in result.stderr and not list(tmp_path.iterdir())
 
 
+def test_fp16_with_fsdp_stops_in_the_launcher_on_any_machine(tmp_path):
+    train = json.dumps({"strategy": "fsdp", "precision": "fp16"})
+    result = run_module(["-m", "workflow_scripts.launch", "--cpu-procs", "2", "--", "--train-config", train,
+                         "--out-model", str(tmp_path / "m.pt")], ROOT)
+    assert result.returncode == 2
+    assert_one_clear_line(result.stderr, ("config: train.precision: fsdp trains in fp32 or bf16",))
+    assert "torch.distributed.run" not in result.stderr and not list(tmp_path.iterdir())
+
+
 def test_corpus_has_at_least_25_cases():
-    assert len(SNAKEMAKE_CASES) + 3 >= 25
+    assert len(SNAKEMAKE_CASES) + 4 >= 25
