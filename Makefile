@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: setup demo test lint clean
+.PHONY: setup demo test lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -27,6 +27,11 @@ test: setup
 lint: setup
 	$(RUN) snakefmt --check Snakefile rules
 	$(RUN) snakemake --lint
+
+# Prints every benchmark table (benchmarks/README.md); pyfaidx only for one comparison row.
+bench: setup
+	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt || echo "bench: no pyfaidx; its row is skipped"
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m benchmarks.run_all
 
 clean:
 	rm -rf results logs .snakemake report.html

@@ -90,9 +90,7 @@ class Genome:
         rows, lengths = self.gather_rows(chrom_idx, starts, ends, minus_strand)
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        if rows.shape[1] and (lengths == rows.shape[1]).all():
-            return rows.ravel(), offsets
-        return rows[np.arange(rows.shape[1]) < lengths[:, None]], offsets
+        return flatten_rows(rows, lengths), offsets
 
     def gather_rows(self, chrom_idx, starts, ends, minus_strand) -> tuple[np.ndarray, np.ndarray]:
         """Windows as a zero-padded (n, max_length) uint8 matrix plus their lengths."""
@@ -143,6 +141,21 @@ def gather_padded_rows(sequence: np.ndarray, starts: np.ndarray, ends: np.ndarra
     if len(short):
         rows[short] *= np.arange(width) < lengths[short, None]
     return rows, lengths
+
+
+def flatten_rows(rows: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenate each row's first `length` bytes; full rows are copied in contiguous runs."""
+    short = np.flatnonzero(lengths < rows.shape[1])
+    if len(short) == 0:
+        return rows.ravel()
+    if len(short) > len(rows) // 8:  # mostly short rows: one boolean compress
+        return rows[np.arange(rows.shape[1]) < lengths[:, None]]
+    pieces, begin = [], 0
+    for row in short.tolist():
+        pieces += [rows[begin:row].ravel(), rows[row, : lengths[row]]]
+        begin = row + 1
+    pieces.append(rows[begin:].ravel())
+    return np.concatenate(pieces)
 
 
 def fixed_width_view(sequence: np.ndarray, width: int) -> np.ndarray:

@@ -7,7 +7,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 GlobalBatch = list[np.ndarray]  # one index array per rank, all from the same bucket
-DEFAULT_SORT_WINDOW = 16  # global batches sorted together by length (see benchmarks/padding.py)
+DEFAULT_SORT_WINDOW = 32  # global batches sorted together by length (benchmarks/padding.py)
 
 
 class DistributedBucketBatchSampler:

@@ -1,0 +1,161 @@
+"""Window extraction: windows per second from a FASTA of >= 100 Mb, and the extract rule on 1M calls.
+
+    python -m benchmarks.extraction [--genome-mb 120] [--windows 1000000] [--calls 1000000]
+
+Windows are 201 nt (flank 100), half on the minus strand (reverse-complemented).
+Compared with a per-row pyfaidx loop (`benchmarks/requirements.txt`), the usual
+user code. The extract rule runs as the workflow runs it (`python -m
+workflow_scripts.extract` on a cached genome index); its peak memory is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from benchmarks.common import best_of, load_line, print_table
+from workflow_scripts.genome import Genome, load_fasta
+
+WIDTH = 201
+# Runs the extract CLI and prints its own peak RSS (VmHWM: this process's memory only; a
+# fork's ru_maxrss would include the parent's).
+PEAK_MEMORY_WRAPPER = """
+import runpy, sys
+sys.argv[0] = "extract"
+try:
+    runpy.run_module("workflow_scripts.extract", run_name="__main__")
+finally:
+    print([l for l in open("/proc/self/status") if l.startswith("VmHWM")][0].strip(), file=sys.stderr)
+"""
+N_CHROMOSOMES = 4
+LINE = 60
+
+
+def write_fasta(path: Path, total_mb: float, seed: int = 0) -> None:
+    """Random ACGT chromosomes with 60-nt lines (what pyfaidx expects)."""
+    rng = np.random.default_rng(seed)
+    length = int(total_mb * 1e6 / N_CHROMOSOMES) // LINE * LINE
+    with open(path, "wb") as handle:
+        for chrom in range(N_CHROMOSOMES):
+            bases = rng.choice(np.frombuffer(b"ACGT", np.uint8), length).reshape(-1, LINE)
+            lines = np.concatenate([bases, np.full((len(bases), 1), ord("\n"), np.uint8)], axis=1)
+            handle.write(f">chr{chrom + 1}\n".encode())
+            handle.write(lines.tobytes())
+
+
+def prepared_genome(work: Path, total_mb: float) -> Path:
+    work.mkdir(parents=True, exist_ok=True)
+    fasta = work / f"genome_{total_mb:g}mb.fa"
+    if not (work / "index" / "index.tsv").exists() or not fasta.exists():
+        write_fasta(fasta, total_mb)
+        load_fasta(fasta).save_cached(work / "index")
+        for stale in work.glob("*.fai"):
+            stale.unlink()
+    return fasta
+
+
+def random_windows(genome: Genome, n: int, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    chrom = rng.integers(0, len(genome), n)
+    centre = (rng.random(n) * genome.lengths[chrom]).astype(np.int64)
+    starts = np.maximum(centre - WIDTH // 2, 0)
+    ends = np.minimum(centre + WIDTH // 2 + 1, genome.lengths[chrom])
+    return chrom, starts, ends, rng.random(n) < 0.5
+
+
+def pyfaidx_rate(fasta: Path, genome: Genome, n: int) -> float | None:
+    try:
+        import pyfaidx
+    except ImportError:
+        return None
+    reader = pyfaidx.Fasta(str(fasta), sequence_always_upper=True)
+    chrom, starts, ends, minus = random_windows(genome, n, seed=2)
+    names = genome.names
+    began = time.perf_counter()
+    out = []
+    for c, s, e, m in zip(chrom.tolist(), starts.tolist(), ends.tolist(), minus.tolist()):
+        record = reader[names[c]][s:e]
+        out.append((-record).seq if m else record.seq)
+    return n / (time.perf_counter() - began)
+
+
+def calls_table(genome: Genome, n: int, path: Path) -> None:
+    chrom, starts, ends, minus = random_windows(genome, n, seed=3)
+    rng = np.random.default_rng(4)
+    pl.DataFrame({
+        "gene_id": [f"g{i}" for i in rng.integers(0, max(n // 5, 1), n)],
+        "chrom": np.asarray(genome.names)[chrom],
+        "position": (starts + ends) // 2 + 1,
+        "strand": np.where(minus, "-", "+"),
+        "splice_type": np.where(rng.random(n) < 0.5, "donor", "acceptor"),
+        "pred_type": np.where(rng.random(n) < 0.5, "TN", "FN"),
+    }).write_parquet(path)
+
+
+def extract_rule(work: Path, genome: Genome, n: int) -> tuple[float, float]:
+    """(wall seconds, peak RSS MiB) of `python -m workflow_scripts.extract` on n calls."""
+    calls = work / f"calls_{n}.parquet"
+    if not calls.exists():
+        calls_table(genome, n, calls)
+    command = [sys.executable, "-c", PEAK_MEMORY_WRAPPER, "--genome-index", str(work / "index"),
+               "--calls", str(calls), "--experiment", "bench", "--error-label", "FN", "--correct-label", "TN",
+               "--flank", str(WIDTH // 2), "--out", str(work / f"windows_{n}.parquet")]
+    began = time.perf_counter()
+    result = subprocess.run(command, capture_output=True, text=True)
+    seconds = time.perf_counter() - began
+    if result.returncode:
+        raise RuntimeError(result.stderr)
+    peak_kib = int(result.stderr.strip().splitlines()[-1].split()[-2])
+    return seconds, peak_kib / 1024
+
+
+def python_start_seconds() -> float:
+    began = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import polars, numpy, workflow_scripts.extract"], check=True)
+    return time.perf_counter() - began
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--genome-mb", type=float, default=120)
+    parser.add_argument("--windows", type=int, default=1_000_000)
+    parser.add_argument("--calls", type=int, default=1_000_000)
+    parser.add_argument("--pyfaidx-windows", type=int, default=20_000)
+    parser.add_argument("--work-dir", default="/tmp/errorseq-bench", help="genome and calls are cached here")
+    args = parser.parse_args(argv)
+    work = Path(args.work_dir)
+    fasta = prepared_genome(work, args.genome_mb)
+    genome = Genome.open_cached(work / "index")
+    windows = random_windows(genome, args.windows)
+    genome.gather_rows(*[a[:1000] for a in windows])  # page in the code paths
+    rows_s, _ = best_of(3, genome.gather_rows, *windows)
+    flat_s, _ = best_of(3, genome.gather_windows, *windows)
+    strings_s, _ = best_of(3, genome.window_strings, *windows)
+    faidx = pyfaidx_rate(fasta, genome, args.pyfaidx_windows)
+    n = args.windows
+    rows = [
+        ["pyfaidx, one window per call (the usual loop)", faidx or "not installed", 1.0 if faidx else "-"],
+        ["errorseq gather → padded uint8 rows (gather_rows)", n / rows_s, n / rows_s / faidx if faidx else "-"],
+        ["errorseq gather → flat bytes + offsets (gather_windows)", n / flat_s, n / flat_s / faidx if faidx else "-"],
+        ["errorseq gather → polars strings (window_strings, what extract uses)", n / strings_s,
+         n / strings_s / faidx if faidx else "-"],
+    ]
+    print_table(f"Extraction: 201-nt windows, both strands, {genome.lengths.sum() / 1e6:.0f} Mb genome ({load_line()})",
+                ["method", "windows / s", "× pyfaidx"], rows)
+    startup = python_start_seconds()
+    rule_rows = []
+    for calls in sorted({max(args.calls // 4, 1), args.calls}):
+        seconds, peak = extract_rule(work, genome, calls)
+        rule_rows.append([f"{calls:,} calls (half minus strand)", seconds, seconds - startup, peak])
+    print_table(f"extract rule (python -m workflow_scripts.extract, genome index cached; {load_line()})",
+                ["input", "wall s", "s after start-up + imports", "peak RSS MiB"], rule_rows)
+
+
+if __name__ == "__main__":
+    main()
