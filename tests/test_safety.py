@@ -106,7 +106,7 @@ def test_no_network_access_at_run_time(weird_run):
 # Unquoted params must be numbers or text the workflow quoted itself (shlex_quote in common.smk).
 UNQUOTED_PARAMS_OK = {"k", "boundaries", "batch_sizes", "max_length", "fractions", "seed", "threshold",
                       "batch_size", "n_genes", "calls_per_gene",
-                      "source", "extra", "tokenizer"}  # options built with shlex_quote'd paths
+                      "source", "extra", "tokenizer", "init"}  # options built with shlex_quote'd paths
 
 
 def test_config_values_reach_shell_commands_only_quoted():
@@ -116,7 +116,8 @@ def test_config_values_reach_shell_commands_only_quoted():
             kind, name, quoted = match.group(1), match.group(3), match.group(4)
             if kind == "params" and name in UNQUOTED_PARAMS_OK:
                 continue
-            assert quoted, f"{rules.name}: {match.group(0)} reaches the shell unquoted"
+            assert quoted, (f"{rules.name}: {match.group(0)} reaches the shell unquoted: write it as "
+                            "{...:q}, or build it with shlex_quote in common.smk and list it in UNQUOTED_PARAMS_OK")
     schema = yaml.safe_load((ROOT / "config/config.schema.yaml").read_text())
     name = schema["properties"]["experiments"]["items"]["properties"]["name"]
     assert name["pattern"] == "^[A-Za-z0-9_.-]+$"  # {wildcards.experiment} is unquoted: no shell characters
