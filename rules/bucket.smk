@@ -1,6 +1,7 @@
 rule bucket:
     input:
         windows="results/{experiment}/windows.parquet",
+        tokenizer=bucket_tokenizer_input,
     output:
         manifest="results/{experiment}/buckets/manifest.parquet",
         summary="results/{experiment}/buckets/summary.json",
@@ -12,6 +13,8 @@ rule bucket:
         "../envs/data.yaml"
     params:
         extra=bucket_cli_args(),
+        tokenizer=bucket_tokenizer_args,
     shell:
         "python -m workflow_scripts.bucket --windows {input.windows:q} {params.extra} "
+        "{params.tokenizer} "
         "--out-manifest {output.manifest:q} --out-summary {output.summary:q} > {log:q} 2>&1"

@@ -107,3 +107,76 @@ def bucket_cli_args():
     else:
         args.append(f"--max-tokens-per-batch {b['max_tokens_per_batch']}")
     return " ".join(args)
+
+
+# ---- models, tokenizers and pretraining (docs/models.md) ----
+def tokenizer_kind():
+    kind = config["tokenizer"]["kind"]
+    if kind == "auto":
+        return "hf" if config["model"]["backbone"] == "hf" else "nucleotide"
+    return kind
+
+
+def learnt_tokenizer_dir(wildcards):
+    return f"results/{wildcards.experiment}/tokenizer"
+
+
+def bucket_tokenizer_input(wildcards):
+    return learnt_tokenizer_dir(wildcards) if tokenizer_kind() == "bpe" else []
+
+
+def bucket_tokenizer_args(wildcards):
+    kind = tokenizer_kind()
+    if kind == "nucleotide":
+        return ""
+    if kind == "bpe":
+        return f"--tokenizer-dir {shlex_quote(learnt_tokenizer_dir(wildcards))}"
+    path = config["tokenizer"].get("path") or config["model"]["path"]
+    args = f"--tokenizer-dir {shlex_quote(path)}"
+    if config["model"]["backbone"] == "hf" and config["model"]["trust_remote_code"]:
+        args += " --trust-remote-code"
+    return args
+
+
+def tokenizer_cli_args():
+    t = config["tokenizer"]
+    return (
+        f"--vocab-size {t['vocab_size']} --min-frequency {t['min_frequency']} "
+        f"--max-windows {t['max_windows']} --seed {config['split']['seed']}"
+    )
+
+
+def pretrained_encoder_input(wildcards):
+    if config["pretrain"]["enabled"]:
+        return f"results/{wildcards.experiment}/pretrain/encoder.pt"
+    return []
+
+
+def init_encoder_args(wildcards, input):
+    if config["pretrain"]["enabled"]:
+        return f"--init-encoder {shlex_quote(input.encoder)}"
+    return ""
+
+
+def pretrain_genome_input(wildcards):
+    if config["pretrain"]["source"] == "genome":
+        return "results/genome/index.tsv"
+    return []
+
+
+def pretrain_train_json():
+    """The train: section with pretrain:'s epochs, lr and max_steps."""
+    p = config["pretrain"]
+    merged = {**config["train"], "epochs": p["epochs"], "lr": p["lr"]}
+    merged.pop("max_steps", None)
+    if p.get("max_steps"):
+        merged["max_steps"] = p["max_steps"]
+    return json.dumps(merged, sort_keys=True)
+
+
+def pretrain_cli_args():
+    p = config["pretrain"]
+    return (
+        f"--source {p['source']} --mask-fraction {p['mask_fraction']} "
+        f"--genome-windows {p['genome_windows']} --genome-dir results/genome"
+    )

@@ -3,7 +3,10 @@ rule train:
         windows="results/{experiment}/windows.parquet",
         manifest="results/{experiment}/buckets/manifest.parquet",
         summary="results/{experiment}/buckets/summary.json",
-        deepspeed_config=lookup(dpath="train/deepspeed_config", within=config, default=[]),
+        deepspeed_config=lookup(
+            dpath="train/deepspeed_config", within=config, default=[]
+        ),
+        encoder=pretrained_encoder_input,
     output:
         model="results/{experiment}/model/model.pt",
         config="results/{experiment}/model/model.json",
@@ -23,6 +26,7 @@ rule train:
         model=section_json("model"),
         train=section_json("train"),
         checkpoints=lambda wildcards: f"results/{wildcards.experiment}/model/checkpoints",
+        init=init_encoder_args,
     shell:
         "python -m workflow_scripts.launch --gpus {resources.gpu} "
         "--cpu-procs {resources.cpu_procs} --threads {threads} --nodes {resources.nodes} "
@@ -31,4 +35,5 @@ rule train:
         "--bucket-summary {input.summary:q} --model-config {params.model:q} "
         "--train-config {params.train:q} --checkpoint-dir {params.checkpoints:q} "
         "--out-model {output.model:q} --out-config {output.config:q} "
-        "--out-steps {output.steps:q} --experiment {wildcards.experiment} > {log:q} 2>&1"
+        "--out-steps {output.steps:q} --experiment {wildcards.experiment} {params.init} "
+        "> {log:q} 2>&1"

@@ -26,7 +26,7 @@ from workflow_scripts.boundaries import batch_sizes_for_budget, edge_efficiency,
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_json, write_parquet
 from workflow_scripts.sampler import DEFAULT_SORT_WINDOW, DistributedBucketBatchSampler, padding_efficiency
-from workflow_scripts.tokenizer import NucleotideTokenizer
+from workflow_scripts.tokenizer import NucleotideTokenizer, load_tokenizer, window_token_lengths
 
 SPLITS = ("train", "val", "test")
 MEGA_BATCH_FACTOR = 50  # HF Trainer's group_by_length: sort 50 batches at a time
@@ -45,6 +45,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--windows", required=True, help="windows parquet (id, split, label, length, ...)")
     parser.add_argument("--k", default="1", help="k-mer size of the nucleotide tokenizer")
+    parser.add_argument("--tokenizer-dir", help="a Hugging Face tokenizer directory (BPE); replaces --k")
+    parser.add_argument("--trust-remote-code", action="store_true", help="with --tokenizer-dir")
     parser.add_argument("--boundaries", required=True, help="'auto' or inclusive upper token lengths, e.g. 200,300,402")
     parser.add_argument("--n-buckets", default="8", help="with --boundaries auto: most buckets to use")
     parser.add_argument("--target-efficiency", help="with --boundaries auto: fewest buckets reaching this")
@@ -90,6 +92,9 @@ class BucketSettings:
 
 def parse_config(args: argparse.Namespace) -> BucketSettings:
     tokenizer = NucleotideTokenizer(parse_int(args.k, "tokenizer.k", 1))
+    if args.tokenizer_dir:
+        tokenizer = load_tokenizer({"kind": "hf", "path": args.tokenizer_dir,
+                                    "trust_remote_code": args.trust_remote_code})
     boundaries = None
     if str(args.boundaries).strip() != "auto":
         boundaries = parse_int_list(args.boundaries, "bucket.boundaries", 1)
@@ -169,6 +174,11 @@ def _cast_column(windows: pl.DataFrame, path: str, name: str, dtype: pl.DataType
         raise InputError(path, name, f"cannot read as {dtype} (found {windows[name].dtype})") from None
 
 
+def read_sequences(path: str) -> list[str]:
+    """The windows' sequences, in file order (a BPE tokenizer counts tokens from them)."""
+    return pl.read_parquet(path, columns=["sequence"])["sequence"].to_list()
+
+
 def check_windows(windows: pl.DataFrame, path: str) -> None:
     unknown = sorted(set(windows["split"].unique().to_list()) - set(SPLITS))
     if unknown:
@@ -185,8 +195,7 @@ def assign_buckets(token_lengths: np.ndarray, boundaries: list[int]) -> np.ndarr
     return np.minimum(buckets, len(boundaries) - 1)
 
 
-def build_manifest(windows: pl.DataFrame, tokenizer: NucleotideTokenizer, boundaries: list[int]) -> pl.DataFrame:
-    token_lengths = tokenizer.token_lengths(windows["length"].to_numpy())
+def build_manifest(windows: pl.DataFrame, token_lengths: np.ndarray, boundaries: list[int]) -> pl.DataFrame:
     manifest = windows.with_columns(
         pl.Series("token_length", token_lengths),
         pl.Series("bucket", assign_buckets(token_lengths, boundaries)),
@@ -302,10 +311,11 @@ def main(argv: list[str] | None = None) -> None:
     seed = parse_int(args.seed, "bucket.seed", 0)
     windows = read_windows(args.windows)
     check_windows(windows, args.windows)
-    token_lengths = settings.tokenizer.token_lengths(windows["length"].to_numpy())
+    token_lengths = window_token_lengths(settings.tokenizer, lambda: read_sequences(args.windows),
+                                         windows["length"].to_numpy())
     train_tokens = np.minimum(token_lengths[(windows["split"] == "train").to_numpy()], settings.max_length)
     boundaries, batch_sizes = plan_buckets(settings, train_tokens)
-    manifest = build_manifest(windows, settings.tokenizer, boundaries)
+    manifest = build_manifest(windows, token_lengths, boundaries)
     summary = build_summary(manifest, settings, boundaries, batch_sizes, seed)
     n_over_last_boundary = int((manifest["token_length"] > boundaries[-1]).sum())
     print(format_report(summary, n_over_last_boundary), file=sys.stderr)

@@ -112,6 +112,33 @@ def check_cross_fields(config: dict) -> None:
     model = config["model"]
     if model["arch"] == "transformer" and model["d_model"] % model["n_heads"]:
         raise InputError("config", "model.n_heads", "must divide model.d_model for the transformer")
+    check_backbone(model, config["tokenizer"])
+    check_pretrain(config)
+
+
+def check_backbone(model: dict, tokenizer: dict) -> None:
+    """hf needs model.path; its ids must come from a tokenizer the model can embed."""
+    kind = tokenizer.get("kind", "auto")
+    if model.get("backbone") != "hf":
+        if kind == "auto" and tokenizer.get("path"):
+            raise InputError("config", "tokenizer.path", "is used with tokenizer.kind hf")
+        return
+    if not model.get("path"):
+        raise InputError("config", "model.path", "backbone hf needs a local model directory or cached hub name")
+    if kind == "nucleotide":
+        raise InputError("config", "tokenizer.kind", "nucleotide ids do not fit a Hugging Face model; "
+                         "use auto (the model's tokenizer), bpe (with model.init random) or hf")
+    if kind == "bpe" and model.get("init", "pretrained") == "pretrained":
+        raise InputError("config", "tokenizer.kind", "a new BPE vocabulary does not fit pretrained "
+                         "weights; use auto, or model.init random")
+    if kind == "hf" and not tokenizer.get("path"):
+        raise InputError("config", "tokenizer.path", "tokenizer.kind hf needs a tokenizer directory")
+
+
+def check_pretrain(config: dict) -> None:
+    pretrain = config.get("pretrain", {})
+    if pretrain.get("enabled") and pretrain.get("source") == "genome" and "sequences" in config:
+        raise InputError("config", "pretrain.source", "genome needs genome + calls inputs, not sequences")
 
 
 def check_bucket(bucket: dict) -> None:

@@ -67,12 +67,21 @@ class BatchCollator:
     def __init__(self, data: SplitData, tokenizer: NucleotideTokenizer, max_tokens: int):
         self.data = data
         self.tokenizer = tokenizer
-        # The tokenizer adds a CLS token; k-mers take k-1 extra nucleotides.
-        self.max_nucleotides = max_tokens - 1 + tokenizer.k - 1
+        self.max_tokens = max_tokens
+        self.max_nucleotides = None  # BPE: the tokenizer centre-crops the token ids itself
+        if not getattr(tokenizer, "needs_sequences", False):
+            # The tokenizer adds a CLS token; k-mers take k-1 extra nucleotides.
+            self.max_nucleotides = max_tokens - 1 + tokenizer.k - 1
+
+    def encode(self, indices: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        """(ids, mask) of these windows, each cut to its centre max_tokens tokens."""
+        seqs = [self.data.sequences[i] for i in indices]
+        if self.max_nucleotides is None:
+            return self.tokenizer.encode_batch(seqs, self.max_tokens)
+        return self.tokenizer.encode_batch([centre_crop(seq, self.max_nucleotides) for seq in seqs])
 
     def __call__(self, indices: list[int]) -> dict[str, torch.Tensor]:
-        seqs = [centre_crop(self.data.sequences[i], self.max_nucleotides) for i in indices]
-        ids, mask = self.tokenizer.encode_batch(seqs)
+        ids, mask = self.encode(indices)
         labels = torch.as_tensor(self.data.labels[indices], dtype=torch.long)
         return {"ids": ids, "mask": mask, "labels": labels, "index": torch.as_tensor(indices)}
 

@@ -17,7 +17,7 @@ from workflow_scripts.data import BatchCollator, SplitData, load_split, sorted_b
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_json, write_parquet
 from workflow_scripts.model import build_model
-from workflow_scripts.tokenizer import NucleotideTokenizer
+from workflow_scripts.tokenizer import load_tokenizer
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -41,8 +41,9 @@ def load_trained_model(model_path: str, config_path: str) -> tuple[torch.nn.Modu
         if not Path(path).exists():
             raise InputError(path, "model", "file does not exist (has train finished?)")
     saved = json.loads(Path(config_path).read_text())
-    tokenizer = NucleotideTokenizer.from_dict(saved["tokenizer"])
-    model = build_model(saved["model"], tokenizer.vocab_size, saved["max_tokens"])
+    tokenizer = load_tokenizer(saved["tokenizer"])
+    # pretrained=False: a Hugging Face backbone is rebuilt from its config, weights come from model.pt
+    model = build_model(saved["model"], tokenizer.vocab_size, saved["max_tokens"], pretrained=False)
     model.load_state_dict(load_state_dict(model_path))
     return model.eval(), saved
 
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     data = load_split(args.windows, args.manifest, args.split)
     if len(data) == 0:
         raise InputError(args.manifest, "split", f"no rows in the {args.split} split")
-    tokenizer = NucleotideTokenizer.from_dict(saved["tokenizer"])
+    tokenizer = load_tokenizer(saved["tokenizer"])
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     probs = predict(model, data, BatchCollator(data, tokenizer, saved["max_tokens"]), args.batch_size, device)
     preds = (probs >= args.threshold).astype(np.int8)

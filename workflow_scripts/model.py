@@ -13,6 +13,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 MODEL_DEFAULTS = {
+    "backbone": "builtin",  # builtin | hf (workflow_scripts.hf_backbone)
     "arch": "cnn",
     "d_model": 64,
     "n_layers": 4,
@@ -94,6 +95,10 @@ class SequenceClassifier(nn.Module):
         raise ValueError(f"unknown model.arch {cfg['arch']!r} (expected cnn or transformer)")
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.head(self._pool(self.encode(ids, mask), mask))
+
+    def encode(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Per-token hidden states [B, T, d_model] (what masked-LM pretraining trains)."""
         x = self.embed(ids)
         if self.arch == "transformer":
             positions = torch.arange(ids.shape[1], device=ids.device)
@@ -104,7 +109,15 @@ class SequenceClassifier(nn.Module):
                 x = checkpoint(block, x, mask, use_reentrant=False)
             else:
                 x = block(x, mask)
-        return self.head(self._pool(self.norm(x), mask))
+        return self.norm(x)
+
+    @property
+    def hidden_size(self) -> int:
+        return self.embed.embedding_dim
+
+    def drop_classification_head(self) -> None:
+        """Keep only what `encode` uses, so no parameter goes without a gradient (DDP)."""
+        self.head = None
 
     def _pool(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         if self.arch == "transformer":
@@ -115,8 +128,13 @@ class SequenceClassifier(nn.Module):
         return torch.cat([mean, masked.max(1).values], dim=-1)
 
 
-def build_model(model_cfg: dict, vocab_size: int, max_tokens: int) -> SequenceClassifier:
-    """Build the classifier described by the `model:` config section."""
+def build_model(model_cfg: dict, vocab_size: int, max_tokens: int, pretrained: bool = True) -> nn.Module:
+    """Build the classifier described by the `model:` config section. For `backbone: hf`,
+    pretrained=False builds the architecture without loading model.path's weights."""
+    if model_cfg.get("backbone", "builtin") == "hf":
+        from workflow_scripts.hf_backbone import build_hf_classifier
+
+        return build_hf_classifier(model_cfg, vocab_size, max_tokens, pretrained)
     return SequenceClassifier(vocab_size=vocab_size, max_tokens=max_tokens, **model_cfg)
 
 

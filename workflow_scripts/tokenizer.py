@@ -46,6 +46,7 @@ class NucleotideTokenizer:
     """
 
     kind = "nucleotide"
+    needs_sequences = False  # token counts follow from nucleotide lengths alone
 
     def __init__(self, k: int = 1):
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
@@ -101,3 +102,24 @@ class NucleotideTokenizer:
         if config.get("kind") != cls.kind:
             raise ValueError(f"not a nucleotide tokenizer config: {config!r}")
         return cls(k=config.get("k", 1))
+
+
+def load_tokenizer(config: dict):
+    """The tokenizer a bucket summary or model.json describes: nucleotide k-mers, or (kind hf)
+    a Hugging Face tokenizer directory loaded offline (workflow_scripts.hf_backbone)."""
+    kind = config.get("kind")
+    if kind == NucleotideTokenizer.kind:
+        return NucleotideTokenizer.from_dict(config)
+    if kind == "hf":
+        from workflow_scripts.hf_backbone import HFTokenizer
+
+        return HFTokenizer(config["path"], trust_remote_code=bool(config.get("trust_remote_code")))
+    raise ValueError(f"unknown tokenizer kind {kind!r} in {config!r} (expected nucleotide or hf)")
+
+
+def window_token_lengths(tokenizer, sequences, lengths: np.ndarray) -> np.ndarray:
+    """Tokens per window (special tokens included, before truncation). `sequences` is a
+    callable returning the sequences, read only when the tokenizer needs them (BPE)."""
+    if tokenizer.needs_sequences:
+        return tokenizer.sequence_token_lengths(sequences())
+    return tokenizer.token_lengths(lengths)

@@ -23,10 +23,11 @@ from workflow_scripts.data import BatchCollator, load_split
 from workflow_scripts.distributed import DistContext, init_distributed
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import atomic_path, write_json
+from workflow_scripts.mlm import load_pretrained_encoder
 from workflow_scripts.model import MODEL_DEFAULTS, build_model, count_parameters
 from workflow_scripts.strategies import build_engine
 from workflow_scripts.telemetry import MetricsSink, require_tensorboard
-from workflow_scripts.tokenizer import NucleotideTokenizer
+from workflow_scripts.tokenizer import load_tokenizer
 from workflow_scripts.train_config import TrainConfig
 from workflow_scripts.trainer import Trainer
 
@@ -45,6 +46,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out-config", required=True)
     parser.add_argument("--out-steps", required=True)
     parser.add_argument("--experiment", default="experiment")
+    parser.add_argument("--init-encoder", help="encoder.pt written by pretrain: start from it")
     return parser.parse_args(argv)
 
 
@@ -64,13 +66,14 @@ def main(argv: list[str] | None = None) -> None:
 
 def run_training(args: argparse.Namespace, cfg: TrainConfig, ctx: DistContext) -> None:
     summary = json.loads(Path(args.bucket_summary).read_text())
-    tokenizer = NucleotideTokenizer.from_dict(summary["tokenizer"])
+    tokenizer = load_tokenizer(summary["tokenizer"])
     max_tokens = int(summary["max_length"])
     model_cfg = {**MODEL_DEFAULTS, **json.loads(args.model_config)}
     train, val = (load_split(args.windows, args.manifest, s) for s in ("train", "val"))
     if len(train) == 0:
         raise InputError(args.manifest, "split", "no rows in the train split")
     model = build_model(model_cfg, tokenizer.vocab_size, max_tokens)
+    maybe_init_encoder(args, model, ctx)
     torch.manual_seed(cfg.seed + ctx.rank)  # dropout differs per rank; the strategy syncs weights
     if ctx.is_main:
         print(f"training {args.experiment}: {count_parameters(model):,} parameters, "
@@ -93,12 +96,23 @@ def run_training(args: argparse.Namespace, cfg: TrainConfig, ctx: DistContext) -
         export(args, trainer, model_cfg, tokenizer, max_tokens, progress, final_state)
 
 
+def maybe_init_encoder(args: argparse.Namespace, model: torch.nn.Module, ctx: DistContext) -> None:
+    """Start from the pretrained encoder (pretrain rule); the classification head stays fresh."""
+    if not args.init_encoder:
+        return
+    loaded, fresh = load_pretrained_encoder(model, args.init_encoder)
+    if ctx.is_main:
+        print(f"initialised {loaded} encoder tensors from {args.init_encoder}; "
+              f"{len(fresh)} fresh (head)", flush=True)
+
+
 def run_signature(args: argparse.Namespace, cfg: TrainConfig, model_cfg: dict, ctx: DistContext) -> dict:
     """What a checkpoint must share with this run to be resumed from."""
     volatile = ("checkpoint_every_steps", "log_every_steps", "tensorboard")
     inputs = {name: [os.stat(path).st_size, os.stat(path).st_mtime_ns]
               for name, path in (("windows", args.windows), ("manifest", args.manifest),
-                                 ("summary", args.bucket_summary))}
+                                 ("summary", args.bucket_summary), ("encoder", args.init_encoder))
+              if path}
     train = {key: value for key, value in cfg.to_dict().items() if key not in volatile}
     return {"train": train, "model": model_cfg, "world_size": ctx.world_size, "inputs": inputs}
 

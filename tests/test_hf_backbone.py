@@ -1,0 +1,103 @@
+"""Hugging Face backbone: offline loading, the tokenizer adapter, layers for FSDP, MLM wrapping,
+and the evaluate round trip (model.json + plain state dict, weights_only)."""
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+import torch
+
+pytest.importorskip("transformers")
+
+from tests.hf_fixtures import save_tiny_bert  # noqa: E402
+from tests.train_fixtures import make_training_inputs  # noqa: E402
+from workflow_scripts.errors import InputError  # noqa: E402
+from workflow_scripts.evaluate import load_trained_model  # noqa: E402
+from workflow_scripts.hf_backbone import HFSequenceClassifier, centre_crop_ids  # noqa: E402
+from workflow_scripts.mlm import (IGNORE_INDEX, MaskedLanguageModel, MaskingCollator,  # noqa: E402
+                                  encoder_state, load_pretrained_encoder)
+from workflow_scripts.data import BatchCollator, load_split  # noqa: E402
+from workflow_scripts.model import build_model  # noqa: E402
+from workflow_scripts.tokenizer import load_tokenizer  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("data")
+    inputs = make_training_inputs(directory)
+    sequences = pl.read_parquet(inputs["windows"])["sequence"].to_list()
+    model_dir = save_tiny_bert(directory / "tiny_bert", sequences)
+    return inputs, model_dir
+
+
+def hf_cfg(model_dir, **extra):
+    return {"backbone": "hf", "path": str(model_dir), **extra}
+
+
+def test_tokenizer_adapter_counts_pads_and_centre_crops(tiny):
+    _, model_dir = tiny
+    tokenizer = load_tokenizer({"kind": "hf", "path": str(model_dir)})
+    seqs = ["ACGT" * 30, "ACG"]
+    lengths = tokenizer.sequence_token_lengths(seqs)
+    assert lengths[0] < 122 and lengths[1] >= 3  # BPE: fewer tokens than nucleotides, + CLS/SEP
+    ids, mask = tokenizer.encode_batch(seqs, max_length=8)
+    assert ids.shape == (2, 8) and mask[0].all() and mask[1].sum() == lengths[1]
+    assert ids[0, 0] == tokenizer.tokenizer.cls_token_id and ids[0, -1] == tokenizer.tokenizer.sep_token_id
+    assert (ids[1][~mask[1]] == tokenizer.pad_id).all()
+    assert tokenizer.to_dict() == {"kind": "hf", "path": str(model_dir), "trust_remote_code": False}
+    assert centre_crop_ids(list(range(10)), 5) == [0, 3, 4, 5, 9]
+
+
+def test_missing_model_is_one_clear_offline_error(tmp_path):
+    with pytest.raises(InputError, match="no such directory"):
+        build_model(hf_cfg(tmp_path / "absent"), 10, 10)
+    with pytest.raises(InputError, match="errorseq never downloads"):
+        build_model(hf_cfg("nobody-here/not-a-cached-model"), 10, 10)
+
+
+def test_classifier_logits_layers_and_position_limit(tiny):
+    _, model_dir = tiny
+    tokenizer = load_tokenizer({"kind": "hf", "path": str(model_dir)})
+    model = build_model(hf_cfg(model_dir, gradient_checkpointing=True), tokenizer.vocab_size, 128)
+    assert isinstance(model, HFSequenceClassifier) and len(model.blocks) == 2
+    assert not any(key.startswith("blocks.") for key in model.state_dict())
+    ids, mask = tokenizer.encode_batch(["ACGTTGCA" * 5, "GATTACA"])
+    model.train()
+    model(ids, mask).sum().backward()  # gradient checkpointing path
+    assert model(ids, mask).shape == (2, 2)
+    with pytest.raises(InputError, match="max_position_embeddings"):
+        build_model(hf_cfg(model_dir), tokenizer.vocab_size, 4096)
+
+
+def test_masking_and_pretrained_encoder_round_trip(tiny):
+    inputs, model_dir = tiny
+    tokenizer = load_tokenizer({"kind": "hf", "path": str(model_dir)})
+    data = load_split(inputs["windows"], inputs["manifest"], "train")
+    collator = MaskingCollator(BatchCollator(data, tokenizer, 64), tokenizer, 0.15, seed=1)
+    batch = collator(list(range(8)))
+    assert torch.equal(batch["labels"], collator(list(range(8)))["labels"])  # seeded: repeatable
+    scored = batch["labels"] != IGNORE_INDEX
+    assert scored.any() and not torch.isin(batch["labels"][scored], collator.special).any()
+    mlm = MaskedLanguageModel(build_model(hf_cfg(model_dir), tokenizer.vocab_size, 64), tokenizer.vocab_size)
+    assert mlm(batch["ids"], batch["mask"]).shape == (*batch["ids"].shape, tokenizer.vocab_size)
+    path = model_dir.parent / "encoder.pt"
+    torch.save(encoder_state(mlm.state_dict()), path)
+    classifier = build_model(hf_cfg(model_dir, init="random"), tokenizer.vocab_size, 64)
+    loaded, fresh = load_pretrained_encoder(classifier, path)
+    assert loaded > 10 and all("classifier" in key or "pooler" in key for key in fresh)
+    key = "hf.bert.embeddings.word_embeddings.weight"
+    assert torch.equal(classifier.state_dict()[key], mlm.state_dict()["backbone." + key])
+
+
+def test_evaluate_rebuilds_the_hf_model_from_model_json(tiny, tmp_path):
+    _, model_dir = tiny
+    tokenizer = load_tokenizer({"kind": "hf", "path": str(model_dir)})
+    model = build_model(hf_cfg(model_dir), tokenizer.vocab_size, 128)
+    torch.save({k: v.clone() for k, v in model.state_dict().items()}, tmp_path / "model.pt")
+    (tmp_path / "model.json").write_text(json.dumps(
+        {"model": hf_cfg(model_dir), "tokenizer": tokenizer.to_dict(), "max_tokens": 128}))
+    loaded, _ = load_trained_model(str(tmp_path / "model.pt"), str(tmp_path / "model.json"))
+    ids, mask = tokenizer.encode_batch(["ACGTACGTTT", "GGGCCCAAATTT"])
+    model.eval()
+    np.testing.assert_allclose(loaded(ids, mask).detach(), model(ids, mask).detach(), atol=1e-6)

@@ -1,0 +1,202 @@
+"""Hugging Face backbones (`model.backbone: hf`), offline: a local directory or a cached hub name.
+
+The classifier wraps `AutoModelForSequenceClassification` (num_labels=2) behind the built-in
+model's call signature, `model(ids, mask) -> logits [B, 2]`, and exposes its transformer layers
+as `blocks` so FSDP shards one unit per layer. `HFTokenizer` gives an `AutoTokenizer` the
+interface of `NucleotideTokenizer` (encode_batch, token counts, to_dict).
+
+transformers and tokenizers are an optional extra (requirements-hf.txt); nothing here touches the
+network: files are loaded with `local_files_only=True` and HF_HUB_OFFLINE=1.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from workflow_scripts.errors import InputError
+
+TOKEN_COUNT_CHUNK = 4096
+
+
+def require_transformers():
+    """Import transformers offline, or explain how to install the optional extra."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        import transformers
+    except ImportError:
+        raise InputError("config", "model.backbone", "hf needs the optional extra: "
+                         "pip install -r requirements-hf.txt (transformers, tokenizers)") from None
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    return transformers
+
+
+def load_offline(loader, path: str, what: str, **kwargs):
+    """`loader.from_pretrained(path)` from local files only; a missing model is one clear error."""
+    if Path(path).is_absolute() or path.startswith(".") or path.count("/") > 1:
+        if not Path(path).is_dir():
+            raise InputError(path, what, "no such directory (a local model or tokenizer directory)")
+    try:
+        return loader.from_pretrained(path, local_files_only=True, **kwargs)
+    except (OSError, ValueError) as error:
+        hint = "" if Path(path).is_dir() else (
+            " (not a local directory, and not in the Hugging Face cache; download it once with "
+            "`hf download NAME` or save_pretrained, then point model.path at it; errorseq never "
+            "downloads at run time)")
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise InputError(path, what, f"cannot load offline{hint}: {first_line}") from None
+
+
+class HFTokenizer:
+    """An AutoTokenizer with NucleotideTokenizer's interface; token counts come from the sequences."""
+
+    kind = "hf"
+    needs_sequences = True
+
+    def __init__(self, path: str, trust_remote_code: bool = False):
+        transformers = require_transformers()
+        self.path, self.trust_remote_code = str(path), bool(trust_remote_code)
+        self.tokenizer = load_offline(transformers.AutoTokenizer, self.path, "tokenizer",
+                                      trust_remote_code=self.trust_remote_code)
+        if self.tokenizer.pad_token_id is None:
+            raise InputError(self.path, "tokenizer", "has no padding token (pad_token)")
+        self.pad_id = int(self.tokenizer.pad_token_id)
+        self.vocab_size = len(self.tokenizer)
+
+    def __repr__(self) -> str:
+        return f"HFTokenizer({self.path!r})"
+
+    def encode_ids(self, seqs: Sequence[str]) -> list[list[int]]:
+        return self.tokenizer(list(seqs), add_special_tokens=True, truncation=False,
+                              return_attention_mask=False, verbose=False)["input_ids"]
+
+    def sequence_token_lengths(self, seqs: Sequence[str]) -> np.ndarray:
+        """Tokens per sequence, special tokens included (before any truncation)."""
+        counts = []
+        for start in range(0, len(seqs), TOKEN_COUNT_CHUNK):
+            counts += [len(ids) for ids in self.encode_ids(seqs[start : start + TOKEN_COUNT_CHUNK])]
+        return np.asarray(counts, dtype=np.int64)
+
+    def encode_batch(self, seqs: Sequence[str], max_length: int | None = None
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(ids int64 [B, T], attention_mask bool [B, T]); rows longer than max_length keep their
+        first and last (special) tokens and the centre of the rest."""
+        encoded = [centre_crop_ids(ids, max_length) for ids in self.encode_ids(seqs)]
+        width = max((len(ids) for ids in encoded), default=0)
+        ids = torch.full((len(encoded), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(encoded), width), dtype=torch.bool)
+        for row, row_ids in enumerate(encoded):
+            ids[row, : len(row_ids)] = torch.as_tensor(row_ids, dtype=torch.long)
+            mask[row, : len(row_ids)] = True
+        return ids, mask
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "path": self.path, "trust_remote_code": self.trust_remote_code}
+
+
+def centre_crop_ids(ids: list[int], max_length: int | None) -> list[int]:
+    """Keep ids[0] and ids[-1] (CLS/SEP) and the middle of the rest, max_length ids in all."""
+    if max_length is None or len(ids) <= max_length:
+        return ids
+    if max_length < 3:
+        return ids[:max_length]
+    inner = max_length - 2
+    left = (len(ids) - 2 - inner) // 2 + 1
+    return [ids[0], *ids[left : left + inner], ids[-1]]
+
+
+def transformer_layers(model: nn.Module) -> nn.ModuleList:
+    """The model's stack of transformer layers: its largest ModuleList (BERT: encoder.layer)."""
+    lists = [m for m in model.modules() if isinstance(m, nn.ModuleList) and len(m) > 0]
+    if not lists:
+        raise ValueError(f"{type(model).__name__} has no ModuleList of layers to shard")
+    return max(lists, key=lambda m: sum(p.numel() for p in m.parameters()))
+
+
+class HFSequenceClassifier(nn.Module):
+    """`AutoModelForSequenceClassification` called as model(ids, mask) -> logits [B, 2]."""
+
+    def __init__(self, hf_model: nn.Module):
+        super().__init__()
+        self.hf = hf_model
+
+    @property
+    def blocks(self) -> nn.ModuleList:  # a property: not registered twice in the state dict
+        return transformer_layers(self.hf)
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.hf(input_ids=ids, attention_mask=mask.long()).logits
+
+    def encode(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Per-token hidden states [B, T, hidden] of the base model (no classification head)."""
+        base = getattr(self.hf, self.hf.base_model_prefix)
+        return base(input_ids=ids, attention_mask=mask.long()).last_hidden_state
+
+    @property
+    def hidden_size(self) -> int:
+        return int(self.hf.config.hidden_size)
+
+    def drop_classification_head(self) -> None:
+        """Keep only what `encode` uses, so no parameter goes without a gradient (DDP)."""
+        base = getattr(self.hf, self.hf.base_model_prefix)
+        for name, child in list(self.hf.named_children()):
+            if child is not base:
+                setattr(self.hf, name, None)
+        if getattr(base, "pooler", None) is not None:
+            base.pooler = None
+
+
+def hf_config(transformers, model_cfg: dict):
+    """The AutoConfig of model.path, made a two-class classifier."""
+    config = load_offline(transformers.AutoConfig, model_cfg["path"], "model.path",
+                          trust_remote_code=bool(model_cfg.get("trust_remote_code")))
+    config.num_labels = 2
+    if model_cfg.get("dropout") is not None and hasattr(config, "hidden_dropout_prob"):
+        config.hidden_dropout_prob = float(model_cfg["dropout"])
+    return config
+
+
+def build_hf_classifier(model_cfg: dict, vocab_size: int, max_tokens: int,
+                        pretrained: bool = True) -> HFSequenceClassifier:
+    """The model at model.path with a fresh two-class head. `model.init: random` (or
+    pretrained=False, as evaluate does before loading the trained state dict) builds the same
+    architecture without loading weights."""
+    transformers = require_transformers()
+    config = hf_config(transformers, model_cfg)
+    load_weights = pretrained and model_cfg.get("init", "pretrained") == "pretrained"
+    check_fits(config, model_cfg, vocab_size, max_tokens, load_weights)
+    trust = bool(model_cfg.get("trust_remote_code"))
+    auto = transformers.AutoModelForSequenceClassification
+    if load_weights:
+        hf_model = load_offline(auto, model_cfg["path"], "model.path", config=config,
+                                trust_remote_code=trust)
+    else:
+        hf_model = auto.from_config(config, trust_remote_code=trust)
+    if model_cfg.get("gradient_checkpointing"):
+        enable = getattr(hf_model, "activation_checkpointing_enable", None) or hf_model.gradient_checkpointing_enable
+        enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    return HFSequenceClassifier(hf_model)
+
+
+def check_fits(config, model_cfg: dict, vocab_size: int, max_tokens: int, load_weights: bool) -> None:
+    """The tokenizer's ids and bucket.max_length must fit the model's embeddings."""
+    positions = getattr(config, "max_position_embeddings", None)
+    if positions is not None and max_tokens > positions and getattr(
+            config, "position_embedding_type", "absolute") == "absolute":
+        raise InputError("config", "bucket.max_length", f"{max_tokens} tokens exceed the model's "
+                         f"max_position_embeddings {positions}; lower bucket.max_length")
+    model_vocab = getattr(config, "vocab_size", None)
+    if model_vocab is None or vocab_size <= model_vocab:
+        return
+    if load_weights:
+        raise InputError("config", "tokenizer", f"{vocab_size} token ids but the model at "
+                         f"{model_cfg['path']} embeds {model_vocab}; use the model's own tokenizer")
+    config.vocab_size = vocab_size  # a randomly initialised model takes the tokenizer's vocabulary

@@ -1,0 +1,149 @@
+"""Masked-LM pretraining of the encoder on unlabeled windows; run under torchrun (launch --module).
+
+Table of contents: configs → process group → unlabeled data (windows of the experiment or random
+genome windows, bucketed like `train`) → MaskedLanguageModel around the classifier's encoder →
+strategy engine → MaskedLMTrainer → export of the encoder state dict that `train` starts from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from workflow_scripts.bucket import assign_buckets
+from workflow_scripts.checkpoint import CheckpointManager
+from workflow_scripts.data import BatchCollator, SplitData, load_split
+from workflow_scripts.distributed import DistContext, init_distributed
+from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.genome import Genome
+from workflow_scripts.io_utils import atomic_path, write_json
+from workflow_scripts.mlm import MaskedLanguageModel, MaskedLMTrainer, MaskingCollator, encoder_state
+from workflow_scripts.model import MODEL_DEFAULTS, build_model, count_parameters
+from workflow_scripts.strategies import build_engine
+from workflow_scripts.telemetry import MetricsSink
+from workflow_scripts.tokenizer import load_tokenizer, window_token_lengths
+from workflow_scripts.train_config import TrainConfig
+
+SOURCES = ("train_windows", "all_windows", "genome")
+VALIDATION_SEED = 1234
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__)
+    for name in ("--windows", "--manifest", "--bucket-summary", "--checkpoint-dir", "--out-encoder",
+                 "--out-config", "--out-steps"):
+        parser.add_argument(name, required=True)
+    parser.add_argument("--model-config", required=True, help="the model: section as JSON")
+    parser.add_argument("--train-config", required=True, help="train: with pretrain: overrides, JSON")
+    parser.add_argument("--source", choices=SOURCES, default="all_windows")
+    parser.add_argument("--mask-fraction", type=float, default=0.15)
+    parser.add_argument("--genome-dir", default="results/genome", help="with --source genome")
+    parser.add_argument("--genome-windows", type=int, default=5000, help="with --source genome")
+    parser.add_argument("--experiment", default="experiment")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    args = parse_args(argv)
+    if not 0 < args.mask_fraction < 1:
+        raise InputError("config", "pretrain.mask_fraction", f"must be in (0, 1) (got {args.mask_fraction})")
+    cfg = TrainConfig.from_json(args.train_config)
+    ctx = init_distributed(require_group=cfg.strategy != "ddp")
+    try:
+        torch.manual_seed(cfg.seed)
+        run_pretraining(args, cfg, ctx)
+    finally:
+        ctx.close()
+
+
+def run_pretraining(args: argparse.Namespace, cfg: TrainConfig, ctx: DistContext) -> None:
+    summary = json.loads(Path(args.bucket_summary).read_text())
+    tokenizer = load_tokenizer(summary["tokenizer"])
+    max_tokens = int(summary["max_length"])
+    model_cfg = {**MODEL_DEFAULTS, **json.loads(args.model_config)}
+    train, val = unlabeled_data(args, summary, tokenizer, cfg.seed)
+    model = MaskedLanguageModel(build_model(model_cfg, tokenizer.vocab_size, max_tokens), tokenizer.vocab_size)
+    torch.manual_seed(cfg.seed + ctx.rank)
+    if ctx.is_main:
+        print(f"pretraining {args.experiment} (masked LM, source {args.source}): "
+              f"{count_parameters(model):,} parameters, {len(train)} train / {len(val)} val windows, "
+              f"world size {ctx.world_size}", flush=True)
+    collators = tuple(MaskingCollator(BatchCollator(split, tokenizer, max_tokens), tokenizer, args.mask_fraction, seed)
+                      for split, seed in ((train, None), (val, VALIDATION_SEED)))
+    signature = {"pretrain": cfg.to_dict(), "model": model_cfg, "source": args.source,
+                 "world_size": ctx.world_size, "windows": os.stat(args.windows).st_mtime_ns}
+    trainer = MaskedLMTrainer(
+        cfg, ctx, lambda total: build_engine(model, ctx, cfg, total, max(summary["batch_sizes"])),
+        train, val, collators, summary["batch_sizes"],
+        CheckpointManager(args.checkpoint_dir, ctx.is_main, ctx.barrier, signature),
+        MetricsSink(Path(args.checkpoint_dir) / "steps.partial.jsonl", ctx.is_main, None),
+    )
+    progress = trainer.train()
+    final_state = trainer.engine.full_state_dict()
+    trainer.metrics.close()
+    if ctx.is_main:
+        export(args, trainer, progress, final_state)
+
+
+def unlabeled_data(args, summary: dict, tokenizer, seed: int) -> tuple[SplitData, SplitData]:
+    """Pretraining windows (labels unused) and the validation split for the masked-LM loss."""
+    splits = {name: load_split(args.windows, args.manifest, name) for name in ("train", "val", "test")}
+    if args.source == "train_windows":
+        train = splits["train"]
+    elif args.source == "all_windows":
+        train = concat_splits(list(splits.values()))
+    else:
+        train = random_genome_windows(args.genome_dir, args.genome_windows, splits["train"].lengths,
+                                      seed, tokenizer, summary["boundaries"])
+    if len(train) == 0:
+        raise InputError(args.manifest, "split", "no windows to pretrain on")
+    return train, splits["val"]
+
+
+def concat_splits(parts: list[SplitData]) -> SplitData:
+    lists = ("ids", "gene_ids", "sequences")
+    return SplitData(**{name: sum((getattr(p, name) for p in parts), []) for name in lists},
+                     **{name: np.concatenate([getattr(p, name) for p in parts])
+                        for name in ("labels", "lengths", "token_lengths", "buckets")})
+
+
+def random_genome_windows(genome_dir: str, n: int, lengths: np.ndarray, seed: int, tokenizer,
+                          boundaries: list[int]) -> SplitData:
+    """`n` windows at uniform random genome positions, lengths drawn from the train windows'."""
+    genome = Genome.open_cached(genome_dir)
+    rng = np.random.default_rng(seed)
+    chrom = rng.choice(len(genome), n, p=genome.lengths / genome.lengths.sum())
+    widths = np.minimum(rng.choice(lengths if len(lengths) else np.array([200]), n), genome.lengths[chrom])
+    starts = genome.offsets[chrom] + (rng.random(n) * (genome.lengths[chrom] - widths + 1)).astype(np.int64)
+    sequences = [bytes(genome.sequence[s : s + w]).decode("ascii") for s, w in zip(starts, widths)]
+    token_lengths = window_token_lengths(tokenizer, lambda: sequences, widths)
+    return SplitData(ids=[f"genome{i}" for i in range(n)], gene_ids=[""] * n, sequences=sequences,
+                     labels=np.zeros(n, dtype=np.int64), lengths=widths.astype(np.int64),
+                     token_lengths=np.asarray(token_lengths, dtype=np.int64),
+                     buckets=assign_buckets(token_lengths, boundaries).astype(np.int64))
+
+
+def export(args, trainer: MaskedLMTrainer, progress, final_state: dict) -> None:
+    best = trainer.checkpoints.load_best()
+    with atomic_path(args.out_encoder) as tmp:
+        torch.save(encoder_state(best if best is not None else final_state), tmp)
+    write_json(args.out_config, {
+        "experiment": args.experiment, "objective": "masked_lm", "source": args.source,
+        "mask_fraction": args.mask_fraction, "train": trainer.cfg.to_dict(),
+        "optimizer_steps": progress.step, "best_epoch": progress.best_epoch,
+        "best_val_loss": progress.best_val_loss, "validation": progress.history,
+        "strategy": trainer.engine.describe(),
+    })
+    with atomic_path(args.out_steps) as tmp:
+        shutil.copyfile(trainer.metrics.path, tmp)
+
+
+if __name__ == "__main__":
+    run_cli(main)
