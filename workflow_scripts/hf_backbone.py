@@ -181,9 +181,17 @@ def build_hf_classifier(model_cfg: dict, vocab_size: int, max_tokens: int,
     else:
         hf_model = auto.from_config(config, trust_remote_code=trust)
     if model_cfg.get("gradient_checkpointing"):
-        enable = getattr(hf_model, "activation_checkpointing_enable", None) or hf_model.gradient_checkpointing_enable
-        enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        enable_checkpointing(hf_model)
     return HFSequenceClassifier(hf_model)
+
+
+def enable_checkpointing(hf_model: nn.Module) -> None:
+    """The HF model's own activation checkpointing, non-reentrant (works under DDP and FSDP)."""
+    kwargs = {"use_reentrant": False}
+    if hasattr(hf_model, "activation_checkpointing_enable"):  # transformers >= 5
+        hf_model.activation_checkpointing_enable(kwargs)
+    else:
+        hf_model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
 
 
 def check_fits(config, model_cfg: dict, vocab_size: int, max_tokens: int, load_weights: bool) -> None:

@@ -1,0 +1,118 @@
+"""The real Snakemake pipeline with the optional model paths (2 gloo ranks):
+
+- a tiny BERT made from a config in the test, with a BPE tokenizer learnt by the tokenizer rule:
+  tokenizer → bucket → pretrain (masked LM) → train → evaluate → plot;
+- pretrain → finetune on the demo data with the built-in CNN: after the same finetune steps the
+  validation loss is lower from the pretrained encoder than from random init (seed fixed).
+"""
+
+import json
+import subprocess
+import sys
+
+import polars as pl
+import pytest
+
+pytest.importorskip("transformers")
+
+from tests.hf_fixtures import TINY_BERT  # noqa: E402
+from tests.train_fixtures import ROOT, subprocess_env  # noqa: E402
+from tests.workflow_helpers import TINY_CONFIG, planned_rules, snakemake, write_config  # noqa: E402
+
+EXPERIMENT = "fp_vs_tp"
+HF_CONFIG = {
+    **TINY_CONFIG,
+    "tokenizer": {"kind": "bpe", "vocab_size": 64},
+    "bucket": {"max_length": 128},  # some BPE windows are longer: truncation is counted
+    "pretrain": {"enabled": True, "epochs": 1},
+    "train": {"epochs": 1, "log_every_steps": 5, "lr": 0.001},
+}
+CNN_CONFIG = {
+    **TINY_CONFIG,
+    "model": {"d_model": 24, "n_layers": 2},
+    "pretrain": {"enabled": True, "epochs": 6, "lr": 0.003},
+    "train": {"epochs": 2, "log_every_steps": 5, "lr": 0.003, "seed": 0},
+}
+
+
+def save_bert_config(directory):
+    transformers = pytest.importorskip("transformers")
+    transformers.BertConfig(vocab_size=64, **TINY_BERT).save_pretrained(str(directory))
+    return directory
+
+
+@pytest.fixture(scope="module")
+def hf_run(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("hf_run")
+    model_dir = save_bert_config(workdir / "tiny_bert")
+    config = {**HF_CONFIG, "model": {"backbone": "hf", "path": str(model_dir), "init": "random"}}
+    result = snakemake(workdir, "--configfile", str(write_config(workdir, "hf.yaml", config)))
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    return workdir
+
+
+def test_dag_has_tokenizer_and_pretrain_only_when_asked(tmp_path):
+    plain = snakemake(tmp_path, "-n", "--configfile", str(write_config(tmp_path, "a.yaml", TINY_CONFIG)))
+    assert plain.returncode == 0 and not {"tokenizer", "pretrain"} & planned_rules(plain.stdout)
+    cnn = snakemake(tmp_path, "-n", "--configfile", str(write_config(tmp_path, "b.yaml", CNN_CONFIG)))
+    assert cnn.returncode == 0 and "pretrain" in planned_rules(cnn.stdout), cnn.stderr[-2000:]
+    graph = snakemake(tmp_path, "--rulegraph", "--configfile", str(tmp_path / "b.yaml"))
+    names = {line.split("\t")[-1].split("[")[0].strip(): line.split('"')[1]
+             for line in graph.stdout.splitlines() if "[label" in line}
+    edges = {(names[a.strip()], names[b.strip().rstrip(";")])
+             for a, b in (line.split("->") for line in graph.stdout.splitlines() if "->" in line)}
+    assert ("pretrain", "train") in edges and ("bucket", "pretrain") in edges
+
+
+def test_hf_model_with_learnt_bpe_runs_the_whole_pipeline(hf_run):
+    workdir = hf_run
+    summary = json.loads((workdir / f"results/{EXPERIMENT}/buckets/summary.json").read_text())
+    assert summary["tokenizer"]["kind"] == "hf"
+    assert summary["tokenizer"]["path"] == f"results/{EXPERIMENT}/tokenizer"
+    manifest = pl.read_parquet(workdir / f"results/{EXPERIMENT}/buckets/manifest.parquet")
+    assert (manifest["token_length"] < manifest["length"]).all()  # BPE token counts
+    assert summary["n_truncated"] == int((manifest["token_length"] > 128).sum())
+    pretrain = json.loads((workdir / f"results/{EXPERIMENT}/pretrain/pretrain.json").read_text())
+    assert pretrain["objective"] == "masked_lm" and pretrain["optimizer_steps"] > 0
+    train_log = (workdir / f"logs/{EXPERIMENT}/train.log").read_text()
+    assert "world size 2" in train_log and "encoder tensors from" in train_log
+    saved = json.loads((workdir / f"results/{EXPERIMENT}/model/model.json").read_text())
+    assert saved["model"]["backbone"] == "hf"
+    metrics = json.loads((workdir / f"results/{EXPERIMENT}/evaluation/metrics.json").read_text())
+    assert metrics["n"] > 0 and 0 <= metrics["accuracy"] <= 1
+    assert (workdir / f"results/{EXPERIMENT}/plots/roc.png").stat().st_size > 5000
+
+
+def final_val_loss(model_json) -> float:
+    return json.loads(model_json.read_text())["validation"][-1]["val_loss"]
+
+
+def train_from_scratch(workdir) -> float:
+    """The train rule's command for the same data and config, without --init-encoder."""
+    results = workdir / "results" / EXPERIMENT
+    out = workdir / "scratch"
+    command = [
+        sys.executable, "-m", "workflow_scripts.launch", "--cpu-procs", "2", "--threads", "2", "--",
+        "--windows", str(results / "windows.parquet"), "--manifest", str(results / "buckets/manifest.parquet"),
+        "--bucket-summary", str(results / "buckets/summary.json"),
+        "--model-config", json.dumps(CNN_CONFIG["model"]), "--train-config", json.dumps(CNN_CONFIG["train"]),
+        "--checkpoint-dir", str(out / "checkpoints"), "--out-model", str(out / "model.pt"),
+        "--out-config", str(out / "model.json"), "--out-steps", str(out / "steps.jsonl"),
+    ]
+    result = subprocess.run(command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return final_val_loss(out / "model.json")
+
+
+def test_pretrained_encoder_finetunes_to_a_lower_validation_loss(tmp_path):
+    config = write_config(tmp_path, "cnn.yaml", CNN_CONFIG)
+    result = snakemake(tmp_path, "--configfile", str(config), "--until", "train")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    pretrained = json.loads((tmp_path / f"results/{EXPERIMENT}/model/model.json").read_text())
+    scratch_loss = train_from_scratch(tmp_path)
+    pretrained_loss = pretrained["validation"][-1]["val_loss"]
+    scratch_steps = json.loads((tmp_path / "scratch/model.json").read_text())["optimizer_steps"]
+    assert pretrained["optimizer_steps"] == scratch_steps
+    print(f"val loss after {scratch_steps} finetune steps: pretrained {pretrained_loss:.4f}, "
+          f"scratch {scratch_loss:.4f}")
+    assert pretrained_loss < scratch_loss
