@@ -119,6 +119,8 @@ def check_cross_fields(config: dict) -> None:
 def check_backbone(model: dict, tokenizer: dict) -> None:
     """hf needs model.path; its ids must come from a tokenizer the model can embed."""
     kind = tokenizer.get("kind", "auto")
+    if kind == "hf" and not tokenizer.get("path"):
+        raise InputError("config", "tokenizer.path", "tokenizer.kind hf needs a tokenizer directory")
     if model.get("backbone") != "hf":
         if kind == "auto" and tokenizer.get("path"):
             raise InputError("config", "tokenizer.path", "is used with tokenizer.kind hf")
@@ -131,8 +133,6 @@ def check_backbone(model: dict, tokenizer: dict) -> None:
     if kind == "bpe" and model.get("init", "pretrained") == "pretrained":
         raise InputError("config", "tokenizer.kind", "a new BPE vocabulary does not fit pretrained "
                          "weights; use auto, or model.init random")
-    if kind == "hf" and not tokenizer.get("path"):
-        raise InputError("config", "tokenizer.path", "tokenizer.kind hf needs a tokenizer directory")
 
 
 def check_pretrain(config: dict) -> None:
