@@ -31,7 +31,7 @@ lint: setup
 # Prints every benchmark table (benchmarks/README.md); pyfaidx only for one comparison row.
 bench: setup
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt || echo "bench: no pyfaidx; its row is skipped"
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m benchmarks.run_all
+	$(RUN) python -m benchmarks.run_all
 
 clean:
 	rm -rf results logs .snakemake report.html

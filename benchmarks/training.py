@@ -140,10 +140,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--n", type=int, default=768, help="training windows (log-normal lengths)")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3, help="best of this many epochs per scheme")
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (1: steadier on a shared machine; 0 = torch's default)")
     args = parser.parse_args(argv)
+    threads = torch.get_num_threads()
     if args.threads:
         torch.set_num_threads(args.threads)
+    try:
+        run_tables(args)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def run_tables(args: argparse.Namespace) -> None:
     data = synthetic_split(args.n)
     print_table(f"Training throughput, CPU, {args.n} log-normal windows, batch {args.batch_size}, "
                 f"model {MODEL['arch']} d{MODEL['d_model']}×{MODEL['n_layers']}, {torch.get_num_threads()} threads "
