@@ -1,9 +1,11 @@
 import json
+import os
 import shlex
 import sys
 
 sys.path.insert(0, workflow.basedir)  # the package lives next to the Snakefile
 
+from workflow_scripts.cluster_env import CLUSTER_ENV_VARIABLE
 from workflow_scripts.config_checks import load_schema, validate_config
 from workflow_scripts.errors import InputError
 from workflow_scripts.preflight import check_input_files
@@ -24,8 +26,9 @@ config.clear()
 config.update(checked)
 
 EXPERIMENTS = {e["name"]: e for e in config["experiments"]}
-# Passed to the launcher in the shell line (not as params: NCCL settings must not retrain).
-CLUSTER_ENV_JSON = json.dumps(config.get("cluster", {}), sort_keys=True)
+# Jobs inherit this (also on SLURM, where each job re-reads the workflow): the launcher exports
+# the NCCL presets from it. Not a param, so changing an NCCL setting does not retrain.
+os.environ[CLUSTER_ENV_VARIABLE] = json.dumps(config["cluster"], sort_keys=True)
 PLOTS = [
     "roc",
     "precision_recall",

@@ -30,7 +30,7 @@ rule pretrain:
     shell:
         "python -m workflow_scripts.launch --module workflow_scripts.pretrain "
         "--gpus {resources.gpu} --cpu-procs {resources.cpu_procs} --threads {threads} "
-        "--nodes {resources.nodes} --cluster-env {CLUSTER_ENV_JSON:q} -- "
+        "--nodes {resources.nodes} -- "
         "--windows {input.windows:q} --manifest {input.manifest:q} "
         "--bucket-summary {input.summary:q} --model-config {params.model:q} "
         "--train-config {params.train:q} {params.extra} --checkpoint-dir {params.checkpoints:q} "

@@ -30,7 +30,7 @@ rule train:
     shell:
         "python -m workflow_scripts.launch --gpus {resources.gpu} "
         "--cpu-procs {resources.cpu_procs} --threads {threads} --nodes {resources.nodes} "
-        "--cluster-env {CLUSTER_ENV_JSON:q} -- "
+        "-- "
         "--windows {input.windows:q} --manifest {input.manifest:q} "
         "--bucket-summary {input.summary:q} --model-config {params.model:q} "
         "--train-config {params.train:q} --checkpoint-dir {params.checkpoints:q} "

@@ -50,3 +50,13 @@ def test_cluster_presets_become_environment_variables_unless_already_set():
     assert "NCCL_DEBUG" not in apply_environment(presets, environ) and environ["NCCL_DEBUG"] == "WARN"
     with pytest.raises(InputError, match="config: cluster"):
         parse_cluster_section("[1, 2]")
+
+
+def test_cluster_section_comes_from_the_workflow_environment(monkeypatch):
+    from workflow_scripts.cluster_env import CLUSTER_ENV_VARIABLE, parse_cluster_section
+
+    monkeypatch.setenv(CLUSTER_ENV_VARIABLE, json.dumps({"nccl_debug": "INFO"}))
+    args, _ = parse_args(["--gpus", "0", "--"])
+    assert parse_cluster_section(args.cluster_env) == {"nccl_debug": "INFO"}
+    with pytest.raises(InputError, match="config: cluster"):
+        parse_cluster_section("{'nccl_debug': 'INFO'}")

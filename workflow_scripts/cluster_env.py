@@ -12,6 +12,9 @@ from collections.abc import MutableMapping
 
 from workflow_scripts.errors import InputError
 
+# The workflow puts the config's cluster: section here, as JSON, for every job.
+CLUSTER_ENV_VARIABLE = "ERRORSEQ_CLUSTER_ENV"
+
 # config key -> environment variable
 NCCL_SETTINGS = {
     "nccl_debug": "NCCL_DEBUG",
@@ -40,7 +43,7 @@ def preset_environment(section: dict) -> dict[str, str]:
 
 
 def parse_cluster_section(text: str) -> dict:
-    """The section as JSON (the rule passes it so)."""
+    """The section as JSON (the workflow exports it in ERRORSEQ_CLUSTER_ENV)."""
     try:
         section = json.loads(text or "{}")
     except json.JSONDecodeError as error:

@@ -18,7 +18,7 @@ import sys
 
 import torch
 
-from workflow_scripts.cluster_env import apply_environment, parse_cluster_section, preset_environment
+from workflow_scripts.cluster_env import CLUSTER_ENV_VARIABLE, apply_environment, parse_cluster_section, preset_environment
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.train_config import TrainConfig
 
@@ -35,7 +35,10 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="CPU cores of the job")
     parser.add_argument("--module", default=TRAIN_MODULE)
     parser.add_argument("--nodes", type=int, default=1, help="nodes of the job (resources.nodes)")
-    parser.add_argument("--cluster-env", default="{}", help="the config's cluster: section as JSON")
+    parser.add_argument(
+        "--cluster-env", default=os.environ.get(CLUSTER_ENV_VARIABLE, "{}"),
+        help=f"the config's cluster: section as JSON (default: ${CLUSTER_ENV_VARIABLE})",
+    )
     return parser.parse_args(argv[:split_at]), argv[split_at + 1 :]
 
 
