@@ -85,8 +85,8 @@ def test_a_non_finite_loss_stops_training_naming_rank_and_step(inputs, tmp_path)
     result = subprocess.run(command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=180)
     seconds = time.monotonic() - began
     output = result.stdout + result.stderr
-    found = re.search(r"FloatingPointError: rank (\d+): loss is (nan|inf|-inf) at step (\d+) \(epoch 1\); "
-                      r"lower train.lr", output)
+    found = re.search(r"^errorseq: error: training: rank (\d+): loss is (nan|inf|-inf) at step (\d+) "
+                      r"\(epoch 1\); lower train.lr", output, re.MULTILINE)
     assert result.returncode != 0 and found, output[-3000:]
     print(f"\nloss {found.group(2)} at step {found.group(3)}: reported, job ended {seconds:.1f} s after launch")
     assert int(found.group(3)) <= 5

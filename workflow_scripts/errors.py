@@ -17,9 +17,15 @@ class InputError(Exception):
 
 
 def run_cli(main: Callable[[list[str] | None], None], argv: list[str] | None = None) -> None:
-    """Run a module's main(); an InputError becomes one line on stderr and exit code 2."""
+    """Run a module's main(); an InputError becomes one line on stderr and exit code 2.
+
+    A non-finite loss (FloatingPointError from the trainer) is one line too, with exit code 1.
+    """
     try:
         main(argv)
     except InputError as error:
         print(f"errorseq: error: {error}", file=sys.stderr, flush=True)
         sys.exit(2)
+    except FloatingPointError as error:
+        print(f"errorseq: error: training: {error}", file=sys.stderr, flush=True)
+        sys.exit(1)
