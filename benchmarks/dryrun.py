@@ -46,6 +46,7 @@ def dry_run_seconds(command: list[str], cwd: Path, repeats: int) -> tuple[float,
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--experiments", default="1,10", help="experiment counts to plan, comma-separated")
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
         (trivial / "Snakefile").write_text('rule all:\n    output:\n        "x.txt",\n    shell:\n        "touch {output}"\n')
         startup, jobs = dry_run_seconds([*SNAKEMAKE, "-n", "--cores", "1"], trivial, args.repeats)
         rows.append(["one-rule Snakefile (Snakemake start-up)", jobs, startup, 0.0])
-        for n in (1, 10):
+        for n in (int(count) for count in args.experiments.split(",")):
             workdir = tmp / f"run{n}"
             workdir.mkdir()
             config = yaml.safe_load((ROOT / "config/config.yaml").read_text())

@@ -150,7 +150,8 @@ def main(argv: list[str] | None = None) -> None:
                 ["method", "windows / s", "× pyfaidx"], rows)
     startup = python_start_seconds()
     rule_rows = []
-    for calls in sorted({max(args.calls // 4, 1), args.calls}):
+    sizes = {args.calls // 4, args.calls} if args.calls >= 100_000 else {args.calls}  # two: memory per window
+    for calls in sorted(sizes):
         seconds, peak = extract_rule(work, genome, calls)
         rule_rows.append([f"{calls:,} calls (half minus strand)", seconds, seconds - startup, peak])
     print_table(f"extract rule (python -m workflow_scripts.extract, genome index cached; {load_line()})",
