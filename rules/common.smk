@@ -86,10 +86,6 @@ def split_fractions():
     return ",".join(str(fractions[name]) for name in ("train", "val", "test"))
 
 
-def bucket_list(key):
-    return ",".join(str(value) for value in config["bucket"][key])
-
-
 def section_json(section):
     return json.dumps(config[section], sort_keys=True)
 
