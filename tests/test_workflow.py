@@ -42,7 +42,7 @@ def test_demo_runs_end_to_end(finished_run):
     metrics = json.loads((workdir / "results/fp_vs_tp/evaluation/metrics.json").read_text())
     for key in ("accuracy", "precision", "recall", "f1", "mcc", "roc_auc", "pr_auc", "n", "per_bucket"):
         assert key in metrics
-    assert metrics["n"] > 0 and metrics["roc_auc"] > 0.6
+    assert metrics["n"] > 0 and metrics["roc_auc"] > 0.8  # the tiny demo reaches ~0.97
     for plot in ("roc", "precision_recall", "confusion_matrix", "training_curves", "length_histogram"):
         assert (workdir / f"results/fp_vs_tp/plots/{plot}.png").stat().st_size > 5000
     for log in ("extract", "bucket", "train", "evaluate", "plot"):

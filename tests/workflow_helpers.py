@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TINY_CONFIG = {
     "demo": {"n_genes": 400, "calls_per_gene": 3},
     "experiments": [{"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"}],
-    "model": {"d_model": 24, "n_layers": 2},
-    "train": {"epochs": 2, "log_every_steps": 5},
+    "bucket": {"max_tokens_per_batch": 3200},  # small batches: enough steps on ~500 windows
+    "train": {"epochs": 4, "lr": 0.006, "log_every_steps": 5},
 }
 
 
