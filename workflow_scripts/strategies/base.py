@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import contextlib
 from pathlib import Path
 
@@ -25,7 +26,7 @@ def optimizer_state_tensors(optimizer: torch.optim.Optimizer):
         yield from (value for value in state.values() if torch.is_tensor(value) and value.dim() > 0)
 
 
-class Engine:
+class Engine(abc.ABC):
     """A model trained with one strategy. Calls marked collective run on every rank."""
 
     name = "base"
@@ -64,12 +65,13 @@ class Engine:
         return {key: value.detach().float().cpu() if value.is_floating_point() else value.cpu()
                 for key, value in self.module.state_dict().items()}
 
+    @abc.abstractmethod
     def save(self, directory: Path) -> None:
         """Collective: model and optimizer state into `directory` (exists on rank 0)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def load(self, directory: Path) -> None:
-        raise NotImplementedError
+        """Collective: the state `save` wrote."""
 
     def extra_state(self) -> dict:
         return {"scheduler": self.scheduler.state_dict()}
