@@ -118,3 +118,13 @@ def init_distributed(timeout_s: float = 600.0, require_group: bool = False) -> D
             device_id=device if device.type == "cuda" else None,
         )
     return DistContext(rank, local_rank, world_size, device, backend)
+
+
+def run_in_process_group(strategy: str, seed: int, work) -> None:
+    """Join torchrun's group (FSDP/DeepSpeed need one even alone), seed, run work(ctx), leave."""
+    ctx = init_distributed(require_group=strategy != "ddp")
+    try:
+        torch.manual_seed(seed)
+        work(ctx)
+    finally:
+        ctx.close()

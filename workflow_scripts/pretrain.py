@@ -19,7 +19,7 @@ import torch
 from workflow_scripts.bucket import assign_buckets
 from workflow_scripts.checkpoint import CheckpointManager
 from workflow_scripts.data import BatchCollator, SplitData, load_split
-from workflow_scripts.distributed import DistContext, init_distributed
+from workflow_scripts.distributed import DistContext, run_in_process_group
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.genome import Genome
 from workflow_scripts.io_utils import atomic_path, write_json
@@ -55,12 +55,7 @@ def main(argv: list[str] | None = None) -> None:
     if not 0 < args.mask_fraction < 1:
         raise InputError("config", "pretrain.mask_fraction", f"must be in (0, 1) (got {args.mask_fraction})")
     cfg = TrainConfig.from_json(args.train_config)
-    ctx = init_distributed(require_group=cfg.strategy != "ddp")
-    try:
-        torch.manual_seed(cfg.seed)
-        run_pretraining(args, cfg, ctx)
-    finally:
-        ctx.close()
+    run_in_process_group(cfg.strategy, cfg.seed, lambda ctx: run_pretraining(args, cfg, ctx))
 
 
 def run_pretraining(args: argparse.Namespace, cfg: TrainConfig, ctx: DistContext) -> None:

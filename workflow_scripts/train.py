@@ -20,7 +20,7 @@ import torch
 
 from workflow_scripts.checkpoint import CheckpointManager
 from workflow_scripts.data import BatchCollator, load_split
-from workflow_scripts.distributed import DistContext, init_distributed
+from workflow_scripts.distributed import DistContext, run_in_process_group
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import atomic_path, write_json
 from workflow_scripts.mlm import load_pretrained_encoder
@@ -56,12 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     cfg = TrainConfig.from_json(args.train_config)
     if cfg.tensorboard:
         require_tensorboard()
-    ctx = init_distributed(require_group=cfg.strategy != "ddp")
-    try:
-        torch.manual_seed(cfg.seed)
-        run_training(args, cfg, ctx)
-    finally:
-        ctx.close()
+    run_in_process_group(cfg.strategy, cfg.seed, lambda ctx: run_training(args, cfg, ctx))
 
 
 def run_training(args: argparse.Namespace, cfg: TrainConfig, ctx: DistContext) -> None:
