@@ -3,7 +3,7 @@ import gzip
 import polars as pl
 import pytest
 
-from workflow_scripts.demo_data import MOTIF, generate_demo
+from workflow_scripts.demo_data import ELEMENT_SPACING, MOTIF, generate_demo, reverse_complement
 from workflow_scripts.extract import main as extract_main
 from workflow_scripts.genome import load_fasta
 
@@ -58,3 +58,27 @@ def test_motif_enriched_in_error_windows_and_lengths_spread(demo, tmp_path, erro
     assert rate[0] < 0.2 and rate[1] > 0.7
     clipped = (windows["length"] < 401).mean()
     assert 0.3 < clipped < 0.7 and windows["length"].min() < 200
+
+
+def test_motif_recurs_in_gene_free_dna_only(demo):
+    """Intergenic copies (both orientations, ~1 per ELEMENT_SPACING nt) for unlabeled pretraining;
+    inside genes only the copies planted near sites."""
+    genome = load_fasta(demo / "g.fa.gz")
+    calls = pl.read_csv(demo / "calls.tsv", separator="\t")
+    genes = calls.unique("gene_id").sort("chrom", "gene_start")
+    inside = outside = free_length = 0
+    for name in genome.names:
+        text = genome.chromosome(name)
+        spans = genes.filter(pl.col("chrom") == name).select("gene_start", "gene_end").rows()
+        covered = bytearray(len(text))
+        for start, end in spans:
+            covered[start - 1 : end] = b"\x01" * (end - start + 1)
+        free_length += len(text) - sum(covered)
+        for motif in (MOTIF, reverse_complement(MOTIF)):
+            at = text.find(motif)
+            while at >= 0:
+                inside += any(covered[at : at + len(MOTIF)])
+                outside += not any(covered[at : at + len(MOTIF)])
+                at = text.find(motif, at + 1)
+    assert 0.7 < outside * ELEMENT_SPACING / free_length < 1.3
+    assert inside < 0.5 * calls.height

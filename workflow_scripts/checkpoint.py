@@ -24,6 +24,16 @@ TRAINER_FILE = "trainer.pt"
 BEST_FILE = "best.pt"
 SIGNATURE_FILE = "run.json"
 KEEP_LAST = 2
+LOGGING_KEYS = ("checkpoint_every_steps", "log_every_steps", "tensorboard")
+
+
+def run_signature(train: dict, model: dict, world_size: int, inputs: dict, **settings) -> dict:
+    """What a checkpoint must share with a run to be resumed from: the train config (less its
+    logging keys), the model, the world size, each input file's size and mtime (None = no such
+    input) and any other setting that changes what is learnt."""
+    stamps = {name: [os.stat(path).st_size, os.stat(path).st_mtime_ns] for name, path in inputs.items() if path}
+    return {"train": {key: value for key, value in train.items() if key not in LOGGING_KEYS},
+            "model": model, "world_size": world_size, "inputs": stamps, **settings}
 
 
 class CheckpointManager:

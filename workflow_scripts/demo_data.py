@@ -9,6 +9,12 @@ window only ever holds its own site's motif. Genes are short at the edges
 gene span spread from ~60 to 401 nt. Calls per gene are geometric around the
 mean; with the default mean of 3 about half of the windows are clipped (with
 20 calls per gene only ~10% are, since only edge sites get clipped).
+
+Outside the genes the motif also recurs as a genomic element (both orientations,
+about one copy per ELEMENT_SPACING nt of intergenic DNA), the way regulatory
+elements and repeats recur in real genomes. Windows never reach intergenic DNA,
+so the labelled data are unchanged; unlabeled genome windows (`pretrain.source:
+genome`) show the element often, which is what masked-LM pretraining can learn.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ MOTIF_REACH = 30
 PRED_TYPES = np.array(["TP", "TN", "FP", "FN"])
 PRED_PROBABILITIES = (0.35, 0.25, 0.20, 0.20)
 PLANT_PROBABILITY = {"error": 0.93, "correct": 0.04}  # best possible ROC-AUC ≈ 0.945
+ELEMENT_SPACING = 60  # mean nt of intergenic DNA per motif copy
 LINE_WIDTH = 60
 _COMPLEMENT = str.maketrans("ACGT", "TGCA")
 
@@ -91,6 +98,27 @@ def plant_motifs(rng, sequences: list[np.ndarray], layout: pl.DataFrame, is_erro
         sequence[index] = np.where(minus[rows, None], backward, forward)
 
 
+def gene_free_intervals(layout: pl.DataFrame, chrom_index: int, length: int) -> np.ndarray:
+    """[start, end) 0-based intervals of one chromosome that no gene covers."""
+    genes = layout.filter(pl.col("chrom_index") == chrom_index).unique("gene").sort("gene_start0")
+    starts = genes["gene_start0"].to_numpy()
+    ends = starts + genes["gene_length"].to_numpy()
+    return np.column_stack([np.concatenate([[0], ends]), np.concatenate([starts, [length]])])
+
+
+def plant_elements(rng, sequence: np.ndarray, free: np.ndarray) -> None:
+    """Non-overlapping copies of MOTIF, either orientation, one per ELEMENT_SPACING nt of
+    gene-free DNA on average."""
+    copies = np.stack([np.frombuffer(MOTIF.encode(), np.uint8),
+                       np.frombuffer(reverse_complement(MOTIF).encode(), np.uint8)])
+    for start, end in free:
+        gaps = rng.integers(len(MOTIF), 2 * ELEMENT_SPACING - len(MOTIF), (end - start) // len(MOTIF))
+        firsts = start + np.cumsum(gaps) - len(MOTIF)
+        firsts = firsts[firsts + len(MOTIF) <= end]
+        index = firsts[:, None] + np.arange(len(MOTIF))
+        sequence[index] = copies[rng.integers(2, size=len(firsts))]
+
+
 def decorate(rng, sequence: np.ndarray, gene_free: np.ndarray) -> None:
     """Soft-mask some stretches (lower-case) and put a few N runs in intergenic DNA."""
     for _ in range(max(1, len(sequence) // 50_000)):
@@ -106,11 +134,13 @@ def intergenic_starts(layout: pl.DataFrame, chrom_index: int) -> np.ndarray:
     return np.sort(genes["gene_start0"].to_numpy() - 150)
 
 
-def build_genome(rng, layout: pl.DataFrame, n_chromosomes: int, is_error: np.ndarray) -> list[np.ndarray]:
+def build_genome(rng, layout: pl.DataFrame, n_chromosomes: int, is_error: np.ndarray,
+                 element_rng) -> list[np.ndarray]:
     lengths = chromosome_lengths(layout, n_chromosomes, tail=int(rng.integers(500, 2000)))
     sequences = [random_bases(rng, int(length)) for length in lengths]
     plant_motifs(rng, sequences, layout, is_error)
     for chrom_index, sequence in enumerate(sequences):
+        plant_elements(element_rng, sequence, gene_free_intervals(layout, chrom_index, len(sequence)))
         decorate(rng, sequence, intergenic_starts(layout, chrom_index))
     return sequences
 
@@ -150,7 +180,9 @@ def generate_demo(
     rng = np.random.default_rng(seed)
     layout = layout_genes(rng, n_genes, calls_per_gene, n_chromosomes, min_spacing)
     pred_types = PRED_TYPES[rng.choice(len(PRED_TYPES), size=layout.height, p=PRED_PROBABILITIES)]
-    sequences = build_genome(rng, layout, n_chromosomes, np.isin(pred_types, ["FP", "FN"]))
+    # The elements draw from their own stream, so genes and calls are those of a genome without them.
+    element_rng = np.random.default_rng([seed, 1])
+    sequences = build_genome(rng, layout, n_chromosomes, np.isin(pred_types, ["FP", "FN"]), element_rng)
     fasta = fasta_bytes(sequences)
     if str(genome_path).endswith(".gz"):
         fasta = gzip.compress(fasta, compresslevel=6, mtime=0)

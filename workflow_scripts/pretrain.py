@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from workflow_scripts.bucket import assign_buckets
-from workflow_scripts.checkpoint import CheckpointManager
+from workflow_scripts.checkpoint import CheckpointManager, run_signature
 from workflow_scripts.data import BatchCollator, SplitData, load_split
 from workflow_scripts.distributed import DistContext, run_in_process_group
 from workflow_scripts.errors import InputError, run_cli
@@ -72,8 +72,13 @@ def run_pretraining(args: argparse.Namespace, cfg: TrainConfig, ctx: DistContext
               f"world size {ctx.world_size}", flush=True)
     collators = tuple(MaskingCollator(BatchCollator(split, tokenizer, max_tokens), tokenizer, args.mask_fraction, seed)
                       for split, seed in ((train, None), (val, VALIDATION_SEED)))
-    signature = {"pretrain": cfg.to_dict(), "model": model_cfg, "source": args.source,
-                 "world_size": ctx.world_size, "windows": os.stat(args.windows).st_mtime_ns}
+    genome_index = Path(args.genome_dir) / "index.tsv" if args.source == "genome" else None
+    signature = run_signature(
+        cfg.to_dict(), model_cfg, ctx.world_size,
+        {"windows": args.windows, "manifest": args.manifest, "summary": args.bucket_summary,
+         "genome": genome_index},
+        source=args.source, mask_fraction=args.mask_fraction,
+        genome_windows=args.genome_windows if args.source == "genome" else None)
     trainer = MaskedLMTrainer(
         cfg, ctx, lambda total: build_engine(model, ctx, cfg, total, max(summary["batch_sizes"])),
         train, val, collators, summary["batch_sizes"],

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from workflow_scripts.checkpoint import CheckpointManager
+from workflow_scripts.checkpoint import CheckpointManager, run_signature
 from workflow_scripts.data import BatchCollator, load_split
 from workflow_scripts.distributed import DistContext, run_in_process_group
 from workflow_scripts.errors import InputError, run_cli
@@ -79,7 +79,10 @@ def run_training(args: argparse.Namespace, cfg: TrainConfig, ctx: DistContext) -
         train, val,
         (BatchCollator(train, tokenizer, max_tokens), BatchCollator(val, tokenizer, max_tokens)),
         summary["batch_sizes"],
-        CheckpointManager(args.checkpoint_dir, ctx.is_main, ctx.barrier, run_signature(args, cfg, model_cfg, ctx)),
+        CheckpointManager(args.checkpoint_dir, ctx.is_main, ctx.barrier, run_signature(
+            cfg.to_dict(), model_cfg, ctx.world_size,
+            {"windows": args.windows, "manifest": args.manifest, "summary": args.bucket_summary,
+             "encoder": args.init_encoder})),
         metrics_sink(args, cfg, ctx),
     )
     if ctx.is_main:
@@ -99,17 +102,6 @@ def maybe_init_encoder(args: argparse.Namespace, model: torch.nn.Module, ctx: Di
     if ctx.is_main:
         print(f"initialised {loaded} encoder tensors from {args.init_encoder}; "
               f"{len(fresh)} fresh (head)", flush=True)
-
-
-def run_signature(args: argparse.Namespace, cfg: TrainConfig, model_cfg: dict, ctx: DistContext) -> dict:
-    """What a checkpoint must share with this run to be resumed from."""
-    volatile = ("checkpoint_every_steps", "log_every_steps", "tensorboard")
-    inputs = {name: [os.stat(path).st_size, os.stat(path).st_mtime_ns]
-              for name, path in (("windows", args.windows), ("manifest", args.manifest),
-                                 ("summary", args.bucket_summary), ("encoder", args.init_encoder))
-              if path}
-    train = {key: value for key, value in cfg.to_dict().items() if key not in volatile}
-    return {"train": train, "model": model_cfg, "world_size": ctx.world_size, "inputs": inputs}
 
 
 def metrics_sink(args: argparse.Namespace, cfg: TrainConfig, ctx: DistContext) -> MetricsSink:
