@@ -60,3 +60,20 @@ def test_cluster_section_comes_from_the_workflow_environment(monkeypatch):
     assert parse_cluster_section(args.cluster_env) == {"nccl_debug": "INFO"}
     with pytest.raises(InputError, match="config: cluster"):
         parse_cluster_section("{'nccl_debug': 'INFO'}")
+
+
+def test_no_gpus_requested_hides_visible_gpus_from_the_workers(monkeypatch):
+    """resources.gpu 0 on a machine with CUDA: CPU processes with gloo, not N ranks on cuda:0."""
+    from workflow_scripts import launch
+
+    monkeypatch.setattr(launch.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(launch.torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    args, rest = parse_args(["--gpus", "0", "--cpu-procs", "2", "--threads", "2", "--", "--x"])
+    command = launch.build_command(args, rest, 29500)
+    assert "--nproc_per_node=2" in command
+    assert launch.os.environ["CUDA_VISIBLE_DEVICES"] == ""
+    args, rest = parse_args(["--gpus", "1", "--threads", "2", "--", "--x"])
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    assert "--nproc_per_node=1" in launch.build_command(args, rest, 29500)
+    assert launch.os.environ["CUDA_VISIBLE_DEVICES"] == "0"

@@ -108,6 +108,14 @@ def srun_torchrun_command(nodes: int, nproc: int, gpus_each: int, head: str, por
     ]
 
 
+def hide_gpus(nproc: int) -> None:
+    """resources.gpu 0 means CPU processes with gloo. Where CUDA is visible the workers would
+    otherwise all pick cuda:0 and NCCL refuses two ranks on one GPU; hide the GPUs from them."""
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    print(f"note: resources.gpu is 0: {nproc} CPU processes with gloo, GPUs hidden "
+          "(snakemake --set-resources train:gpu=N trains on N GPUs)", file=sys.stderr)
+
+
 def build_command(args: argparse.Namespace, train_args: list[str], rdzv_port: int) -> list[str]:
     gpus_each = gpus_per_node(args.gpus, args.nodes)
     nproc = processes_per_node(gpus_each, args.cpu_procs)
@@ -115,6 +123,8 @@ def build_command(args: argparse.Namespace, train_args: list[str], rdzv_port: in
     if args.gpus > 0 and not torch.cuda.is_available():
         print(f"warning: {args.gpus} GPUs requested but CUDA is not available; "
               f"running {nproc} CPU processes per node with gloo", file=sys.stderr)
+    if args.gpus == 0 and torch.cuda.is_available():
+        hide_gpus(nproc)
     if args.nodes == 1:
         return torchrun_command(nproc, args.module, train_args)
     return srun_torchrun_command(args.nodes, nproc, gpus_each, allocation_head_node(),
