@@ -38,16 +38,18 @@ class TrainProgress:
 
 @dataclass
 class LogWindow:
-    """Loss and real tokens summed since the last step-log record."""
+    """Loss, real tokens and windows summed since the last step-log record."""
 
     start: float = field(default_factory=time.monotonic)
     loss_sum: float = 0.0
     tokens: int = 0
+    windows: int = 0
     steps: int = 0
 
-    def add(self, loss: float, tokens: int) -> None:
+    def add(self, loss: float, tokens: int, windows: int) -> None:
         self.loss_sum += loss
         self.tokens += tokens
+        self.windows += windows
         self.steps += 1
 
 
@@ -119,18 +121,20 @@ class Trainer:
         self.progress.epoch += 1
         self.progress.next_batch = 0
 
-    def _optimizer_step(self, group: list[list[int]]) -> tuple[float, int]:
-        """Forward/backward over the micro-batches of one optimizer step, then step."""
-        total_loss, tokens = 0.0, 0
+    def _optimizer_step(self, group: list[list[int]]) -> tuple[float, int, int]:
+        """Forward/backward over the micro-batches of one optimizer step, then step.
+        Returns this rank's loss, real tokens and windows."""
+        total_loss, tokens, windows = 0.0, 0, 0
         for position, indices in enumerate(group):
             batch = self._to_device(self.collator(indices))
             loss = self._forward_loss(batch) / len(group)
             self.engine.backward(loss, sync=position == len(group) - 1)
             total_loss += loss.item()
             tokens += int(batch["mask"].sum())
+            windows += len(indices)
         self._check_finite(total_loss)
         self.engine.clip_and_step()
-        return total_loss, tokens
+        return total_loss, tokens, windows
 
     def _forward_loss(self, batch: dict) -> torch.Tensor:
         return classification_loss(self.engine, batch)
@@ -151,7 +155,8 @@ class Trainer:
     # ---- metrics --------------------------------------------------------------------------
     def _log_step(self, window: "LogWindow") -> None:
         seconds = time.monotonic() - window.start
-        total_loss, total_tokens = self.ctx.all_reduce_sum([window.loss_sum, float(window.tokens)])
+        total_loss, total_tokens, total_windows = self.ctx.all_reduce_sum(
+            [window.loss_sum, float(window.tokens), float(window.windows)])
         record = {
             "kind": "train",
             "epoch": self.progress.epoch + 1,
@@ -159,6 +164,8 @@ class Trainer:
             "loss": total_loss / (self.ctx.world_size * max(window.steps, 1)),
             "lr": self.engine.last_lr(),
             "tokens_per_s": total_tokens / max(seconds, 1e-9),
+            "windows_per_s": total_windows / max(seconds, 1e-9),
+            "step_s": seconds / max(window.steps, 1),  # wall time per optimizer step
             **memory_snapshot(self.ctx.device),
         }
         self.metrics.write(record)
