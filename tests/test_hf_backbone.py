@@ -10,7 +10,7 @@ import torch
 
 pytest.importorskip("transformers")
 
-from tests.hf_fixtures import save_tiny_bert  # noqa: E402
+from tests.hf_fixtures import save_remote_code_model, save_tiny_bert  # noqa: E402
 from tests.train_fixtures import make_training_inputs  # noqa: E402
 from workflow_scripts.errors import InputError  # noqa: E402
 from workflow_scripts.evaluate import load_trained_model  # noqa: E402
@@ -29,6 +29,16 @@ def tiny(tmp_path_factory):
     sequences = pl.read_parquet(inputs["windows"])["sequence"].to_list()
     model_dir = save_tiny_bert(directory / "tiny_bert", sequences)
     return inputs, model_dir
+
+
+@pytest.fixture(scope="module")
+def remote(tmp_path_factory, tiny):
+    """A model directory with its own code, like DNABERT-2 (tests/remote_code_model)."""
+    inputs, _ = tiny
+    sequences = pl.read_parquet(inputs["windows"])["sequence"].to_list()
+    directory = tmp_path_factory.mktemp("remote") / "alibi_bert"
+    directory.mkdir()
+    return inputs, save_remote_code_model(directory, sequences)
 
 
 def hf_cfg(model_dir, **extra):
@@ -101,3 +111,49 @@ def test_evaluate_rebuilds_the_hf_model_from_model_json(tiny, tmp_path):
     ids, mask = tokenizer.encode_batch(["ACGTACGTTT", "GGGCCCAAATTT"])
     model.eval()
     np.testing.assert_allclose(loaded(ids, mask).detach(), model(ids, mask).detach(), atol=1e-6)
+
+
+def test_model_with_its_own_code_needs_trust_remote_code(remote):
+    _, model_dir = remote
+    tokenizer = load_tokenizer({"kind": "hf", "path": str(model_dir)})
+    with pytest.raises(InputError, match="model.trust_remote_code: the model ships its own code"):
+        build_model(hf_cfg(model_dir), tokenizer.vocab_size, 64)
+
+
+def test_remote_code_model_loads_its_weights_and_takes_windows_past_its_positions(remote, tmp_path):
+    """ALiBi: 200 tokens > max_position_embeddings 64; the base model returns a plain tuple."""
+    _, model_dir = remote
+    tokenizer = load_tokenizer({"kind": "hf", "path": str(model_dir), "trust_remote_code": True})
+    cfg = hf_cfg(model_dir, trust_remote_code=True)
+    model = build_model(cfg, tokenizer.vocab_size, 200)
+    saved = pytest.importorskip("safetensors.torch").load_file(str(model_dir / "model.safetensors"))
+    key = "bert.encoder.layer.1.qkv.weight"
+    assert torch.equal(model.hf.state_dict()[key], saved[key])
+    assert model.blocks is model.hf.bert.encoder.layer
+    ids, mask = tokenizer.encode_batch(["ACGT" * 300, "GATTACA" * 20], 200)
+    assert ids.shape[1] == 200 and model(ids, mask).shape == (2, 2)
+    mlm = MaskedLanguageModel(build_model(cfg, tokenizer.vocab_size, 200), tokenizer.vocab_size)
+    assert mlm(ids, mask).shape == (2, 200, tokenizer.vocab_size)
+    torch.save({k: v.clone() for k, v in model.state_dict().items()}, tmp_path / "model.pt")
+    (tmp_path / "model.json").write_text(json.dumps(
+        {"model": cfg, "tokenizer": tokenizer.to_dict(), "max_tokens": 200}))
+    loaded, _ = load_trained_model(str(tmp_path / "model.pt"), str(tmp_path / "model.json"))
+    model.eval()
+    np.testing.assert_allclose(loaded(ids, mask).detach(), model(ids, mask).detach(), atol=1e-6)
+
+
+def test_unsupported_gradient_checkpointing_names_the_key(remote):
+    _, model_dir = remote
+    with pytest.raises(InputError, match="model.gradient_checkpointing: .* does not support"):
+        build_model(hf_cfg(model_dir, trust_remote_code=True, gradient_checkpointing=True), 64, 64)
+
+
+def test_checkpoint_without_the_encoders_weights_is_refused(remote, tiny, tmp_path):
+    """The remote architecture pointed at a plain BERT's weights: every encoder tensor is missing."""
+    _, remote_dir = remote
+    _, bert_dir = tiny
+    for name in ("config.json", "configuration_alibi_bert.py", "modeling_alibi_bert.py"):
+        (tmp_path / name).write_bytes((remote_dir / name).read_bytes())
+    (tmp_path / "model.safetensors").write_bytes((bert_dir / "model.safetensors").read_bytes())
+    with pytest.raises(InputError, match="encoder tensors are not in the checkpoint"):
+        build_model(hf_cfg(tmp_path, trust_remote_code=True), 64, 64)

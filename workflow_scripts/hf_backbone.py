@@ -138,7 +138,8 @@ class HFSequenceClassifier(nn.Module):
     def encode(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Per-token hidden states [B, T, hidden] of the base model (no classification head)."""
         base = getattr(self.hf, self.hf.base_model_prefix)
-        return base(input_ids=ids, attention_mask=mask.long()).last_hidden_state
+        # [0]: a ModelOutput's last_hidden_state, or the first item of remote code's plain tuple
+        return base(input_ids=ids, attention_mask=mask.long())[0]
 
     @property
     def hidden_size(self) -> int:
@@ -156,8 +157,15 @@ class HFSequenceClassifier(nn.Module):
 
 def hf_config(transformers, model_cfg: dict):
     """The AutoConfig of model.path, made a two-class classifier."""
-    config = load_offline(transformers.AutoConfig, model_cfg["path"], "model.path",
-                          trust_remote_code=bool(model_cfg.get("trust_remote_code")))
+    trust = bool(model_cfg.get("trust_remote_code"))
+    config = load_offline(transformers.AutoConfig, model_cfg["path"], "model.path", trust_remote_code=trust)
+    shipped = next((ref for key, ref in (getattr(config, "auto_map", None) or {}).items()
+                    if key.startswith("AutoModel")), None)
+    if shipped and not trust:
+        raise InputError(model_cfg["path"], "model.trust_remote_code", f"the model ships its own code "
+                         f"({shipped}); without it transformers would build its built-in "
+                         f"{config.model_type!r} class and leave weights unused. Read the .py files, "
+                         "then set model.trust_remote_code: true")
     config.num_labels = 2
     if model_cfg.get("dropout") is not None and hasattr(config, "hidden_dropout_prob"):
         config.hidden_dropout_prob = float(model_cfg["dropout"])
@@ -176,8 +184,9 @@ def build_hf_classifier(model_cfg: dict, vocab_size: int, max_tokens: int,
     trust = bool(model_cfg.get("trust_remote_code"))
     auto = transformers.AutoModelForSequenceClassification
     if load_weights:
-        hf_model = load_offline(auto, model_cfg["path"], "model.path", config=config,
-                                trust_remote_code=trust)
+        hf_model, info = load_offline(auto, model_cfg["path"], "model.path", config=config,
+                                      trust_remote_code=trust, output_loading_info=True)
+        check_encoder_loaded(hf_model, info["missing_keys"], model_cfg["path"])
     else:
         hf_model = auto.from_config(config, trust_remote_code=trust)
     if model_cfg.get("gradient_checkpointing"):
@@ -185,8 +194,20 @@ def build_hf_classifier(model_cfg: dict, vocab_size: int, max_tokens: int,
     return HFSequenceClassifier(hf_model)
 
 
+def check_encoder_loaded(hf_model: nn.Module, missing_keys, path: str) -> None:
+    """Only the new head (and a pooler the checkpoint lacks) may start untrained."""
+    prefix = f"{hf_model.base_model_prefix}."
+    missing = [key for key in missing_keys if key.startswith(prefix) and ".pooler." not in key]
+    if missing:
+        raise InputError(path, "model.path", f"{len(missing)} encoder tensors are not in the checkpoint "
+                         f"(e.g. {missing[0]}): it does not hold weights for this architecture")
+
+
 def enable_checkpointing(hf_model: nn.Module) -> None:
     """The HF model's own activation checkpointing, non-reentrant (works under DDP and FSDP)."""
+    if not getattr(hf_model, "supports_gradient_checkpointing", False):
+        raise InputError("config", "model.gradient_checkpointing",
+                         f"{type(hf_model).__name__} does not support gradient checkpointing; set it false")
     kwargs = {"use_reentrant": False}
     if hasattr(hf_model, "activation_checkpointing_enable"):  # transformers >= 5
         hf_model.activation_checkpointing_enable(kwargs)
@@ -194,11 +215,18 @@ def enable_checkpointing(hf_model: nn.Module) -> None:
         hf_model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
 
 
+def has_learned_positions(config) -> bool:
+    """Absolute position embeddings cap the input length; ALiBi (DNABERT-2's `alibi_starting_size`)
+    and relative positions do not."""
+    if getattr(config, "alibi_starting_size", None) is not None:
+        return False
+    return getattr(config, "position_embedding_type", "absolute") == "absolute"
+
+
 def check_fits(config, model_cfg: dict, vocab_size: int, max_tokens: int, load_weights: bool) -> None:
     """The tokenizer's ids and bucket.max_length must fit the model's embeddings."""
     positions = getattr(config, "max_position_embeddings", None)
-    if positions is not None and max_tokens > positions and getattr(
-            config, "position_embedding_type", "absolute") == "absolute":
+    if positions is not None and max_tokens > positions and has_learned_positions(config):
         raise InputError("config", "bucket.max_length", f"{max_tokens} tokens exceed the model's "
                          f"max_position_embeddings {positions}; lower bucket.max_length")
     model_vocab = getattr(config, "vocab_size", None)
