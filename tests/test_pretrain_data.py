@@ -1,0 +1,51 @@
+"""Which unlabeled windows `pretrain` learns from (pretrain.source), without training."""
+
+import argparse
+import json
+
+import numpy as np
+import pytest
+
+from tests.train_fixtures import make_training_inputs
+from workflow_scripts.genome import Genome
+from workflow_scripts.pretrain import unlabeled_data
+from workflow_scripts.tokenizer import load_tokenizer
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("pretrain_data")
+    paths = make_training_inputs(directory)
+    rng = np.random.default_rng(3)
+    chromosomes = {"chr1": 5000, "chr2": 300}
+    sequence = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, sum(chromosomes.values()))]
+    Genome(list(chromosomes), np.array(list(chromosomes.values())), sequence).save_cached(directory / "genome")
+    return paths, directory / "genome"
+
+
+def windows_for(inputs, source: str, genome_windows: int = 50):
+    paths, genome_dir = inputs
+    summary = json.loads(paths["summary"].read_text())
+    args = argparse.Namespace(windows=str(paths["windows"]), manifest=str(paths["manifest"]), source=source,
+                              genome_dir=str(genome_dir), genome_windows=genome_windows)
+    return unlabeled_data(args, summary, load_tokenizer(summary["tokenizer"]), seed=0)
+
+
+def test_train_windows_and_all_windows_sources(inputs):
+    train_only, val = windows_for(inputs, "train_windows")
+    everything, same_val = windows_for(inputs, "all_windows")
+    assert len(train_only) == 192 and len(val) == 24 and len(everything) == 240
+    assert set(train_only.ids) < set(everything.ids) and set(val.ids) <= set(everything.ids)
+    assert same_val.ids == val.ids
+
+
+def test_genome_source_draws_random_windows_with_train_lengths(inputs):
+    train_only, _ = windows_for(inputs, "train_windows")
+    genome, _ = windows_for(inputs, "genome", genome_windows=50)
+    assert len(genome) == 50 and not set(genome.ids) & set(train_only.ids)
+    assert set(genome.lengths) <= set(train_only.lengths)
+    assert all(len(seq) == length for seq, length in zip(genome.sequences, genome.lengths))
+    assert (genome.token_lengths == genome.lengths + 1).all()  # nucleotide tokens + CLS
+    assert len(set(genome.sequences)) == 50
+    again, _ = windows_for(inputs, "genome", genome_windows=50)
+    assert again.sequences == genome.sequences  # seeded
