@@ -130,6 +130,8 @@ def test_remote_code_model_loads_its_weights_and_takes_windows_past_its_position
     key = "bert.encoder.layer.1.qkv.weight"
     assert torch.equal(model.hf.state_dict()[key], saved[key])
     assert model.blocks is model.hf.bert.encoder.layer
+    short_ids, short_mask = tokenizer.encode_batch(["ACGTTGCA", "GATTACA"])  # within the built bias:
+    assert model(short_ids, short_mask).shape == (2, 2)  # it was left on the meta device by loading
     ids, mask = tokenizer.encode_batch(["ACGT" * 300, "GATTACA" * 20], 200)
     assert ids.shape[1] == 200 and model(ids, mask).shape == (2, 2)
     mlm = MaskedLanguageModel(build_model(cfg, tokenizer.vocab_size, 200), tokenizer.vocab_size)

@@ -1,5 +1,7 @@
 """The real Snakemake pipeline with the optional model paths (2 gloo ranks):
 
+- a model directory that ships its own code (DNABERT-2 style, trust_remote_code) with its own
+  tokenizer and weights: bucket → train → evaluate → plot;
 - a tiny BERT made from a config in the test, with a BPE tokenizer learnt by the tokenizer rule:
   tokenizer → bucket → pretrain (masked LM) → train → evaluate → plot;
 - pretrain → finetune on the demo data with the built-in CNN: masked-LM pretraining on random
@@ -9,13 +11,14 @@
 
 import json
 import math
+import random
 
 import polars as pl
 import pytest
 
 pytest.importorskip("transformers")
 
-from tests.hf_fixtures import TINY_BERT  # noqa: E402
+from tests.hf_fixtures import TINY_BERT, save_remote_code_model  # noqa: E402
 from tests.workflow_helpers import TINY_CONFIG, planned_rules, snakemake, write_config  # noqa: E402
 
 EXPERIMENT = "fp_vs_tp"
@@ -103,3 +106,23 @@ def test_finetuning_from_the_pretrained_encoder_beats_random_init(tmp_path):
     for ours, theirs in zip(from_pretrained, from_scratch):
         assert ours["val_loss"] < theirs["val_loss"], (from_pretrained, from_scratch)
     assert from_pretrained[-1]["val_loss"] < from_scratch[-1]["val_loss"] - 0.1, (from_pretrained, from_scratch)
+
+
+def test_model_with_its_own_code_runs_from_a_local_directory(tmp_path):
+    """DNABERT-2 style: config.json auto_map → the directory's .py files, its own BPE tokenizer,
+    ALiBi positions (bucket.max_length 96 > max_position_embeddings 64)."""
+    rng = random.Random(0)
+    sequences = ["".join(rng.choice("ACGT") for _ in range(400)) for _ in range(300)]
+    (tmp_path / "alibi_bert").mkdir()
+    model_dir = save_remote_code_model(tmp_path / "alibi_bert", sequences)
+    config = {**TINY_CONFIG, "bucket": {"max_length": 96, "max_tokens_per_batch": 3200},
+              "model": {"backbone": "hf", "path": str(model_dir), "trust_remote_code": True},
+              "train": {"epochs": 1, "lr": 0.0005}}
+    result = snakemake(tmp_path, "--configfile", str(write_config(tmp_path, "remote.yaml", config)))
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    summary = json.loads((tmp_path / f"results/{EXPERIMENT}/buckets/summary.json").read_text())
+    assert summary["tokenizer"] == {"kind": "hf", "path": str(model_dir), "trust_remote_code": True}
+    assert summary["n_truncated"] > 0
+    assert "world size 2" in (tmp_path / f"logs/{EXPERIMENT}/train.log").read_text()
+    metrics = json.loads((tmp_path / f"results/{EXPERIMENT}/evaluation/metrics.json").read_text())
+    assert metrics["n"] > 0 and metrics["roc_auc"] is not None

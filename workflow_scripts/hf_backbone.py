@@ -187,6 +187,7 @@ def build_hf_classifier(model_cfg: dict, vocab_size: int, max_tokens: int,
         hf_model, info = load_offline(auto, model_cfg["path"], "model.path", config=config,
                                       trust_remote_code=trust, output_loading_info=True)
         check_encoder_loaded(hf_model, info["missing_keys"], model_cfg["path"])
+        materialise_plain_tensors(hf_model, model_cfg["path"])
     else:
         hf_model = auto.from_config(config, trust_remote_code=trust)
     if model_cfg.get("gradient_checkpointing"):
@@ -201,6 +202,21 @@ def check_encoder_loaded(hf_model: nn.Module, missing_keys, path: str) -> None:
     if missing:
         raise InputError(path, "model.path", f"{len(missing)} encoder tensors are not in the checkpoint "
                          f"(e.g. {missing[0]}): it does not hold weights for this architecture")
+
+
+def materialise_plain_tensors(hf_model: nn.Module, path: str) -> None:
+    """transformers builds models on the meta device and then loads the state dict, so a tensor
+    that remote code keeps as a plain attribute (DNABERT-2's ALiBi bias) stays empty. Rebuild
+    ALiBi biases on the CPU; any other such tensor is one clear error."""
+    for name, module in hf_model.named_modules():
+        for attribute, value in list(vars(module).items()):
+            if not (isinstance(value, torch.Tensor) and value.is_meta):
+                continue
+            if attribute == "alibi" and hasattr(module, "rebuild_alibi_tensor"):
+                module.rebuild_alibi_tensor(size=value.shape[-1], device="cpu")
+            else:
+                raise InputError(path, "model.path", f"the model's code keeps tensor "
+                                 f"{name}.{attribute} outside its state dict and it was not loaded")
 
 
 def enable_checkpointing(hf_model: nn.Module) -> None:
