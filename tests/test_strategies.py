@@ -1,5 +1,6 @@
-"""One real 2-rank torchrun launch: DDP, FSDP2 and DeepSpeed ZeRO-0/1/2/3 (with accumulation,
-clipping, offload, bf16, gradient checkpointing) against one process on the same global batch."""
+"""Real 2-rank torchrun launches: DDP, FSDP2 and DeepSpeed ZeRO-0/1/2/3 (with accumulation,
+clipping, offload, bf16, gradient checkpointing) against one process on the same global batch;
+then DDP, FSDP2 and ZeRO-3 with a Hugging Face BERT (gradient checkpointing on)."""
 
 import json
 import subprocess
@@ -32,14 +33,13 @@ BF16_CASES = {
 }
 
 
-@pytest.fixture(scope="module")
-def harness(tmp_path_factory):
-    out = tmp_path_factory.mktemp("strategies")
+def launch_harness(out, model: dict, cases: dict) -> tuple[dict, dict, dict]:
+    """Every case in one torchrun launch of tests/strategy_harness.py; zero3 shards every tensor."""
     user_json = out / "user_ds.json"
     user_json.write_text(json.dumps({"zero_optimization": {"stage3_param_persistence_threshold": 0}}))
-    cases = {name: {**BASE, **case} for name, case in {**FP32_CASES, **BF16_CASES}.items()}
+    cases = {name: {**BASE, **case} for name, case in cases.items()}
     cases["zero3"]["deepspeed_config"] = str(user_json)
-    spec = {"model": MODEL, "steps": 4, "global_batch": 8, "seq_len": 24, "cases": cases}
+    spec = {"model": model, "steps": 4, "global_batch": 8, "seq_len": 24, "cases": cases}
     (out / "spec.json").write_text(json.dumps(spec))
     result = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
@@ -49,6 +49,25 @@ def harness(tmp_path_factory):
     results = json.loads((out / "results.json").read_text())
     states = {name: torch.load(out / f"{name}.pt", weights_only=True) for name in results}
     return spec, results, states
+
+
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory):
+    return launch_harness(tmp_path_factory.mktemp("strategies"), MODEL, {**FP32_CASES, **BF16_CASES})
+
+
+@pytest.fixture(scope="module")
+def hf_harness(tmp_path_factory):
+    """A tiny BERT (random init, no dropout) under DDP, FSDP2 (one unit per BertLayer) and ZeRO-3."""
+    transformers = pytest.importorskip("transformers")
+    out = tmp_path_factory.mktemp("hf_strategies")
+    config = transformers.BertConfig(vocab_size=16, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                     intermediate_size=64, max_position_embeddings=32,
+                                     attention_probs_dropout_prob=0.0)
+    config.save_pretrained(str(out / "bert"))
+    model = {"backbone": "hf", "path": str(out / "bert"), "init": "random", "dropout": 0.0,
+             "gradient_checkpointing": True}
+    return launch_harness(out, model, {name: FP32_CASES[name] for name in ("ddp", "fsdp", "zero3")})
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +83,8 @@ def comparable(state: dict) -> dict:
     for key in [k for k in state if k.endswith("in_proj_bias")]:
         d = state[key].shape[0] // 3
         out[key] = torch.cat([state[key][:d], state[key][2 * d :]])
+    for key in [k for k in state if k.endswith("attention.self.key.bias")]:  # BERT's key bias
+        del out[key]
     return out
 
 
@@ -102,3 +123,17 @@ def test_sharding_shrinks_per_rank_bytes_as_promised(harness):
             assert b["param_bytes"] == pytest.approx(full_params / 2, rel=0.01)
             assert b["optimizer_bytes"] == pytest.approx(adam_states / 2, rel=0.01)
     assert results["zero3_bf16_offload"]["strategy"].endswith("bf16 (offload_optimizer, offload_param)")
+
+
+@pytest.mark.parametrize("name", ["ddp", "fsdp", "zero3"])
+def test_hf_model_under_each_strategy_matches_one_process(hf_harness, name):
+    spec, results, states = hf_harness
+    ref_state, ref_losses = reference_run(spec, BASE)
+    assert results[name]["losses"] == pytest.approx(ref_losses, abs=1e-5)
+    got, want = comparable(states[name]), comparable(ref_state)
+    assert got.keys() == want.keys() and any("encoder.layer.1" in key for key in want)
+    for key in want:
+        torch.testing.assert_close(got[key], want[key], rtol=0, atol=1e-5, msg=f"{name}: {key}")
+    if name != "ddp":  # the transformer layers are sharded: half the parameters per rank
+        full = sum(v.numel() * 4 for v in states["ddp"].values())
+        assert all(b["param_bytes"] == pytest.approx(full / 2, rel=0.02) for b in results[name]["bytes"])

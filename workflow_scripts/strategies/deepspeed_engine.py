@@ -74,8 +74,8 @@ class DeepSpeedEngine(Engine):
             state[name] = (full if full is not None else param.detach()).float().cpu().clone()
         for name, buffer in self.engine.module.named_buffers():
             state[name] = buffer.detach().cpu().clone()
-        order = list(self.module.state_dict().keys())
-        return {key: state[key] for key in order if key in state} | state
+        # The module's own keys and order: non-persistent buffers (HF BERT's position_ids) stay out
+        return {key: state[key] for key in self.module.state_dict()}
 
     def save(self, directory: Path) -> None:
         self.engine.save_checkpoint(str(directory), tag=ENGINE_TAG, save_latest=False)
