@@ -77,3 +77,17 @@ def test_no_gpus_requested_hides_visible_gpus_from_the_workers(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     assert "--nproc_per_node=1" in launch.build_command(args, rest, 29500)
     assert launch.os.environ["CUDA_VISIBLE_DEVICES"] == "0"
+
+
+def test_cuda_ranks_turn_off_cudnn_attention_which_rebuilds_for_every_new_length():
+    """Measured on an H100: ~130 ms per new padded length in bf16 (docs/performance.md)."""
+    import torch
+
+    from workflow_scripts.distributed import avoid_per_shape_kernels
+
+    before = torch.backends.cuda.cudnn_sdp_enabled()
+    try:
+        avoid_per_shape_kernels()
+        assert not torch.backends.cuda.cudnn_sdp_enabled()
+    finally:
+        torch.backends.cuda.enable_cudnn_sdp(before)

@@ -67,8 +67,17 @@ class DistContext:
 def select_device(local_rank: int) -> torch.device:
     if torch.cuda.is_available():
         torch.cuda.set_device(local_rank % torch.cuda.device_count())
+        avoid_per_shape_kernels()
         return torch.device("cuda", torch.cuda.current_device())
     return torch.device("cpu")
+
+
+def avoid_per_shape_kernels() -> None:
+    """Bucketed batches come in hundreds of padded lengths. cuDNN's attention backend of
+    scaled_dot_product_attention (bf16/fp16) builds a graph for every new shape: ~120-150 ms
+    each on an H100, 6-7x the whole step (docs/performance.md). Flash/memory-efficient attention
+    take any length at no extra cost and are as fast once cuDNN's graphs are warm."""
+    torch.backends.cuda.enable_cudnn_sdp(False)
 
 
 def die_with_launcher() -> None:

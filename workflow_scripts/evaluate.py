@@ -14,6 +14,7 @@ import torch
 
 from workflow_scripts.classification_metrics import binary_metrics, grouped_metrics
 from workflow_scripts.data import BatchCollator, SplitData, load_split, sorted_batches
+from workflow_scripts.distributed import avoid_per_shape_kernels
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_json, write_parquet
 from workflow_scripts.model import build_model
@@ -84,6 +85,8 @@ def main(argv: list[str] | None = None) -> None:
         raise InputError(args.manifest, "split", f"no rows in the {args.split} split")
     tokenizer = load_tokenizer(saved["tokenizer"])
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.type == "cuda":
+        avoid_per_shape_kernels()
     probs = predict(model, data, BatchCollator(data, tokenizer, saved["max_tokens"]), args.batch_size, device)
     preds = (probs >= args.threshold).astype(np.int8)
     write_parquet(pl.DataFrame({
