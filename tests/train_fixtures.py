@@ -57,7 +57,9 @@ def launch_command(inputs: dict[str, Path], out: Path, train_cfg: dict, model_cf
 
 
 def subprocess_env() -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    """This interpreter's bin first on PATH: Snakemake's shell jobs call `python`."""
+    path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PATH=path)
     env.pop("OMP_NUM_THREADS", None)
     return env
 
