@@ -32,6 +32,8 @@ from workflow_scripts.train_config import TrainConfig
 
 SOURCES = ("train_windows", "all_windows", "genome")
 VALIDATION_SEED = 1234
+MAX_N_FRACTION = 0.1
+SAMPLING_ROUNDS = 20
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -116,18 +118,36 @@ def concat_splits(parts: list[SplitData]) -> SplitData:
 
 def random_genome_windows(genome_dir: str, n: int, lengths: np.ndarray, seed: int, tokenizer,
                           boundaries: list[int]) -> SplitData:
-    """`n` windows at uniform random genome positions, lengths drawn from the train windows'."""
+    """`n` windows at uniform random genome positions, lengths drawn from the train windows'.
+    Windows more than MAX_N_FRACTION N (assembly gaps, telomeres) are drawn again."""
     genome = Genome.open_cached(genome_dir)
     rng = np.random.default_rng(seed)
-    chrom = rng.choice(len(genome), n, p=genome.lengths / genome.lengths.sum())
-    widths = np.minimum(rng.choice(lengths if len(lengths) else np.array([200]), n), genome.lengths[chrom])
-    starts = genome.offsets[chrom] + (rng.random(n) * (genome.lengths[chrom] - widths + 1)).astype(np.int64)
+    starts, widths = np.empty(0, np.int64), np.empty(0, np.int64)
+    for _ in range(SAMPLING_ROUNDS):
+        more_starts, more_widths = draw_windows(genome, rng, 2 * (n - len(starts)), lengths)
+        keep = [np.count_nonzero(genome.sequence[s : s + w] == ord("N")) <= MAX_N_FRACTION * w
+                for s, w in zip(more_starts, more_widths)]
+        starts = np.concatenate([starts, more_starts[keep]])[:n]
+        widths = np.concatenate([widths, more_widths[keep]])[:n]
+        if len(starts) == n:
+            break
+    else:
+        raise InputError(genome_dir, "pretrain.source", f"found only {len(starts)} of {n} random windows "
+                         f"with at most {MAX_N_FRACTION:.0%} N; is the genome mostly gaps?")
     sequences = [bytes(genome.sequence[s : s + w]).decode("ascii") for s, w in zip(starts, widths)]
     token_lengths = window_token_lengths(tokenizer, lambda: sequences, widths)
     return SplitData(ids=[f"genome{i}" for i in range(n)], gene_ids=[""] * n, sequences=sequences,
                      labels=np.zeros(n, dtype=np.int64), lengths=widths.astype(np.int64),
                      token_lengths=np.asarray(token_lengths, dtype=np.int64),
                      buckets=assign_buckets(token_lengths, boundaries).astype(np.int64))
+
+
+def draw_windows(genome: Genome, rng, count: int, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(genome offsets, widths) of `count` windows, chromosomes weighted by length."""
+    chrom = rng.choice(len(genome), count, p=genome.lengths / genome.lengths.sum())
+    widths = np.minimum(rng.choice(lengths if len(lengths) else np.array([200]), count), genome.lengths[chrom])
+    starts = genome.offsets[chrom] + (rng.random(count) * (genome.lengths[chrom] - widths + 1)).astype(np.int64)
+    return starts, widths.astype(np.int64)
 
 
 def export(args, trainer: MaskedLMTrainer, progress, final_state: dict) -> None:
