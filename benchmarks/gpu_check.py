@@ -5,7 +5,7 @@
 
 Builds the inputs from scratch in --work-dir (demo genome of --n-genes genes → extract →
 bucket with the nucleotide tokenizer; a learnt BPE tokenizer and a BERT config for the HF
-cases), then trains each case with `python -m workflow_scripts.launch --gpus 1` (one process
+cases), then trains each case with `python -m workflow_scripts.training.launch --gpus 1` (one process
 per GPU, NCCL), one after another, for --steps optimizer steps, and evaluates some of the
 models. Prints a Markdown table per group: the device and backend the run logged, its
 strategy line, median step time, windows/s and real tokens/s over the step-log records after
@@ -142,25 +142,25 @@ def prepare(work: Path, n_genes: int, need_bpe: bool) -> None:
     data.mkdir(parents=True, exist_ok=True)
     logs.mkdir(exist_ok=True)
     if not (data / "windows.parquet").exists():
-        must([PY, "-m", "workflow_scripts.demo_data", "--genome", str(data / "genome.fa.gz"),
+        must([PY, "-m", "workflow_scripts.data.demo", "--genome", str(data / "genome.fa.gz"),
               "--calls", str(data / "calls.tsv"), "--n-genes", str(n_genes)], logs / "demo_data.log")
-        must([PY, "-m", "workflow_scripts.extract", "--genome-index", str(data / "genome.fa.gz"),
+        must([PY, "-m", "workflow_scripts.data.windows", "--genome-index", str(data / "genome.fa.gz"),
               "--calls", str(data / "calls.tsv"), "--experiment", "fp_vs_tp", "--error-label", "FP",
               "--correct-label", "TP", "--out", str(data / "windows.parquet")], logs / "extract.log")
     for name, budget in (("nt", 12800), ("nt64k", 65536)):
         if not (data / name / "summary.json").exists():
-            must([PY, "-m", "workflow_scripts.bucket", "--windows", str(data / "windows.parquet"),
+            must([PY, "-m", "workflow_scripts.bucketing.assign", "--windows", str(data / "windows.parquet"),
                   "--boundaries", "auto", "--max-tokens-per-batch", str(budget), "--max-length", "1024",
                   "--out-manifest", str(data / name / "manifest.parquet"),
                   "--out-summary", str(data / name / "summary.json")], logs / f"bucket_{name}.log")
     if need_bpe and not (data / "bpe" / "summary.json").exists():
         bert = data / "bert"
-        must([PY, "-m", "workflow_scripts.bpe_tokenizer", "--windows", str(data / "windows.parquet"),
+        must([PY, "-m", "workflow_scripts.tokenization.bpe", "--windows", str(data / "windows.parquet"),
               "--vocab-size", "256", "--max-windows", "20000", "--out-dir", str(bert)], logs / "tokenizer.log")
         import transformers
 
         transformers.BertConfig(vocab_size=256, **BERT).save_pretrained(str(bert))
-        must([PY, "-m", "workflow_scripts.bucket", "--windows", str(data / "windows.parquet"),
+        must([PY, "-m", "workflow_scripts.bucketing.assign", "--windows", str(data / "windows.parquet"),
               "--tokenizer-dir", str(bert), "--boundaries", "auto", "--max-tokens-per-batch", "12800",
               "--max-length", "512", "--out-manifest", str(data / "bpe" / "manifest.parquet"),
               "--out-summary", str(data / "bpe" / "summary.json")], logs / "bucket_bpe.log")
@@ -190,10 +190,10 @@ def run_case(case: Case, work: Path, threads: int) -> dict:
     ]
     if case.launcher == "torchrun2":
         command = [PY, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-                   "--max_restarts=0", "-m", "workflow_scripts.train", *train_args]
+                   "--max_restarts=0", "-m", "workflow_scripts.training.train", *train_args]
     else:
         gpus = ["--gpus", "0", "--cpu-procs", "2"] if case.launcher == "cpu2" else ["--gpus", "1"]
-        command = [PY, "-m", "workflow_scripts.launch", *gpus, "--threads", str(threads), "--", *train_args]
+        command = [PY, "-m", "workflow_scripts.training.launch", *gpus, "--threads", str(threads), "--", *train_args]
     rc, seconds = sh(command, run / "train.log", case.timeout_s, env={"NCCL_DEBUG": "WARN"})
     result = {"rc": rc, "wall_s": round(seconds, 1), **summarise(run, rc)}
     if case.evaluate and rc == 0:
@@ -244,7 +244,7 @@ def grep_after(text: str, marker: str, end: str) -> str | None:
 
 
 def evaluate(data: Path, bucket: Path, run: Path) -> dict:
-    command = [PY, "-m", "workflow_scripts.evaluate", "--windows", str(data / "windows.parquet"),
+    command = [PY, "-m", "workflow_scripts.evaluation.evaluate", "--windows", str(data / "windows.parquet"),
                "--manifest", str(bucket / "manifest.parquet"), "--model", str(run / "model.pt"),
                "--model-config", str(run / "model.json"), "--batch-size", "256", "--experiment", "fp_vs_tp",
                "--out-predictions", str(run / "predictions.parquet"), "--out-metrics", str(run / "metrics.json")]

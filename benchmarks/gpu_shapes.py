@@ -21,7 +21,7 @@ from benchmarks.common import print_table
 
 
 def models():
-    from workflow_scripts.model import build_model
+    from workflow_scripts.models.builtin import build_model
 
     yield "transformer d512 L8", lambda: build_model(
         {"arch": "transformer", "d_model": 512, "n_layers": 8, "n_heads": 8, "dropout": 0.1}, 6, 1024)
@@ -29,7 +29,7 @@ def models():
         import transformers
     except ImportError:
         return
-    from workflow_scripts.hf_backbone import HFSequenceClassifier
+    from workflow_scripts.models.hf import HFSequenceClassifier
 
     def bert():
         config = transformers.BertConfig(vocab_size=256, hidden_size=256, num_hidden_layers=4,

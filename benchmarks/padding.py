@@ -19,16 +19,18 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.common import load_line, lognormal_lengths, print_table, uniform_lengths
-from workflow_scripts.boundaries import batch_sizes_for_budget, optimal_boundaries
-from workflow_scripts.bucket import assign_buckets, group_by_length_batches, random_batches
-from workflow_scripts.sampler import DEFAULT_SORT_WINDOW, DistributedBucketBatchSampler, padding_efficiency
+from workflow_scripts.bucketing.boundaries import batch_sizes_for_budget, optimal_boundaries
+from workflow_scripts.bucketing.assign import assign_buckets, group_by_length_batches, random_batches
+from workflow_scripts.bucketing.sampler import DEFAULT_SORT_WINDOW, DistributedBucketBatchSampler, padding_efficiency
 
 SEED_000_BOUNDARIES = [256, 512, 768]
 
 
 def demo_lengths() -> np.ndarray:
     """Token lengths (k=1) of both demo experiments' windows, from the real demo data."""
-    from workflow_scripts import demo_data, extract, genome
+    from workflow_scripts.data import demo as demo_data
+from workflow_scripts.data import windows as extract
+from workflow_scripts.data import genome
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

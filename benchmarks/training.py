@@ -21,12 +21,12 @@ import torch
 import torch.nn.functional as F
 
 from benchmarks.common import load_line, lognormal_lengths, print_table
-from workflow_scripts.boundaries import batch_sizes_for_budget, optimal_boundaries
-from workflow_scripts.bucket import assign_buckets, random_batches
-from workflow_scripts.data import BatchCollator, SplitData
-from workflow_scripts.model import build_model
-from workflow_scripts.sampler import DistributedBucketBatchSampler
-from workflow_scripts.tokenizer import NucleotideTokenizer
+from workflow_scripts.bucketing.boundaries import batch_sizes_for_budget, optimal_boundaries
+from workflow_scripts.bucketing.assign import assign_buckets, random_batches
+from workflow_scripts.training.batches import BatchCollator, SplitData
+from workflow_scripts.models.builtin import build_model
+from workflow_scripts.bucketing.sampler import DistributedBucketBatchSampler
+from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
 
 MODEL = {"arch": "cnn", "d_model": 32, "n_layers": 3, "kernel_size": 9, "dropout": 0.1}  # the demo's model
 MAX_TOKENS = 2048
@@ -97,12 +97,12 @@ def throughput_rows(data: SplitData, batch_size: int, repeats: int) -> list[list
 
 
 def trainer_epoch(data: SplitData, batch_sizes: list[int], work: Path) -> float:
-    from workflow_scripts.checkpoint import CheckpointManager
-    from workflow_scripts.distributed import DistContext
-    from workflow_scripts.strategies import build_engine
-    from workflow_scripts.telemetry import MetricsSink
-    from workflow_scripts.train_config import TrainConfig
-    from workflow_scripts.trainer import Trainer
+    from workflow_scripts.training.checkpoint import CheckpointManager
+    from workflow_scripts.training.distributed import DistContext
+    from workflow_scripts.training.strategies import build_engine
+    from workflow_scripts.training.telemetry import MetricsSink
+    from workflow_scripts.config.train import TrainConfig
+    from workflow_scripts.training.loop import Trainer
 
     cfg = TrainConfig(epochs=1, lr=1e-3, warmup_fraction=0.0, precision="fp32", grad_clip=1.0,
                       checkpoint_every_steps=10**9, log_every_steps=10, seed=0)

@@ -15,6 +15,6 @@ rule bucket:
         extra=bucket_cli_args(),
         tokenizer=bucket_tokenizer_args,
     shell:
-        "python -m workflow_scripts.bucket --windows {input.windows:q} {params.extra} "
+        "python -m workflow_scripts.bucketing.assign --windows {input.windows:q} {params.extra} "
         "{params.tokenizer} "
         "--out-manifest {output.manifest:q} --out-summary {output.summary:q} > {log:q} 2>&1"

@@ -3,12 +3,12 @@ import os
 import shlex
 import sys
 
-sys.path.insert(0, workflow.basedir)  # the package lives next to the Snakefile
-
-from workflow_scripts.cluster_env import CLUSTER_ENV_VARIABLE
-from workflow_scripts.config_checks import load_schema, validate_config
+# The package is installed (make setup: pip install -e .); rules import nothing else.
+from workflow_scripts.config.preflight import check_input_files
+from workflow_scripts.config.sections import rule_config_json, schema
+from workflow_scripts.config.validate import validate_config
 from workflow_scripts.errors import InputError
-from workflow_scripts.preflight import check_input_files
+from workflow_scripts.training.cluster_env import CLUSTER_ENV_VARIABLE
 
 
 def shlex_quote(text):
@@ -16,9 +16,7 @@ def shlex_quote(text):
 
 
 try:
-    checked = validate_config(
-        config, load_schema(workflow.source_path("../config/config.schema.yaml"))
-    )
+    checked = validate_config(config, schema())
     check_input_files(checked)  # unusable input files fail before any job runs
 except InputError as error:
     sys.exit(f"errorseq: error: {error}")
@@ -42,11 +40,12 @@ wildcard_constraints:
     experiment="|".join(EXPERIMENTS),
 
 
-shell.prefix(
-    "set -euo pipefail; export PYTHONPATH="
-    + shlex_quote(workflow.basedir)
-    + "${{PYTHONPATH:+:$PYTHONPATH}}; "
-)
+shell.prefix("set -euo pipefail; ")
+
+
+def rule_config(*sections):
+    """The named config sections as one JSON value: a rule's `--config` param."""
+    return rule_config_json(config, *sections)
 
 
 def all_outputs():

@@ -13,6 +13,6 @@ rule demo_data:
         n_genes=config["demo"]["n_genes"],
         calls_per_gene=config["demo"]["calls_per_gene"],
     shell:
-        "python -m workflow_scripts.demo_data --genome {output.genome:q} --calls {output.calls:q} "
+        "python -m workflow_scripts.data.demo --genome {output.genome:q} --calls {output.calls:q} "
         "--seed {params.seed} --n-genes {params.n_genes} "
         "--calls-per-gene {params.calls_per_gene} > {log:q} 2>&1"

@@ -17,7 +17,7 @@ rule evaluate:
         threshold=config["evaluate"]["threshold"],
         batch_size=config["evaluate"]["batch_size"],
     shell:
-        "python -m workflow_scripts.evaluate --windows {input.windows:q} "
+        "python -m workflow_scripts.evaluation.evaluate --windows {input.windows:q} "
         "--manifest {input.manifest:q} --model {input.model:q} --model-config {input.config:q} "
         "--threshold {params.threshold} --batch-size {params.batch_size} "
         "--experiment {wildcards.experiment} --out-predictions {output.predictions:q} "

@@ -11,7 +11,7 @@ rule index_genome:
     conda:
         "../envs/data.yaml"
     shell:
-        "python -m workflow_scripts.genome --fasta {input.fasta:q} --out-dir results/genome "
+        "python -m workflow_scripts.data.genome --fasta {input.fasta:q} --out-dir results/genome "
         "> {log:q} 2>&1"
 
 
@@ -31,6 +31,6 @@ rule extract:
         fractions=split_fractions(),
         seed=config["split"]["seed"],
     shell:
-        "python -m workflow_scripts.extract {params.source} --experiment {wildcards.experiment} "
+        "python -m workflow_scripts.data.windows {params.source} --experiment {wildcards.experiment} "
         "--split-fractions {params.fractions} --split-seed {params.seed} "
         "--out {output.windows:q} > {log:q} 2>&1"

@@ -17,7 +17,7 @@ rule plot:
     conda:
         "../envs/plot.yaml"
     shell:
-        "python -m workflow_scripts.plot --predictions {input.predictions:q} "
+        "python -m workflow_scripts.evaluation.plots --predictions {input.predictions:q} "
         "--metrics {input.metrics:q} --steps {input.steps:q} --bucket-summary {input.summary:q} "
         "--manifest {input.manifest:q} --out-dir results/{wildcards.experiment}/plots "
         "> {log:q} 2>&1"

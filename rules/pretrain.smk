@@ -28,7 +28,7 @@ rule pretrain:
         extra=pretrain_cli_args(),
         checkpoints=lambda wildcards: f"results/{wildcards.experiment}/pretrain/checkpoints",
     shell:
-        "python -m workflow_scripts.launch --module workflow_scripts.pretrain "
+        "python -m workflow_scripts.training.launch --module workflow_scripts.training.pretrain "
         "--gpus {resources.gpu} --cpu-procs {resources.cpu_procs} --threads {threads} "
         "--nodes {resources.nodes} -- "
         "--windows {input.windows:q} --manifest {input.manifest:q} "

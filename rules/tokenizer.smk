@@ -12,5 +12,5 @@ rule tokenizer:
     params:
         extra=tokenizer_cli_args(),
     shell:
-        "python -m workflow_scripts.bpe_tokenizer --windows {input.windows:q} {params.extra} "
+        "python -m workflow_scripts.tokenization.bpe --windows {input.windows:q} {params.extra} "
         "--out-dir {output.tokenizer:q} > {log:q} 2>&1"

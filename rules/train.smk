@@ -28,7 +28,7 @@ rule train:
         checkpoints=lambda wildcards: f"results/{wildcards.experiment}/model/checkpoints",
         init=init_encoder_args,
     shell:
-        "python -m workflow_scripts.launch --gpus {resources.gpu} "
+        "python -m workflow_scripts.training.launch --gpus {resources.gpu} "
         "--cpu-procs {resources.cpu_procs} --threads {threads} --nodes {resources.nodes} "
         "-- "
         "--windows {input.windows:q} --manifest {input.manifest:q} "

@@ -14,7 +14,7 @@ def save_tiny_bert(directory: Path, sequences: list[str], vocab_size: int = 64) 
     """A BPE tokenizer learnt from `sequences` and a randomly initialised two-layer BERT,
     both saved (Hugging Face format) in `directory`."""
     transformers = pytest.importorskip("transformers")
-    from workflow_scripts.bpe_tokenizer import save_hf_tokenizer, train_bpe
+    from workflow_scripts.tokenization.bpe import save_hf_tokenizer, train_bpe
 
     tokenizer = train_bpe(sequences, vocab_size, min_frequency=2)
     save_hf_tokenizer(tokenizer, directory)
@@ -42,7 +42,7 @@ def save_remote_code_model(directory: Path, sequences: list[str], vocab_size: in
     import shutil
 
     transformers = pytest.importorskip("transformers")
-    from workflow_scripts.bpe_tokenizer import save_hf_tokenizer, train_bpe
+    from workflow_scripts.tokenization.bpe import save_hf_tokenizer, train_bpe
 
     tokenizer = train_bpe(sequences, vocab_size, min_frequency=2)
     save_hf_tokenizer(tokenizer, directory)

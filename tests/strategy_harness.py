@@ -20,11 +20,11 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from workflow_scripts.distributed import DistContext, init_distributed  # noqa: E402
-from workflow_scripts.model import build_model  # noqa: E402
-from workflow_scripts.strategies import build_engine  # noqa: E402
-from workflow_scripts.train_config import TrainConfig  # noqa: E402
-from workflow_scripts.trainer import classification_loss  # noqa: E402
+from workflow_scripts.training.distributed import DistContext, init_distributed  # noqa: E402
+from workflow_scripts.models.builtin import build_model  # noqa: E402
+from workflow_scripts.training.strategies import build_engine  # noqa: E402
+from workflow_scripts.config.train import TrainConfig  # noqa: E402
+from workflow_scripts.training.loop import classification_loss  # noqa: E402
 
 VOCAB = 8
 

@@ -28,7 +28,7 @@ import yaml
 
 from tests.train_fixtures import ROOT, make_training_inputs, subprocess_env
 from tests.workflow_helpers import snakemake
-from workflow_scripts.genome import load_fasta
+from workflow_scripts.data.genome import load_fasta
 
 ERROR_PREFIX = "errorseq: error:"
 CHROM_LENGTHS = {"chr1": 3000, "chr2": 2000}
@@ -257,7 +257,7 @@ def training_inputs(tmp_path_factory):
 
 
 def evaluate_args(inputs: dict, model: Path, out: Path) -> list[str]:
-    return ["-m", "workflow_scripts.evaluate", "--windows", str(inputs["windows"]), "--manifest",
+    return ["-m", "workflow_scripts.evaluation.evaluate", "--windows", str(inputs["windows"]), "--manifest",
             str(inputs["manifest"]), "--model", str(model), "--model-config", str(model.with_suffix(".json")),
             "--out-predictions", str(out / "predictions.parquet"), "--out-metrics", str(out / "metrics.json")]
 
@@ -282,7 +282,7 @@ def test_a_model_file_that_is_not_a_state_dict(training_inputs, tmp_path):
 
 GPU_PRETEND = (
     "import sys, torch; torch.cuda.is_available = lambda: True; torch.cuda.device_count = lambda: {visible}; "
-    "from workflow_scripts.errors import run_cli; from workflow_scripts.launch import main; "
+    "from workflow_scripts.errors import run_cli; from workflow_scripts.training.launch import main; "
     "run_cli(main, sys.argv[1:])"
 )
 
@@ -300,7 +300,7 @@ def test_more_gpus_asked_than_present(tmp_path):
 
 def test_fp16_with_fsdp_stops_in_the_launcher_on_any_machine(tmp_path):
     train = json.dumps({"strategy": "fsdp", "precision": "fp16"})
-    result = run_module(["-m", "workflow_scripts.launch", "--cpu-procs", "2", "--", "--train-config", train,
+    result = run_module(["-m", "workflow_scripts.training.launch", "--cpu-procs", "2", "--", "--train-config", train,
                          "--out-model", str(tmp_path / "m.pt")], ROOT)
     assert result.returncode == 2
     assert_one_clear_line(result.stderr, ("config: train.precision: fsdp trains in fp32 or bf16",))

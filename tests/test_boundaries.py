@@ -3,7 +3,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from workflow_scripts.boundaries import (
+from workflow_scripts.bucketing.boundaries import (
     batch_sizes_for_budget,
     edge_efficiency,
     length_groups,

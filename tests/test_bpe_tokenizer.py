@@ -11,9 +11,10 @@ pytest.importorskip("tokenizers")
 pytest.importorskip("transformers")
 
 from tests.train_fixtures import make_training_inputs  # noqa: E402
-from workflow_scripts import bpe_tokenizer, bucket  # noqa: E402
+from workflow_scripts.tokenization import bpe as bpe_tokenizer
+from workflow_scripts.bucketing import assign as bucket  # noqa: E402
 from workflow_scripts.errors import InputError  # noqa: E402
-from workflow_scripts.tokenizer import load_tokenizer  # noqa: E402
+from workflow_scripts.tokenization.tokenizers import load_tokenizer  # noqa: E402
 
 
 @pytest.fixture(scope="module")

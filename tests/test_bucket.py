@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from workflow_scripts.bucket import assign_buckets, main
+from workflow_scripts.bucketing.assign import assign_buckets, main
 from workflow_scripts.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -153,7 +153,7 @@ def test_bad_window_values(tmp_path, override, field):
 def test_cli_bad_config_exits_2_with_one_line_and_no_outputs(tmp_path):
     manifest_path, summary_path = outputs(tmp_path)
     command = [
-        sys.executable, "-m", "workflow_scripts.bucket", "--windows", str(write_windows(tmp_path)),
+        sys.executable, "-m", "workflow_scripts.bucketing.assign", "--windows", str(write_windows(tmp_path)),
         *HAND_CONFIG[:-4], "--batch-sizes", "2,2", "--max-length", "8",
         "--out-manifest", str(manifest_path), "--out-summary", str(summary_path),
     ]  # fmt: skip

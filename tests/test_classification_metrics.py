@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from workflow_scripts.classification_metrics import (
+from workflow_scripts.evaluation.metrics import (
     average_precision,
     binary_metrics,
     grouped_metrics,

@@ -3,23 +3,28 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workflow_scripts.config_checks import coerce_strings, load_schema, validate_config
+from workflow_scripts.config.validate import coerce_strings, load_schema, validate_config
 from workflow_scripts.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = load_schema(ROOT / "config/config.schema.yaml")
 
 
-def default_config():
+def user_config():
     return yaml.safe_load((ROOT / "config/config.yaml").read_text())
 
 
+def default_config():
+    """The config every rule sees with no overrides: config.yaml with the schema's defaults."""
+    return validate_config(user_config(), SCHEMA)
+
+
 def test_default_config_is_valid_and_defaults_are_filled():
-    config = default_config()
-    del config["evaluate"]
+    config = user_config()
+    assert "evaluate" not in config and "train" not in config  # defaults live in the schema only
     checked = validate_config(config, SCHEMA)
     assert checked["evaluate"] == {"threshold": 0.5, "batch_size": 256}
-    assert checked["train"]["epochs"] == config["train"]["epochs"]
+    assert checked["train"]["epochs"] == SCHEMA["properties"]["train"]["properties"]["epochs"]["default"]
 
 
 def test_nested_command_line_strings_are_typed():

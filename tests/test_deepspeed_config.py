@@ -7,9 +7,9 @@ import sys
 import pytest
 
 from tests.train_fixtures import ROOT, subprocess_env
-from workflow_scripts import deepspeed_config as dsc
+from workflow_scripts.training.strategies import deepspeed_config as dsc
 from workflow_scripts.errors import InputError
-from workflow_scripts.train_config import TrainConfig
+from workflow_scripts.config.train import TrainConfig
 
 CPU = dsc.Hardware(gpu_count=0, gpu_memory_bytes=0, bf16=True, fp16=False)
 GPU_80G = dsc.Hardware(gpu_count=8, gpu_memory_bytes=80 * 2**30, bf16=True, fp16=True)
@@ -82,7 +82,7 @@ def test_bad_offload_settings_name_the_key():
 def test_cli_writes_a_valid_json(tmp_path):
     out = tmp_path / "ds.json"
     result = subprocess.run(
-        [sys.executable, "-m", "workflow_scripts.deepspeed_config", "--zero-stage", "2",
+        [sys.executable, "-m", "workflow_scripts.training.strategies.deepspeed_config", "--zero-stage", "2",
          "--offload-optimizer", "--bf16", "--world-size", "2", "--out", str(out)],
         cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -94,7 +94,7 @@ def test_cli_writes_a_valid_json(tmp_path):
 def test_tensorboard_without_the_package_is_a_clear_error(monkeypatch):
     import importlib.util
 
-    from workflow_scripts.telemetry import require_tensorboard
+    from workflow_scripts.training.telemetry import require_tensorboard
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(InputError, match="train.tensorboard: needs the tensorboard package"):
@@ -107,7 +107,7 @@ def test_tensorboard_gets_the_step_log_records(tmp_path):
 
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from workflow_scripts.telemetry import MetricsSink
+    from workflow_scripts.training.telemetry import MetricsSink
 
     sink = MetricsSink(tmp_path / "steps.jsonl", enabled=True, tensorboard_dir=str(tmp_path / "tb"))
     sink.open(keep_until_step=None)

@@ -3,9 +3,9 @@ import gzip
 import polars as pl
 import pytest
 
-from workflow_scripts.demo_data import ELEMENT_SPACING, MOTIF, generate_demo, reverse_complement
-from workflow_scripts.extract import main as extract_main
-from workflow_scripts.genome import load_fasta
+from workflow_scripts.data.demo import ELEMENT_SPACING, MOTIF, generate_demo, reverse_complement
+from workflow_scripts.data.windows import main as extract_main
+from workflow_scripts.data.genome import load_fasta
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,9 @@ import polars as pl
 import pytest
 
 from workflow_scripts.errors import InputError
-from workflow_scripts.extract import main as extract_main
-from workflow_scripts.genome import main as genome_main
-from workflow_scripts.splits import assign_gene_splits, parse_fractions
+from workflow_scripts.data.windows import main as extract_main
+from workflow_scripts.data.genome import main as genome_main
+from workflow_scripts.data.splits import assign_gene_splits, parse_fractions
 
 REPO = Path(__file__).resolve().parents[1]
 # chr1: 40 nt, chr2: 12 nt.
@@ -119,7 +119,7 @@ def test_cli_exit_code_2_one_line_no_output(genome_dir, tmp_path, bad_row):
     calls = write_calls(tmp_path, rows, header)
     out = tmp_path / "w.parquet"
     command = [
-        sys.executable, "-m", "workflow_scripts.extract", "--genome-index", str(genome_dir), "--calls", str(calls),
+        sys.executable, "-m", "workflow_scripts.data.windows", "--genome-index", str(genome_dir), "--calls", str(calls),
         "--experiment", "fp", "--error-label", "FP", "--correct-label", "TP", "--out", str(out),
     ]
     env = {**os.environ, "PYTHONPATH": str(REPO)}

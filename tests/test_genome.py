@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from workflow_scripts.errors import InputError
-from workflow_scripts.genome import Genome, load_fasta, main
+from workflow_scripts.data.genome import Genome, load_fasta, main
 
 FASTA = b">chr1 first\r\nACGTacgt\r\nNNac\r\n>chr2\nGGGCCC\nAT\n"
 

@@ -13,13 +13,13 @@ pytest.importorskip("transformers")
 from tests.hf_fixtures import save_remote_code_model, save_tiny_bert  # noqa: E402
 from tests.train_fixtures import make_training_inputs  # noqa: E402
 from workflow_scripts.errors import InputError  # noqa: E402
-from workflow_scripts.evaluate import load_trained_model  # noqa: E402
-from workflow_scripts.hf_backbone import HFSequenceClassifier, centre_crop_ids  # noqa: E402
-from workflow_scripts.mlm import (IGNORE_INDEX, MaskedLanguageModel, MaskingCollator,  # noqa: E402
+from workflow_scripts.evaluation.evaluate import load_trained_model  # noqa: E402
+from workflow_scripts.models.hf import HFSequenceClassifier, centre_crop_ids  # noqa: E402
+from workflow_scripts.training.mlm import (IGNORE_INDEX, MaskedLanguageModel, MaskingCollator,  # noqa: E402
                                   encoder_state, load_pretrained_encoder)
-from workflow_scripts.data import BatchCollator, load_split  # noqa: E402
-from workflow_scripts.model import build_model  # noqa: E402
-from workflow_scripts.tokenizer import load_tokenizer  # noqa: E402
+from workflow_scripts.training.batches import BatchCollator, load_split  # noqa: E402
+from workflow_scripts.models.builtin import build_model  # noqa: E402
+from workflow_scripts.tokenization.tokenizers import load_tokenizer  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from workflow_scripts.config_checks import load_schema, validate_config
+from workflow_scripts.config.validate import load_schema, validate_config
 from workflow_scripts.errors import InputError
 from tests.workflow_helpers import ROOT
 

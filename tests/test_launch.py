@@ -4,7 +4,7 @@ import sys
 import pytest
 
 from workflow_scripts.errors import InputError
-from workflow_scripts.launch import parse_args, processes_per_node, torchrun_command
+from workflow_scripts.training.launch import parse_args, processes_per_node, torchrun_command
 
 
 def test_one_process_per_gpu_else_the_configured_cpu_processes():
@@ -18,18 +18,18 @@ def test_one_process_per_gpu_else_the_configured_cpu_processes():
 def test_command_is_one_torchrun_with_the_train_arguments_untouched():
     args, rest = parse_args(["--gpus", "0", "--cpu-procs", "2", "--", "--out", "a b;rm -rf x"])
     assert args.cpu_procs == 2 and rest == ["--out", "a b;rm -rf x"]
-    command = torchrun_command(2, "workflow_scripts.train", rest)
+    command = torchrun_command(2, "workflow_scripts.training.train", rest)
     assert command[:3] == [sys.executable, "-m", "torch.distributed.run"]
     assert "--nproc_per_node=2" in command and command[-2:] == rest
 
 
 def test_several_nodes_run_one_srun_torchrun_per_node_with_a_c10d_rendezvous():
-    from workflow_scripts.launch import gpus_per_node, srun_torchrun_command
+    from workflow_scripts.training.launch import gpus_per_node, srun_torchrun_command
 
     assert gpus_per_node(8, 2) == 4
     with pytest.raises(InputError, match="split evenly"):
         gpus_per_node(6, 4)
-    command = srun_torchrun_command(2, 4, 4, "node001", 29500, "workflow_scripts.train", ["--x"])
+    command = srun_torchrun_command(2, 4, 4, "node001", 29500, "workflow_scripts.training.train", ["--x"])
     assert command[0] == "srun" and "--ntasks-per-node=1" in command and "--gpus-per-node=4" in command
     assert command.count("torch.distributed.run") == 1
     assert {"--nnodes=2", "--nproc_per_node=4", "--rdzv-backend=c10d",
@@ -38,7 +38,7 @@ def test_several_nodes_run_one_srun_torchrun_per_node_with_a_c10d_rendezvous():
 
 
 def test_cluster_presets_become_environment_variables_unless_already_set():
-    from workflow_scripts.cluster_env import apply_environment, parse_cluster_section, preset_environment
+    from workflow_scripts.training.cluster_env import apply_environment, parse_cluster_section, preset_environment
 
     section = parse_cluster_section(json.dumps({"nccl_debug": "INFO", "nccl_socket_ifname": "",
                                          "nccl_ib_disable": True, "nccl_async_error_handling": True,
@@ -53,7 +53,7 @@ def test_cluster_presets_become_environment_variables_unless_already_set():
 
 
 def test_cluster_section_comes_from_the_workflow_environment(monkeypatch):
-    from workflow_scripts.cluster_env import CLUSTER_ENV_VARIABLE, parse_cluster_section
+    from workflow_scripts.training.cluster_env import CLUSTER_ENV_VARIABLE, parse_cluster_section
 
     monkeypatch.setenv(CLUSTER_ENV_VARIABLE, json.dumps({"nccl_debug": "INFO"}))
     args, _ = parse_args(["--gpus", "0", "--"])
@@ -64,7 +64,7 @@ def test_cluster_section_comes_from_the_workflow_environment(monkeypatch):
 
 def test_no_gpus_requested_hides_visible_gpus_from_the_workers(monkeypatch):
     """resources.gpu 0 on a machine with CUDA: CPU processes with gloo, not N ranks on cuda:0."""
-    from workflow_scripts import launch
+    from workflow_scripts.training import launch
 
     monkeypatch.setattr(launch.torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(launch.torch.cuda, "device_count", lambda: 1)
@@ -83,7 +83,7 @@ def test_cuda_ranks_turn_off_cudnn_attention_which_rebuilds_for_every_new_length
     """Measured on an H100: ~130 ms per new padded length in bf16 (docs/performance.md)."""
     import torch
 
-    from workflow_scripts.distributed import avoid_per_shape_kernels
+    from workflow_scripts.training.distributed import avoid_per_shape_kernels
 
     before = torch.backends.cuda.cudnn_sdp_enabled()
     try:

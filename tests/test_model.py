@@ -1,8 +1,8 @@
 import pytest
 import torch
 
-from workflow_scripts.model import build_model, count_parameters
-from workflow_scripts.tokenizer import NucleotideTokenizer
+from workflow_scripts.models.builtin import build_model, count_parameters
+from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
 
 TOKENIZER = NucleotideTokenizer(k=1)
 

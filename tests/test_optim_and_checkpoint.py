@@ -1,8 +1,8 @@
 import pytest
 import torch
 
-from workflow_scripts.checkpoint import CheckpointManager, run_signature
-from workflow_scripts.optim import warmup_cosine
+from workflow_scripts.training.checkpoint import CheckpointManager, run_signature
+from workflow_scripts.training.optim import warmup_cosine
 
 
 def test_schedule_warms_up_then_decays_to_the_floor():

@@ -8,8 +8,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from workflow_scripts import plot
-from workflow_scripts.classification_metrics import binary_metrics, grouped_metrics
+from workflow_scripts.evaluation import plots as plot
+from workflow_scripts.evaluation.metrics import binary_metrics, grouped_metrics
 from workflow_scripts.errors import InputError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -115,7 +115,7 @@ def cli_args(paths: dict[str, Path], out_dir: Path) -> list[str]:
 
 def run_plot_cli(args: list[str]) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    return subprocess.run([sys.executable, "-m", "workflow_scripts.plot", *args],
+    return subprocess.run([sys.executable, "-m", "workflow_scripts.evaluation.plots", *args],
                           capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=60)
 
 

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from workflow_scripts.errors import InputError
-from workflow_scripts.preflight import check_input_files
+from workflow_scripts.config.preflight import check_input_files
 
 CALLS_HEADER = "gene_id\tchrom\tposition\tstrand\tsplice_type\tpred_type\n"
 

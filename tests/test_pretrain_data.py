@@ -8,9 +8,9 @@ import pytest
 
 from tests.train_fixtures import make_training_inputs
 from workflow_scripts.errors import InputError
-from workflow_scripts.genome import Genome
-from workflow_scripts.pretrain import unlabeled_data
-from workflow_scripts.tokenizer import load_tokenizer
+from workflow_scripts.data.genome import Genome
+from workflow_scripts.training.pretrain import unlabeled_data
+from workflow_scripts.tokenization.tokenizers import load_tokenizer
 
 
 @pytest.fixture(scope="module")

@@ -58,7 +58,7 @@ def weird_run(tmp_path_factory):
     base = tmp_path_factory.mktemp("safety")
     workdir = base / WEIRD_DIR
     workdir.mkdir()
-    subprocess.run([sys.executable, "-m", "workflow_scripts.demo_data", "--genome", str(workdir / WEIRD_GENOME),
+    subprocess.run([sys.executable, "-m", "workflow_scripts.data.demo", "--genome", str(workdir / WEIRD_GENOME),
                     "--calls", str(workdir / WEIRD_CALLS), "--n-genes", "40", "--calls-per-gene", "12"],
                    cwd=ROOT, env=subprocess_env(), check=True, capture_output=True)
     (workdir / "my config.yaml").write_text(yaml.safe_dump({**TINY, "genome": WEIRD_GENOME, "calls": WEIRD_CALLS}))
@@ -145,7 +145,7 @@ def test_evaluate_refuses_a_model_file_that_would_run_code(tmp_path):
     (tmp_path / "model.json").write_text('{"model": {"arch": "cnn", "d_model": 8, "n_layers": 1}, '
                                          '"tokenizer": {"kind": "nucleotide", "k": 1}, "max_tokens": 128}')
     result = subprocess.run(
-        [sys.executable, "-m", "workflow_scripts.evaluate", "--windows", str(inputs["windows"]),
+        [sys.executable, "-m", "workflow_scripts.evaluation.evaluate", "--windows", str(inputs["windows"]),
          "--manifest", str(inputs["manifest"]), "--model", str(tmp_path / "model.pt"),
          "--model-config", str(tmp_path / "model.json"), "--out-predictions", str(tmp_path / "p.parquet"),
          "--out-metrics", str(tmp_path / "m.json")],

@@ -3,7 +3,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from workflow_scripts.sampler import DistributedBucketBatchSampler, padding_efficiency
+from workflow_scripts.bucketing.sampler import DistributedBucketBatchSampler, padding_efficiency
 
 # (bucket sizes, batch sizes): uneven buckets, tiny buckets, a bucket smaller than the ranks
 LAYOUTS = [

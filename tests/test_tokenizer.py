@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from workflow_scripts.tokenizer import CLS_ID, PAD_ID, NucleotideTokenizer
+from workflow_scripts.tokenization.tokenizers import CLS_ID, PAD_ID, NucleotideTokenizer
 
 
 def test_k1_ids_are_cls_then_bases():

@@ -47,7 +47,7 @@ def make_training_inputs(directory: Path, n: int = 240, seed: int = 0) -> dict[s
 def launch_command(inputs: dict[str, Path], out: Path, train_cfg: dict, model_cfg: dict,
                    procs: int = 2) -> list[str]:
     return [
-        sys.executable, "-m", "workflow_scripts.launch", "--cpu-procs", str(procs), "--threads", "2", "--",
+        sys.executable, "-m", "workflow_scripts.training.launch", "--cpu-procs", str(procs), "--threads", "2", "--",
         "--windows", str(inputs["windows"]), "--manifest", str(inputs["manifest"]),
         "--bucket-summary", str(inputs["summary"]),
         "--model-config", json.dumps(model_cfg), "--train-config", json.dumps(train_cfg),

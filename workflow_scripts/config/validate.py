@@ -72,8 +72,8 @@ def fill_defaults(value, schema: dict):
     return value
 
 
-def key_path(error: jsonschema.ValidationError) -> str:
-    parts = [str(p) for p in error.absolute_path]
+def key_path(error: jsonschema.ValidationError, prefix: str = "") -> str:
+    parts = ([prefix] if prefix else []) + [str(p) for p in error.absolute_path]
     if error.validator == "additionalProperties":
         extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
         return ".".join(parts + extra[:1]) or "(top level)"
@@ -82,37 +82,55 @@ def key_path(error: jsonschema.ValidationError) -> str:
     return ".".join(parts) or "(top level)"
 
 
-def validate_config(config: dict, schema: dict) -> dict:
-    """Coerce, validate and fill defaults; returns a new dict or raises InputError."""
-    config = coerce_strings(copy.deepcopy(dict(config)), schema)
+def validate_section(values, schema: dict, prefix: str = ""):
+    """Coerce strings, validate and fill defaults; raises InputError naming the first bad key."""
+    values = coerce_strings(values, schema)
     validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+    errors = sorted(validator.iter_errors(values), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]
         message = "unknown key" if first.validator == "additionalProperties" else first.message
-        raise InputError("config", key_path(first), message)
-    config = fill_defaults(config, schema)
-    check_cross_fields(config)
+        raise InputError("config", key_path(first, prefix), message)
+    return fill_defaults(values, schema)
+
+
+def validate_config(config: dict, schema: dict) -> dict:
+    """Coerce, validate and fill defaults; returns a new dict or raises InputError."""
+    config = validate_section(copy.deepcopy(dict(config)), schema)
+    for name, values in config.items():
+        check_section(name, values)
+    check_cross_sections(config)
     return config
 
 
-def check_cross_fields(config: dict) -> None:
-    """Rules the schema cannot say: sums, orderings, matching lengths, one input mode."""
-    fractions = config["split"]["fractions"]
+def check_split(split: dict) -> None:
+    fractions = split["fractions"]
     total = sum(fractions.values())
     if abs(total - 1.0) > FRACTION_TOLERANCE:
         raise InputError("config", "split.fractions", f"must sum to 1 (they sum to {total:g})")
-    check_bucket(config["bucket"])
+
+
+def check_model(model: dict) -> None:
+    if model["arch"] == "transformer" and model["d_model"] % model["n_heads"]:
+        raise InputError("config", "model.n_heads", "must divide model.d_model for the transformer")
+
+
+def check_section(name: str, values) -> None:
+    """Rules within one section that the schema cannot say: sums, orderings, matching lengths."""
+    checks = {"split": check_split, "bucket": check_bucket, "model": check_model}
+    if name in checks:
+        checks[name](values)
+
+
+def check_cross_sections(config: dict) -> None:
+    """Rules between sections: one input mode, unique names, a tokenizer the model can embed."""
     names = [e["name"] for e in config["experiments"]]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise InputError("config", "experiments.name", f"duplicate experiment name {duplicated[0]!r}")
     if "sequences" not in config and not ("genome" in config and "calls" in config):
         raise InputError("config", "genome", "give genome and calls, or sequences")
-    model = config["model"]
-    if model["arch"] == "transformer" and model["d_model"] % model["n_heads"]:
-        raise InputError("config", "model.n_heads", "must divide model.d_model for the transformer")
-    check_backbone(model, config["tokenizer"])
+    check_backbone(config["model"], config["tokenizer"])
     check_pretrain(config)
 
 

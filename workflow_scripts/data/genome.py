@@ -74,7 +74,7 @@ class Genome:
         index_path, sequence_path = cache_dir / INDEX_FILE, cache_dir / SEQUENCE_FILE
         for path in (index_path, sequence_path):
             if not path.is_file():
-                raise InputError(path, "genome index", "file not found; run `python -m workflow_scripts.genome` first")
+                raise InputError(path, "genome index", "file not found; run `python -m workflow_scripts.data.genome` first")
         index = pl.read_csv(index_path, separator="\t", schema={"name": pl.String, "length": pl.Int64, "offset": pl.Int64})
         sequence = np.load(sequence_path, mmap_mode="r")
         if int(index["length"].sum()) != sequence.shape[0]:
@@ -278,7 +278,7 @@ def load_fasta(path: str | Path) -> Genome:
 def open_genome(path: str | Path) -> Genome:
     """A cached index directory (memory-mapped) or a FASTA file (parsed now)."""
     if not Path(path).exists():
-        raise InputError(path, "genome", "not found; give a directory made by `python -m workflow_scripts.genome` or a FASTA file")
+        raise InputError(path, "genome", "not found; give a directory made by `python -m workflow_scripts.data.genome` or a FASTA file")
     return Genome.open_cached(path) if Path(path).is_dir() else load_fasta(path)
 
 

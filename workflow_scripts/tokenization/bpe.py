@@ -63,7 +63,7 @@ def train_bpe(sequences: list[str], vocab_size: int, min_frequency: int):
 
 
 def save_hf_tokenizer(tokenizer, out_dir: str | Path) -> None:
-    from workflow_scripts.hf_backbone import require_transformers
+    from workflow_scripts.models.hf import require_transformers
 
     transformers = require_transformers()
     fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tokenizer,

@@ -1,9 +1,9 @@
-"""Train one experiment's classifier; run under torchrun (see workflow_scripts.launch).
+"""Train one experiment's classifier; run under torchrun (see workflow_scripts.training.launch).
 
-    torchrun --standalone --nproc_per_node 2 -m workflow_scripts.train --windows ... --manifest ...
+    torchrun --standalone --nproc_per_node 2 -m workflow_scripts.training.train --windows ... --manifest ...
 
 Table of contents: config → process group → data and model → strategy engine
-(workflow_scripts.strategies) → Trainer loop (trainer.py, checkpoints in checkpoint.py) → export of
+(workflow_scripts.training.strategies) → Trainer loop (trainer.py, checkpoints in checkpoint.py) → export of
 one plain state dict, its config, the step log and (deepspeed) the DeepSpeed JSON used.
 """
 
@@ -18,18 +18,18 @@ from pathlib import Path
 
 import torch
 
-from workflow_scripts.checkpoint import CheckpointManager, run_signature
-from workflow_scripts.data import BatchCollator, load_split
-from workflow_scripts.distributed import DistContext, run_in_process_group
+from workflow_scripts.training.checkpoint import CheckpointManager, run_signature
+from workflow_scripts.training.batches import BatchCollator, load_split
+from workflow_scripts.training.distributed import DistContext, run_in_process_group
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import atomic_path, write_json
-from workflow_scripts.mlm import load_pretrained_encoder
-from workflow_scripts.model import MODEL_DEFAULTS, build_model, count_parameters
-from workflow_scripts.strategies import build_engine
-from workflow_scripts.telemetry import MetricsSink, require_tensorboard
-from workflow_scripts.tokenizer import load_tokenizer
-from workflow_scripts.train_config import TrainConfig
-from workflow_scripts.trainer import Trainer
+from workflow_scripts.training.mlm import load_pretrained_encoder
+from workflow_scripts.models.builtin import MODEL_DEFAULTS, build_model, count_parameters
+from workflow_scripts.training.strategies import build_engine
+from workflow_scripts.training.telemetry import MetricsSink, require_tensorboard
+from workflow_scripts.tokenization.tokenizers import load_tokenizer
+from workflow_scripts.config.train import TrainConfig
+from workflow_scripts.training.loop import Trainer
 
 DEEPSPEED_JSON = "deepspeed_config.json"
 

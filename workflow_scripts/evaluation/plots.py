@@ -20,7 +20,7 @@ import matplotlib.transforms as mtransforms  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from workflow_scripts.classification_metrics import (  # noqa: E402
+from workflow_scripts.evaluation.metrics import (  # noqa: E402
     average_precision,
     precision_recall_curve,
     roc_auc,

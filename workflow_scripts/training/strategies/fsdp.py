@@ -13,7 +13,7 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, fully_shard
 
 from workflow_scripts.errors import InputError
-from workflow_scripts.strategies.base import Engine
+from workflow_scripts.training.strategies.base import Engine
 
 DCP_FOLDER = "dcp"
 

@@ -12,14 +12,14 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from workflow_scripts.checkpoint import CheckpointManager, capture_rng, restore_rng
-from workflow_scripts.classification_metrics import binary_metrics
-from workflow_scripts.data import BatchCollator, SplitData, sorted_batches
-from workflow_scripts.distributed import DistContext
-from workflow_scripts.sampler import DistributedBucketBatchSampler
-from workflow_scripts.strategies.base import Engine
-from workflow_scripts.telemetry import MetricsSink, Progress, memory_snapshot
-from workflow_scripts.train_config import TrainConfig
+from workflow_scripts.training.checkpoint import CheckpointManager, capture_rng, restore_rng
+from workflow_scripts.evaluation.metrics import binary_metrics
+from workflow_scripts.training.batches import BatchCollator, SplitData, sorted_batches
+from workflow_scripts.training.distributed import DistContext
+from workflow_scripts.bucketing.sampler import DistributedBucketBatchSampler
+from workflow_scripts.training.strategies.base import Engine
+from workflow_scripts.training.telemetry import MetricsSink, Progress, memory_snapshot
+from workflow_scripts.config.train import TrainConfig
 
 
 class TrainingInterrupted(RuntimeError):

@@ -8,7 +8,7 @@ from pathlib import Path
 import torch
 
 from workflow_scripts.errors import InputError
-from workflow_scripts.strategies.base import Engine
+from workflow_scripts.training.strategies.base import Engine
 
 STATE_FILE = "model_optimizer.pt"
 

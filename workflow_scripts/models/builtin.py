@@ -13,7 +13,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 MODEL_DEFAULTS = {
-    "backbone": "builtin",  # builtin | hf (workflow_scripts.hf_backbone)
+    "backbone": "builtin",  # builtin | hf (workflow_scripts.models.hf)
     "arch": "cnn",
     "d_model": 64,
     "n_layers": 4,
@@ -132,7 +132,7 @@ def build_model(model_cfg: dict, vocab_size: int, max_tokens: int, pretrained: b
     """Build the classifier described by the `model:` config section. For `backbone: hf`,
     pretrained=False builds the architecture without loading model.path's weights."""
     if model_cfg.get("backbone", "builtin") == "hf":
-        from workflow_scripts.hf_backbone import build_hf_classifier
+        from workflow_scripts.models.hf import build_hf_classifier
 
         return build_hf_classifier(model_cfg, vocab_size, max_tokens, pretrained)
     return SequenceClassifier(vocab_size=vocab_size, max_tokens=max_tokens, **model_cfg)

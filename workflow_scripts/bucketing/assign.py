@@ -6,7 +6,7 @@ the last boundary go to the last bucket. Windows longer than max_length tokens a
 truncated at training time; they are counted and reported, never silently.
 
 `--boundaries auto` chooses at most `--n-buckets` boundaries that minimise padding
-of the train split (workflow_scripts.boundaries; with `--target-efficiency`, the
+of the train split (workflow_scripts.bucketing.boundaries; with `--target-efficiency`, the
 fewest buckets that reach it). Batch sizes are either given per bucket
 (`--batch-sizes`) or follow from a token budget (`--max-tokens-per-batch`: as many
 windows of the bucket's longest length as fit). The reported padding efficiency
@@ -22,11 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from workflow_scripts.boundaries import batch_sizes_for_budget, edge_efficiency, optimal_boundaries
+from workflow_scripts.bucketing.boundaries import batch_sizes_for_budget, edge_efficiency, optimal_boundaries
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_json, write_parquet
-from workflow_scripts.sampler import DEFAULT_SORT_WINDOW, DistributedBucketBatchSampler, padding_efficiency
-from workflow_scripts.tokenizer import NucleotideTokenizer, load_tokenizer, window_token_lengths
+from workflow_scripts.bucketing.sampler import DEFAULT_SORT_WINDOW, DistributedBucketBatchSampler, padding_efficiency
+from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer, load_tokenizer, window_token_lengths
 
 SPLITS = ("train", "val", "test")
 MEGA_BATCH_FACTOR = 50  # HF Trainer's group_by_length: sort 50 batches at a time

@@ -4,24 +4,24 @@ from __future__ import annotations
 
 import torch
 
-from workflow_scripts.distributed import DistContext
-from workflow_scripts.strategies.base import Engine
-from workflow_scripts.train_config import TrainConfig
+from workflow_scripts.training.distributed import DistContext
+from workflow_scripts.training.strategies.base import Engine
+from workflow_scripts.config.train import TrainConfig
 
 
 def build_engine(model: torch.nn.Module, ctx: DistContext, cfg: TrainConfig, total_steps: int,
                  micro_batch: int = 1) -> Engine:
     """Wrap `model` for `cfg.strategy`; strategy libraries are imported only when chosen."""
     if cfg.strategy == "ddp":
-        from workflow_scripts.strategies.ddp import DDPEngine
+        from workflow_scripts.training.strategies.ddp import DDPEngine
 
         return DDPEngine(model, ctx, cfg, total_steps)
     if cfg.strategy == "fsdp":
-        from workflow_scripts.strategies.fsdp import FSDPEngine
+        from workflow_scripts.training.strategies.fsdp import FSDPEngine
 
         return FSDPEngine(model, ctx, cfg, total_steps)
     if cfg.strategy == "deepspeed":
-        from workflow_scripts.strategies.deepspeed_engine import DeepSpeedEngine
+        from workflow_scripts.training.strategies.deepspeed_engine import DeepSpeedEngine
 
         return DeepSpeedEngine(model, ctx, cfg, total_steps, micro_batch)
     raise ValueError(f"unknown strategy {cfg.strategy!r}")

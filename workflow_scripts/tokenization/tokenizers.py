@@ -106,12 +106,12 @@ class NucleotideTokenizer:
 
 def load_tokenizer(config: dict):
     """The tokenizer a bucket summary or model.json describes: nucleotide k-mers, or (kind hf)
-    a Hugging Face tokenizer directory loaded offline (workflow_scripts.hf_backbone)."""
+    a Hugging Face tokenizer directory loaded offline (workflow_scripts.models.hf)."""
     kind = config.get("kind")
     if kind == NucleotideTokenizer.kind:
         return NucleotideTokenizer.from_dict(config)
     if kind == "hf":
-        from workflow_scripts.hf_backbone import HFTokenizer
+        from workflow_scripts.models.hf import HFTokenizer
 
         return HFTokenizer(config["path"], trust_remote_code=bool(config.get("trust_remote_code")))
     raise ValueError(f"unknown tokenizer kind {kind!r} in {config!r} (expected nucleotide or hf)")

@@ -1,7 +1,7 @@
 """Write a DeepSpeed JSON from the `train:` config and the hardware in sight.
 
-    python -m workflow_scripts.deepspeed_config --zero-stage 2 --offload-optimizer --bf16
-    python -m workflow_scripts.deepspeed_config --train-config '{"strategy": "deepspeed"}' \
+    python -m workflow_scripts.training.strategies.deepspeed_config --zero-stage 2 --offload-optimizer --bf16
+    python -m workflow_scripts.training.strategies.deepspeed_config --train-config '{"strategy": "deepspeed"}' \
         --params 20000000 --world-size 8 --out ds_config.json
 
 `zero_stage: auto` picks the lowest ZeRO stage (1–3) whose per-rank model state fits in 60 % of
@@ -23,7 +23,7 @@ import torch
 
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_json
-from workflow_scripts.train_config import TrainConfig
+from workflow_scripts.config.train import TrainConfig
 
 GPU_FRACTION_FOR_STATE = 0.6  # the rest is left for activations and buffers
 CLIENT_OWNED_KEYS = ("optimizer", "scheduler")  # errorseq passes its own AdamW and schedule

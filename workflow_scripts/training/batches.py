@@ -10,7 +10,7 @@ import polars as pl
 import torch
 
 from workflow_scripts.errors import InputError
-from workflow_scripts.tokenizer import NucleotideTokenizer
+from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
 
 MANIFEST_COLUMNS = ("id", "split", "label", "token_length", "bucket")
 

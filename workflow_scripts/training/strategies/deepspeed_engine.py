@@ -9,8 +9,8 @@ from pathlib import Path
 
 import torch
 
-from workflow_scripts import deepspeed_config
-from workflow_scripts.strategies.base import Engine, optimizer_state_tensors, tensor_bytes
+from workflow_scripts.training.strategies import deepspeed_config
+from workflow_scripts.training.strategies.base import Engine, optimizer_state_tensors, tensor_bytes
 
 ENGINE_TAG = "engine"
 

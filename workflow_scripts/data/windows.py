@@ -29,9 +29,9 @@ import numpy as np
 import polars as pl
 
 from workflow_scripts.errors import InputError, run_cli
-from workflow_scripts.genome import Genome, open_genome
+from workflow_scripts.data.genome import Genome, open_genome
 from workflow_scripts.io_utils import write_parquet
-from workflow_scripts.splits import assign_gene_splits, parse_fractions
+from workflow_scripts.data.splits import assign_gene_splits, parse_fractions
 
 REQUIRED_CALL_COLUMNS = ("gene_id", "chrom", "position", "strand", "splice_type", "pred_type")
 PRED_TYPES = ("TP", "FP", "FN", "TN")

@@ -12,13 +12,13 @@ import numpy as np
 import polars as pl
 import torch
 
-from workflow_scripts.classification_metrics import binary_metrics, grouped_metrics
-from workflow_scripts.data import BatchCollator, SplitData, load_split, sorted_batches
-from workflow_scripts.distributed import avoid_per_shape_kernels
+from workflow_scripts.evaluation.metrics import binary_metrics, grouped_metrics
+from workflow_scripts.training.batches import BatchCollator, SplitData, load_split, sorted_batches
+from workflow_scripts.training.distributed import avoid_per_shape_kernels
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_json, write_parquet
-from workflow_scripts.model import build_model
-from workflow_scripts.tokenizer import load_tokenizer
+from workflow_scripts.models.builtin import build_model
+from workflow_scripts.tokenization.tokenizers import load_tokenizer
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -1,6 +1,6 @@
 """Start training with torchrun, one process per GPU (or a set number of CPU processes).
 
-    python -m workflow_scripts.launch --gpus 0 --cpu-procs 2 --threads 2 -- <train arguments>
+    python -m workflow_scripts.training.launch --gpus 0 --cpu-procs 2 --threads 2 -- <train arguments>
 
 The process count comes from the rule's resources, never from CUDA_VISIBLE_DEVICES alone.
 One node: a single `torchrun --standalone`. Several nodes (`--nodes N`, inside a SLURM
@@ -18,11 +18,11 @@ import sys
 
 import torch
 
-from workflow_scripts.cluster_env import CLUSTER_ENV_VARIABLE, apply_environment, parse_cluster_section, preset_environment
+from workflow_scripts.training.cluster_env import CLUSTER_ENV_VARIABLE, apply_environment, parse_cluster_section, preset_environment
 from workflow_scripts.errors import InputError, run_cli
-from workflow_scripts.train_config import TrainConfig
+from workflow_scripts.config.train import TrainConfig
 
-TRAIN_MODULE = "workflow_scripts.train"
+TRAIN_MODULE = "workflow_scripts.training.train"
 DEFAULT_RDZV_PORT = 29500
 
 

@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from workflow_scripts.train_config import TrainConfig
+from workflow_scripts.config.train import TrainConfig
 
 
 def build_optimizer(model: torch.nn.Module, cfg: TrainConfig, world_size: int = 1) -> torch.optim.Optimizer:

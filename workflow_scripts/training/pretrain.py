@@ -16,19 +16,19 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from workflow_scripts.bucket import assign_buckets
-from workflow_scripts.checkpoint import CheckpointManager, run_signature
-from workflow_scripts.data import BatchCollator, SplitData, load_split
-from workflow_scripts.distributed import DistContext, run_in_process_group
+from workflow_scripts.bucketing.assign import assign_buckets
+from workflow_scripts.training.checkpoint import CheckpointManager, run_signature
+from workflow_scripts.training.batches import BatchCollator, SplitData, load_split
+from workflow_scripts.training.distributed import DistContext, run_in_process_group
 from workflow_scripts.errors import InputError, run_cli
-from workflow_scripts.genome import Genome
+from workflow_scripts.data.genome import Genome
 from workflow_scripts.io_utils import atomic_path, write_json
-from workflow_scripts.mlm import MaskedLanguageModel, MaskedLMTrainer, MaskingCollator, encoder_state
-from workflow_scripts.model import MODEL_DEFAULTS, build_model, count_parameters
-from workflow_scripts.strategies import build_engine
-from workflow_scripts.telemetry import MetricsSink
-from workflow_scripts.tokenizer import load_tokenizer, window_token_lengths
-from workflow_scripts.train_config import TrainConfig
+from workflow_scripts.training.mlm import MaskedLanguageModel, MaskedLMTrainer, MaskingCollator, encoder_state
+from workflow_scripts.models.builtin import MODEL_DEFAULTS, build_model, count_parameters
+from workflow_scripts.training.strategies import build_engine
+from workflow_scripts.training.telemetry import MetricsSink
+from workflow_scripts.tokenization.tokenizers import load_tokenizer, window_token_lengths
+from workflow_scripts.config.train import TrainConfig
 
 SOURCES = ("train_windows", "all_windows", "genome")
 VALIDATION_SEED = 1234

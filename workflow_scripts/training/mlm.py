@@ -14,10 +14,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from workflow_scripts.data import BatchCollator
+from workflow_scripts.training.batches import BatchCollator
 from workflow_scripts.errors import InputError
-from workflow_scripts.tokenizer import CLS_ID, PAD_ID
-from workflow_scripts.trainer import Trainer
+from workflow_scripts.tokenization.tokenizers import CLS_ID, PAD_ID
+from workflow_scripts.training.loop import Trainer
 
 IGNORE_INDEX = -100
 BACKBONE_PREFIX = "backbone."
