@@ -29,8 +29,8 @@ SEED_000_BOUNDARIES = [256, 512, 768]
 def demo_lengths() -> np.ndarray:
     """Token lengths (k=1) of both demo experiments' windows, from the real demo data."""
     from workflow_scripts.data import demo as demo_data
-from workflow_scripts.data import windows as extract
-from workflow_scripts.data import genome
+    from workflow_scripts.data import windows as extract
+    from workflow_scripts.data import genome
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
