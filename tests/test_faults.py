@@ -10,14 +10,13 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.train_fixtures import ROOT, child_pids, launch_command, make_training_inputs, subprocess_env
-from tests.workflow_helpers import planned_rules, snakemake, snakemake_env, write_config
+from tests.workflow_helpers import planned_rules, snakemake, start_snakemake, write_config
 
 MODEL = {"arch": "cnn", "d_model": 16, "n_layers": 2, "kernel_size": 5}
 RANK_DEATH_BOUND_S = 60
@@ -107,12 +106,8 @@ FINISHED = ("results/genome/index.tsv", "results/fp_vs_tp/windows.parquet",
 
 def test_a_killed_snakemake_run_resumes_training_without_redoing_finished_rules(tmp_path):
     config = write_config(tmp_path, "tiny.yaml", INTERRUPTED)
-    command = [str(Path(sys.executable).parent / "snakemake"), "--snakefile", str(ROOT / "Snakefile"),
-               "--directory", str(tmp_path), "--cores", "2", MODEL_PT, "--configfile", str(config)]
     console = tmp_path / "first-run.out"
-    with console.open("w") as sink:
-        process = subprocess.Popen(command, cwd=tmp_path, env=snakemake_env(), start_new_session=True,
-                                   stdout=sink, stderr=subprocess.STDOUT)
+    process = start_snakemake(tmp_path, MODEL_PT, "--configfile", str(config), output=console)
     latest = tmp_path / "results/fp_vs_tp/model/checkpoints/latest"
     try:
         try:

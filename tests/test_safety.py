@@ -14,7 +14,7 @@ import torch
 import yaml
 
 from tests.train_fixtures import ROOT, make_training_inputs, subprocess_env
-from tests.workflow_helpers import snakemake_env
+from tests.workflow_helpers import snakemake
 
 WEIRD_DIR = "a b;$(touch pwned)'x"
 WEIRD_GENOME = "g e;`touch pwned`$HOME.fa.gz"
@@ -66,12 +66,9 @@ def weird_run(tmp_path_factory):
     guard.mkdir()
     (guard / "sitecustomize.py").write_text(NETGUARD)
     net_log = base / "network.log"
-    env = dict(snakemake_env(), PYTHONPATH=str(guard), ERRORSEQ_NETGUARD_LOG=str(net_log))
+    env = subprocess_env(PYTHONPATH=str(guard), ERRORSEQ_NETGUARD_LOG=str(net_log))
     before = set(base.iterdir())
-    result = subprocess.run(
-        [str(Path(sys.executable).parent / "snakemake"), "--snakefile", str(ROOT / "Snakefile"),
-         "--directory", str(workdir), "--cores", "2", "--configfile", str(workdir / "my config.yaml")],
-        cwd=workdir, env=env, capture_output=True, text=True, timeout=600)
+    result = snakemake(workdir, "--configfile", str(workdir / "my config.yaml"), env=env)
     return {"base": base, "workdir": workdir, "result": result, "net_log": net_log, "before": before}
 
 

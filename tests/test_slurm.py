@@ -7,10 +7,8 @@ assertions read SLURM's own view (scontrol) and the job logs. Skips without root
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,6 +16,7 @@ import pytest
 import yaml
 
 from tests.slurm_cluster import PARTITION, slurm_cluster, why_slurm_cannot_run
+from tests.workflow_helpers import snakemake, start_snakemake, subprocess_env
 
 REPO = Path(__file__).resolve().parents[1]
 EXPERIMENT = "fp_vs_tp"
@@ -84,16 +83,13 @@ def write_test_workdir(directory: Path, extra: dict | None = None) -> Path:
     return directory
 
 
-def snakemake_command(workdir: Path, profile: Path) -> list[str]:
+def profile_args(workdir: Path, profile: Path) -> list[str]:
     # Exactly the user's command: profiles/default is loaded too and must not override anything.
-    return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
-            "--directory", str(workdir), "--configfile", str(workdir / "test-config.yaml"),
-            "--profile", str(profile)]
+    return ["--configfile", str(workdir / "test-config.yaml"), "--profile", str(profile)]
 
 
-def snakemake_env(cluster) -> dict[str, str]:
-    path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
-    return {**cluster.env, "PATH": path, "PYTHONPATH": str(REPO)}
+def cluster_env(cluster) -> dict[str, str]:
+    return subprocess_env(**cluster.env)
 
 
 def scontrol_jobs(cluster) -> list[dict[str, str]]:
@@ -128,8 +124,8 @@ def cluster():
 
 def run_workflow(workdir: Path, profile: Path, cluster, timeout: float = 600) -> None:
     try:
-        done = subprocess.run(snakemake_command(workdir, profile), env=snakemake_env(cluster),
-                              capture_output=True, text=True, timeout=timeout)
+        done = snakemake(workdir, *profile_args(workdir, profile), env=cluster_env(cluster),
+                         timeout=timeout, cores=None)
     except subprocess.TimeoutExpired as error:
         output = (error.stdout or b"").decode() + (error.stderr or b"").decode()
         raise AssertionError(f"timed out\n{failure_report(workdir, cluster, output)}") from None
@@ -181,19 +177,18 @@ def test_training_stopped_through_slurm_resumes_from_its_checkpoint(cluster, tmp
     workdir = write_test_workdir(tmp_path / "work", {"train": {
         "epochs": 4, "log_every_steps": 5, "checkpoint_every_steps": 100000}})
     write_training_inputs(workdir)
-    command = snakemake_command(workdir, write_test_profile(tmp_path / "profile")) + [
+    args = profile_args(workdir, write_test_profile(tmp_path / "profile")) + [
         f"results/{EXPERIMENT}/model/model.pt", "--allowed-rules", "train"]
-    with open(tmp_path / "snakemake.out", "w") as output:
-        workflow = subprocess.Popen(command, env=snakemake_env(cluster), stdout=output,
-                                    stderr=subprocess.STDOUT)
-        try:
-            wait_for_training_steps(workdir, workflow, steps=2)
-            (first,) = jobs_of_rule(cluster, "train", workdir)
-            cluster.run("scancel", "--signal=TERM", first["JobId"])
-            returncode = workflow.wait(timeout=300)
-        finally:
-            if workflow.poll() is None:
-                workflow.kill()
+    workflow = start_snakemake(workdir, *args, output=tmp_path / "snakemake.out", env=cluster_env(cluster),
+                               cores=None)
+    try:
+        wait_for_training_steps(workdir, workflow, steps=2)
+        (first,) = jobs_of_rule(cluster, "train", workdir)
+        cluster.run("scancel", "--signal=TERM", first["JobId"])
+        returncode = workflow.wait(timeout=300)
+    finally:
+        if workflow.poll() is None:
+            workflow.kill()
     outputs = (tmp_path / "snakemake.out").read_text()
     assert returncode == 0, failure_report(workdir, cluster, outputs)
     states = {job["JobId"]: job["JobState"] for job in jobs_of_rule(cluster, "train", workdir)}

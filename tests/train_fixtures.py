@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import polars as pl
+
+from tests.workflow_helpers import subprocess_env  # noqa: F401  (re-exported: one env for all subprocesses)
 
 ROOT = Path(__file__).resolve().parents[1]
 MOTIF = "GATTACAGG"
@@ -56,12 +57,6 @@ def launch_command(inputs: dict[str, Path], out: Path, train_cfg: dict, model_cf
     ]
 
 
-def subprocess_env() -> dict[str, str]:
-    """This interpreter's bin first on PATH: Snakemake's shell jobs call `python`."""
-    path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PATH=path)
-    env.pop("OMP_NUM_THREADS", None)
-    return env
 
 
 def child_pids(pid: int) -> list[int]:

@@ -19,11 +19,16 @@ TINY_CONFIG = {
 }
 
 
-def snakemake_env() -> dict[str, str]:
-    bin_dir = str(Path(sys.executable).parent)
-    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ.get('PATH', '')}")
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """The environment of every Snakemake or torchrun the tests start.
+
+    This interpreter's bin goes first on PATH (Snakemake's shell jobs call `python`), and the
+    pytest process's OMP_NUM_THREADS is not passed on: Snakemake sets it per job from `threads`.
+    """
+    path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
+    env = dict(os.environ, PATH=path)
     env.pop("OMP_NUM_THREADS", None)
-    return env
+    return {**env, **extra}
 
 
 def write_config(directory: Path, name: str, values: dict) -> Path:
@@ -32,16 +37,29 @@ def write_config(directory: Path, name: str, values: dict) -> Path:
     return path
 
 
-def snakemake(workdir: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    command = [
-        str(Path(sys.executable).parent / "snakemake"),
-        "--snakefile", str(ROOT / "Snakefile"),
-        "--directory", str(workdir),
-        "--cores", "2",
-        *args,
-    ]
-    return subprocess.run(command, cwd=workdir, env=snakemake_env(), capture_output=True,
-                          text=True, timeout=timeout)
+def snakemake_command(workdir: Path, *args: str, cores: int | None = 2) -> list[str]:
+    """The one way the tests start Snakemake: the repository's Snakefile run in `workdir`."""
+    command = [str(Path(sys.executable).parent / "snakemake"), "--snakefile", str(ROOT / "Snakefile"),
+               "--directory", str(workdir)]
+    if cores is not None:
+        command += ["--cores", str(cores)]
+    return command + list(args)
+
+
+def snakemake(workdir: Path, *args: str, timeout: int = 600, env: dict[str, str] | None = None,
+              cores: int | None = 2) -> subprocess.CompletedProcess:
+    """Run Snakemake to the end and capture its output."""
+    return subprocess.run(snakemake_command(workdir, *args, cores=cores), cwd=workdir,
+                          env=env or subprocess_env(), capture_output=True, text=True, timeout=timeout)
+
+
+def start_snakemake(workdir: Path, *args: str, output: Path, env: dict[str, str] | None = None,
+                    cores: int | None = 2) -> subprocess.Popen:
+    """Start Snakemake in a session of its own (so a test can kill it and its jobs), output to a file."""
+    with output.open("w") as sink:
+        return subprocess.Popen(snakemake_command(workdir, *args, cores=cores), cwd=workdir,
+                                env=env or subprocess_env(), start_new_session=True,
+                                stdout=sink, stderr=subprocess.STDOUT)
 
 
 def planned_rules(dry_run_output: str) -> set[str]:
