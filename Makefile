@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test test-fast lint format envs bench clean
 
 setup: $(VENV)/.installed
 
@@ -22,12 +22,30 @@ RUN := PATH="$(abspath $(BIN)):$$PATH"
 demo: setup
 	$(RUN) snakemake --cores $(CORES)
 
+# Everything, as CI runs it (Snakemake, torchrun, DeepSpeed and SLURM tests included).
 test: setup
 	$(RUN) python -m pytest -q tests
 
+# The daily tier: unit tests only (no Snakemake, torchrun or SLURM), under 2 minutes here.
+test-fast: setup
+	$(RUN) python -m pytest -q -m "not slow" tests
+
 lint: setup
+	$(RUN) ruff check workflow_scripts tests benchmarks
+	$(RUN) ruff format --check workflow_scripts tests benchmarks
+	$(RUN) mypy
 	$(RUN) snakefmt --check Snakefile rules
 	$(RUN) snakemake --lint
+	$(RUN) python -m tests.env_files
+
+format: setup
+	$(RUN) ruff format workflow_scripts tests benchmarks
+	$(RUN) ruff check --fix workflow_scripts tests benchmarks
+	$(RUN) snakefmt Snakefile rules
+
+# Regenerate envs/*.yaml from requirements.txt and the rules' imports (tests/test_envs.py checks them).
+envs: setup
+	$(RUN) python -m tests.env_files --write
 
 # Prints every benchmark table (benchmarks/README.md); pyfaidx only for one comparison row.
 bench: setup

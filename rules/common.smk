@@ -3,6 +3,8 @@ import os
 import shlex
 import sys
 
+from snakemake.settings.types import DeploymentMethod
+
 # The package is installed (make setup: pip install -e .); rules import nothing else.
 from workflow_scripts.config.preflight import check_input_files
 from workflow_scripts.config.sections import rule_config_json, schema
@@ -40,7 +42,11 @@ wildcard_constraints:
     experiment="|".join(EXPERIMENTS),
 
 
-shell.prefix("set -euo pipefail; ")
+if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
+    # envs/*.yaml hold the third-party packages; errorseq itself is this checkout.
+    shell.prefix(f"set -euo pipefail; export PYTHONPATH={shlex_quote(workflow.basedir)}; ")
+else:
+    shell.prefix("set -euo pipefail; ")
 
 
 def rule_config(*sections):
