@@ -8,8 +8,9 @@ from snakemake.settings.types import DeploymentMethod
 # The package is installed (make setup: pip install -e .); rules import nothing else.
 from workflow_scripts.config.preflight import check_input_files
 from workflow_scripts.config.sections import rule_config_json, schema
-from workflow_scripts.config.validate import validate_config
+from workflow_scripts.config.validate import check_config_file, validate_config
 from workflow_scripts.errors import InputError
+from workflow_scripts.tokenization.tokenizers import resolve_tokenizer_kind
 from workflow_scripts.training.cluster_env import CLUSTER_ENV_VARIABLE
 
 
@@ -18,6 +19,8 @@ def shlex_quote(text):
 
 
 try:
+    for configfile_path in workflow.configfiles:
+        check_config_file(configfile_path)
     checked = validate_config(config, schema())
     check_input_files(checked)  # unusable input files fail before any job runs
 except InputError as error:
@@ -60,6 +63,16 @@ def all_outputs():
     ) + expand("results/{experiment}/evaluation/metrics.json", experiment=EXPERIMENTS)
 
 
+def experiment_rule_config(*sections):
+    """Like rule_config, plus the wildcard's experiments: entry as the section `experiment`."""
+
+    def for_experiment(wildcards):
+        with_entry = {**config, "experiment": EXPERIMENTS[wildcards.experiment]}
+        return rule_config_json(with_entry, "experiment", *sections)
+
+    return for_experiment
+
+
 def uses_sequences_table():
     return "sequences" in config
 
@@ -75,50 +88,20 @@ def extract_inputs(wildcards):
 
 
 def extract_source_args(wildcards, input):
+    """--sequences TABLE, or --genome INDEX_DIR --calls CALLS (paths, quoted)."""
     if uses_sequences_table():
         return f"--sequences {shlex_quote(input.sequences)}"
-    experiment = EXPERIMENTS[wildcards.experiment]
-    return (
-        f"--genome-index results/genome --calls {shlex_quote(input.calls)} "
-        f"--error-label {experiment['error_label']} "
-        f"--correct-label {experiment['correct_label']} "
-        f"--flank {config['window']['flank']}"
-    )
-
-
-def split_fractions():
-    fractions = config["split"]["fractions"]
-    return ",".join(str(fractions[name]) for name in ("train", "val", "test"))
+    genome_dir = os.path.dirname(input.index)
+    return f"--genome {shlex_quote(genome_dir)} --calls {shlex_quote(input.calls)}"
 
 
 def section_json(section):
     return json.dumps(config[section], sort_keys=True)
 
 
-def bucket_cli_args():
-    b = config["bucket"]
-    boundaries = b["boundaries"]
-    args = [
-        f"--k {config['tokenizer']['k']} --max-length {b['max_length']}",
-        "--boundaries "
-        + ("auto" if boundaries == "auto" else ",".join(map(str, boundaries))),
-        f"--n-buckets {b['n_buckets']}",
-    ]
-    if b.get("target_efficiency") is not None:
-        args.append(f"--target-efficiency {b['target_efficiency']}")
-    if b.get("batch_sizes") is not None:
-        args.append(f"--batch-sizes {','.join(map(str, b['batch_sizes']))}")
-    else:
-        args.append(f"--max-tokens-per-batch {b['max_tokens_per_batch']}")
-    return " ".join(args)
-
-
 # ---- models, tokenizers and pretraining (docs/models.md) ----
 def tokenizer_kind():
-    kind = config["tokenizer"]["kind"]
-    if kind == "auto":
-        return "hf" if config["model"]["backbone"] == "hf" else "nucleotide"
-    return kind
+    return resolve_tokenizer_kind(config["tokenizer"], config["model"])
 
 
 def learnt_tokenizer_dir(wildcards):
@@ -129,25 +112,11 @@ def bucket_tokenizer_input(wildcards):
     return learnt_tokenizer_dir(wildcards) if tokenizer_kind() == "bpe" else []
 
 
-def bucket_tokenizer_args(wildcards):
-    kind = tokenizer_kind()
-    if kind == "nucleotide":
-        return ""
-    if kind == "bpe":
-        return f"--tokenizer-dir {shlex_quote(learnt_tokenizer_dir(wildcards))}"
-    path = config["tokenizer"].get("path") or config["model"]["path"]
-    args = f"--tokenizer-dir {shlex_quote(path)}"
-    if config["model"]["backbone"] == "hf" and config["model"]["trust_remote_code"]:
-        args += " --trust-remote-code"
-    return args
-
-
-def tokenizer_cli_args():
-    t = config["tokenizer"]
-    return (
-        f"--vocab-size {t['vocab_size']} --min-frequency {t['min_frequency']} "
-        f"--max-windows {t['max_windows']} --seed {config['split']['seed']}"
-    )
+def bucket_tokenizer_args(wildcards, input):
+    """--tokenizer-dir DIR for the learnt BPE tokenizer (kind bpe), else nothing."""
+    if input.tokenizer:
+        return f"--tokenizer-dir {shlex_quote(input.tokenizer)}"
+    return ""
 
 
 def pretrained_encoder_input(wildcards):

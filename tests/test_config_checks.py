@@ -77,3 +77,24 @@ def test_bucket_settings_both_ways_and_from_the_command_line():
                            SCHEMA["properties"]["bucket"])
     assert typed == {"boundaries": [200, 402], "max_tokens_per_batch": None, "target_efficiency": 0.9}
     assert coerce_strings({"boundaries": "auto"}, SCHEMA["properties"]["bucket"]) == {"boundaries": "auto"}
+
+
+@pytest.mark.parametrize("name", ["..", ".", ".hidden", "-x", "a/b", "ok\n", "tab\there", "naïve"])
+def test_experiment_names_that_are_not_plain_folder_names_are_refused(name):
+    config = default_config()
+    config["experiments"][0]["name"] = name
+    with pytest.raises(InputError) as error:
+        validate_config(config, SCHEMA)
+    assert str(error.value).startswith("config: experiments.0.name: ")
+
+
+def test_a_config_file_with_a_duplicate_key_is_refused_naming_file_and_key(tmp_path):
+    from workflow_scripts.config.validate import check_config_file
+
+    path = tmp_path / "mine.yaml"
+    path.write_text("train:\n  epochs: 2\nmodel: {arch: cnn}\ntrain:\n  lr: 0.1\n")
+    with pytest.raises(InputError) as error:
+        check_config_file(path)
+    assert str(error.value) == f"{path}: train: duplicate key (line 4); YAML keeps only the last one"
+    path.write_text("train:\n  epochs: 2\n  lr: 0.1\n")
+    check_config_file(path)  # no error

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sys
-from typing import Callable
+from collections.abc import Callable
+from pathlib import Path
 
 
 class InputError(Exception):
     """Bad user input: names the file (or config) and the field (or row) at fault."""
 
-    def __init__(self, source: str, field: str, message: str):
+    def __init__(self, source: str | Path, field: str, message: str):
         self.source = str(source)
         self.field = str(field)
         self.message = message

@@ -6,6 +6,7 @@ Every problem is an InputError naming the config key, e.g. `config: train.strate
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 import jsonschema
@@ -16,8 +17,42 @@ from workflow_scripts.errors import InputError
 FRACTION_TOLERANCE = 1e-6
 
 
+EXPERIMENT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
 def load_schema(path: str | Path) -> dict:
     return yaml.safe_load(Path(path).read_text())
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A YAML loader that refuses a mapping holding the same key twice (PyYAML keeps the last)."""
+
+
+def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: dict = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            line = key_node.start_mark.line + 1
+            raise InputError(loader.name, str(key), f"duplicate key (line {line}); YAML keeps only the last one")
+        seen[key] = True
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+
+
+def check_config_file(path: str | Path) -> None:
+    """A config file Snakemake will merge: readable YAML without duplicate keys."""
+    text = Path(path).read_text()
+    loader = _UniqueKeyLoader(text)
+    loader.name = str(path)
+    try:
+        loader.get_single_data()
+    except yaml.YAMLError as error:
+        raise InputError(path, "(yaml)", " ".join(str(error).split())) from None
+    finally:
+        loader.dispose()
 
 
 def coerce_strings(value, schema: dict):
@@ -125,6 +160,11 @@ def check_section(name: str, values) -> None:
 def check_cross_sections(config: dict) -> None:
     """Rules between sections: one input mode, unique names, a tokenizer the model can embed."""
     names = [e["name"] for e in config["experiments"]]
+    for index, name in enumerate(names):
+        if not EXPERIMENT_NAME.fullmatch(name):
+            raise InputError("config", f"experiments.{index}.name",
+                             f"{name!r}: use letters, digits, _ . - (not starting with . or -); "
+                             "it names folders under results/ and logs/")
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise InputError("config", "experiments.name", f"duplicate experiment name {duplicated[0]!r}")
