@@ -13,7 +13,6 @@ SLOW_MODULES = {
     "test_pretrain_workflow",
     "test_safety",
     "test_slurm",
-    "test_slurm_plan",
     "test_strategies",
     "test_train",
     "test_train_workflow",

@@ -18,6 +18,9 @@ from workflow_scripts.errors import InputError, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 RESOURCE = re.compile(r"(\w+)=(.*?)(?=, \w+=|$)")
+BANNER = re.compile(r"(Using (profile|workflow specific profile)|Config file .* is extended|Building DAG|"
+                    r"Assuming unrestricted shared filesystem)")
+UNCAPPED_CORES = 1_000_000
 HIDDEN_FLAGS = re.compile(r"--(job-name|output|comment) \S+ |--parsable |--export=ALL ")
 
 
@@ -75,20 +78,28 @@ def sbatch_options(job: PlannedJob) -> str:
 
 
 def dry_run(profile: str, configfiles: list[str], snakefile: Path, workdir: str) -> str:
+    # A dry run caps threads at --cores (1 when not given); a SLURM submission does not.
     command = [sys.executable, "-m", "snakemake", "-n", "--forceall", "--snakefile", str(snakefile),
-               "--directory", workdir, "--profile", profile]
+               "--directory", workdir, "--profile", profile, "--cores", str(UNCAPPED_CORES)]
     if configfiles:
         command += ["--configfile", *configfiles]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
-        raise InputError(profile, "snakemake -n", (done.stderr or done.stdout).strip()[-2000:])
+        raise InputError(profile, "snakemake -n", first_error(done.stderr + done.stdout))
     return done.stdout + done.stderr
+
+
+def first_error(output: str) -> str:
+    """The lines that say what went wrong, without Snakemake's banners ("Using profile ...")."""
+    lines = [line.strip() for line in output.splitlines() if line.strip() and not BANNER.match(line)]
+    errors = [line for line in lines if "error" in line.lower()]
+    return " | ".join((errors or lines)[:3])[:2000] or "failed without a message"
 
 
 def format_plan(jobs: list[PlannedJob]) -> str:
     lines, seen = [], set()
     for job in jobs:
-        line = f"{job.name:<14} {job.wildcards or '-':<28} sbatch {sbatch_options(job)}"
+        line = f"{job.name:<14} {job.wildcards or '-':<28} threads={job.threads:<3} sbatch {sbatch_options(job)}"
         if line not in seen:
             seen.add(line)
             lines.append(line)
