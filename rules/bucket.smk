@@ -12,9 +12,9 @@ rule bucket:
     conda:
         "../envs/data.yaml"
     params:
-        extra=bucket_cli_args(),
+        config=rule_config("bucket", "tokenizer", "model"),
         tokenizer=bucket_tokenizer_args,
     shell:
-        "python -m workflow_scripts.bucketing.assign --windows {input.windows:q} {params.extra} "
-        "{params.tokenizer} "
+        "python -m workflow_scripts.rules.bucket --config {params.config:q} "
+        "--windows {input.windows:q} {params.tokenizer} "
         "--out-manifest {output.manifest:q} --out-summary {output.summary:q} > {log:q} 2>&1"

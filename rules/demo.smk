@@ -9,10 +9,7 @@ rule demo_data:
     conda:
         "../envs/data.yaml"
     params:
-        seed=config["demo"]["seed"],
-        n_genes=config["demo"]["n_genes"],
-        calls_per_gene=config["demo"]["calls_per_gene"],
+        config=rule_config("demo"),
     shell:
-        "python -m workflow_scripts.data.demo --genome {output.genome:q} --calls {output.calls:q} "
-        "--seed {params.seed} --n-genes {params.n_genes} "
-        "--calls-per-gene {params.calls_per_gene} > {log:q} 2>&1"
+        "python -m workflow_scripts.rules.demo_data --config {params.config:q} "
+        "--genome {output.genome:q} --calls {output.calls:q} > {log:q} 2>&1"

@@ -11,8 +11,8 @@ rule index_genome:
     conda:
         "../envs/data.yaml"
     shell:
-        "python -m workflow_scripts.data.genome --fasta {input.fasta:q} --out-dir results/genome "
-        "> {log:q} 2>&1"
+        "python -m workflow_scripts.rules.index_genome --fasta {input.fasta:q} "
+        "--sequence {output.sequence:q} --index {output.index:q} > {log:q} 2>&1"
 
 
 rule extract:
@@ -27,10 +27,8 @@ rule extract:
     conda:
         "../envs/data.yaml"
     params:
+        config=experiment_rule_config("window", "split"),
         source=extract_source_args,
-        fractions=split_fractions(),
-        seed=config["split"]["seed"],
     shell:
-        "python -m workflow_scripts.data.windows {params.source} --experiment {wildcards.experiment} "
-        "--split-fractions {params.fractions} --split-seed {params.seed} "
+        "python -m workflow_scripts.rules.extract --config {params.config:q} {params.source} "
         "--out {output.windows:q} > {log:q} 2>&1"

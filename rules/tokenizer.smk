@@ -10,7 +10,7 @@ rule tokenizer:
     conda:
         "../envs/train.yaml"
     params:
-        extra=tokenizer_cli_args(),
+        config=rule_config("tokenizer", "split"),
     shell:
-        "python -m workflow_scripts.tokenization.bpe --windows {input.windows:q} {params.extra} "
-        "--out-dir {output.tokenizer:q} > {log:q} 2>&1"
+        "python -m workflow_scripts.rules.tokenizer --config {params.config:q} "
+        "--windows {input.windows:q} --out-dir {output.tokenizer:q} > {log:q} 2>&1"

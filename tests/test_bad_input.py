@@ -28,7 +28,7 @@ import yaml
 
 from tests.train_fixtures import ROOT, make_training_inputs, subprocess_env
 from tests.workflow_helpers import snakemake
-from workflow_scripts.data.genome import load_fasta
+from workflow_scripts.data.fasta import load_fasta
 
 ERROR_PREFIX = "errorseq: error:"
 CHROM_LENGTHS = {"chr1": 3000, "chr2": 2000}

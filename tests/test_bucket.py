@@ -1,17 +1,15 @@
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
 
-from workflow_scripts.bucketing.assign import assign_buckets, main
+from tests.train_fixtures import ROOT, subprocess_env
+from workflow_scripts.bucketing.assign import assign_buckets
 from workflow_scripts.errors import InputError
-
-REPO = Path(__file__).resolve().parents[1]
+from workflow_scripts.rules.bucket import main
 
 # k=1: token_length = length + 1 (length 0 still has one k-mer: 2 tokens)
 HAND_WINDOWS = {
@@ -20,7 +18,12 @@ HAND_WINDOWS = {
     "label": [0, 1, 0, 1, 0, 1, 1, 0],
     "length": [2, 3, 4, 5, 6, 0, 9, 12],
 }
-HAND_CONFIG = ["--k", "1", "--boundaries", "4,6,10", "--batch-sizes", "2,2,1", "--max-length", "8"]
+HAND_BUCKET = {"boundaries": [4, 6, 10], "batch_sizes": [2, 2, 1], "max_tokens_per_batch": None, "max_length": 8}
+
+
+def bucket_config(bucket=HAND_BUCKET, k=1, **sections) -> str:
+    """The bucket rule's --config: bucket and tokenizer sections (model: the schema's defaults)."""
+    return json.dumps({"bucket": bucket, "tokenizer": {"k": k}, **sections})
 
 
 def write_windows(tmp_path, columns=None, **overrides):
@@ -36,10 +39,10 @@ def outputs(tmp_path):
     return tmp_path / "out" / "manifest.parquet", tmp_path / "out" / "summary.json"
 
 
-def run_main(tmp_path, windows, config=HAND_CONFIG):
+def run_main(tmp_path, windows, config=None):
     manifest_path, summary_path = outputs(tmp_path)
-    argv = ["--windows", str(windows), *config, "--out-manifest", str(manifest_path), "--out-summary", str(summary_path)]
-    main(argv)
+    main(["--windows", str(windows), "--config", config or bucket_config(),
+          "--out-manifest", str(manifest_path), "--out-summary", str(summary_path)])
     return pl.read_parquet(manifest_path), json.loads(summary_path.read_text())
 
 
@@ -93,7 +96,8 @@ def test_no_truncation_and_equal_lengths(tmp_path):
 
 
 def test_token_lengths_use_k(tmp_path):
-    config = ["--k", "3", "--boundaries", "3,100", "--batch-sizes", "4,4", "--max-length", "64"]
+    config = bucket_config({"boundaries": [3, 100], "batch_sizes": [4, 4], "max_tokens_per_batch": None,
+                            "max_length": 64}, k=3)
     manifest, summary = run_main(tmp_path, write_windows(tmp_path), config)
     # k=3: 1 + max(L - 2, 1)
     assert manifest["token_length"].to_list() == [2, 2, 3, 4, 5, 2, 8, 11]
@@ -102,25 +106,36 @@ def test_token_lengths_use_k(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "config, field",
+    "override, field",
     [
-        (["--boundaries", "4,4,10"], "bucket.boundaries"),
-        (["--boundaries", "6,4,10"], "bucket.boundaries"),
-        (["--boundaries", "0,4,10"], "bucket.boundaries"),
-        (["--boundaries", "4,x,10"], "bucket.boundaries"),
-        (["--boundaries", "4,,10"], "bucket.boundaries"),
-        (["--batch-sizes", "2,2"], "bucket.batch_sizes"),
-        (["--boundaries", "auto"], "bucket.batch_sizes"),
-        (["--n-buckets", "0"], "bucket.n_buckets"),
-        (["--target-efficiency", "1.5"], "bucket.target_efficiency"),
-        (["--batch-sizes", "2,0,1"], "bucket.batch_sizes"),
-        (["--k", "0"], "tokenizer.k"),
-        (["--max-length", "1"], "bucket.max_length"),
+        ({"boundaries": [4, 4, 10]}, "bucket.boundaries"),
+        ({"boundaries": [6, 4, 10]}, "bucket.boundaries"),
+        ({"boundaries": [0, 4, 10]}, "bucket.boundaries"),
+        ({"boundaries": [4, "x", 10]}, "bucket.boundaries"),
+        ({"boundaries": []}, "bucket.boundaries"),
+        ({"batch_sizes": [2, 2]}, "bucket.batch_sizes"),
+        ({"boundaries": "auto"}, "bucket.batch_sizes"),
+        ({"max_tokens_per_batch": 100}, "bucket.batch_sizes"),
+        ({"n_buckets": 0}, "bucket.n_buckets"),
+        ({"target_efficiency": 1.5}, "bucket.target_efficiency"),
+        ({"batch_sizes": [2, 0, 1]}, "bucket.batch_sizes.1"),
+        ({"max_length": 1}, "bucket.max_length"),
     ],
 )
-def test_bad_config_raises_input_error(tmp_path, config, field):
+def test_bad_config_raises_input_error(tmp_path, override, field):
     with pytest.raises(InputError) as caught:
-        run_main(tmp_path, write_windows(tmp_path), HAND_CONFIG + config)
+        run_main(tmp_path, write_windows(tmp_path), bucket_config({**HAND_BUCKET, **override}))
+    assert (caught.value.source, caught.value.field) == ("config", field)
+    assert not outputs(tmp_path)[0].exists()
+
+
+@pytest.mark.parametrize("sections, field", [
+    ({"tokenizer": {"k": 0}}, "tokenizer.k"),
+    ({"tokenizer": {"kind": "bpe"}}, "tokenizer.kind"),  # bpe without the learnt tokenizer directory
+])
+def test_bad_tokenizer_config_raises_input_error(tmp_path, sections, field):
+    with pytest.raises(InputError) as caught:
+        run_main(tmp_path, write_windows(tmp_path), json.dumps({"bucket": HAND_BUCKET, **sections}))
     assert (caught.value.source, caught.value.field) == ("config", field)
 
 
@@ -153,25 +168,24 @@ def test_bad_window_values(tmp_path, override, field):
 def test_cli_bad_config_exits_2_with_one_line_and_no_outputs(tmp_path):
     manifest_path, summary_path = outputs(tmp_path)
     command = [
-        sys.executable, "-m", "workflow_scripts.bucketing.assign", "--windows", str(write_windows(tmp_path)),
-        *HAND_CONFIG[:-4], "--batch-sizes", "2,2", "--max-length", "8",
+        sys.executable, "-m", "workflow_scripts.rules.bucket", "--windows", str(write_windows(tmp_path)),
+        "--config", bucket_config({**HAND_BUCKET, "batch_sizes": [2, 2]}),
         "--out-manifest", str(manifest_path), "--out-summary", str(summary_path),
     ]  # fmt: skip
-    env = os.environ | {"PYTHONPATH": str(REPO)}
-    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        "errorseq: error: config: bucket.batch_sizes: needs one batch size per boundary (3), got 2"
+        "errorseq: error: config: bucket.batch_sizes: needs one batch size per bucket (3), got 2"
     ]
     assert not manifest_path.exists() and not summary_path.exists()
 
 
-def budget_config(*extra):
-    return ["--k", "1", "--boundaries", "auto", "--max-tokens-per-batch", "12", "--max-length", "8", *extra]
+def budget_config(**bucket):
+    return bucket_config({"boundaries": "auto", "max_tokens_per_batch": 12, "max_length": 8, **bucket})
 
 
 def test_auto_boundaries_and_token_budget(tmp_path):
-    manifest, summary = run_main(tmp_path, write_windows(tmp_path), budget_config("--n-buckets", "2"))
+    manifest, summary = run_main(tmp_path, write_windows(tmp_path), budget_config(n_buckets=2))
     # train token lengths (cut to 8): a 3, b 4, c 5, d 6, g 8; best 2 buckets: [5, 8], padding
     # 2 + 1 + 0 | 2 + 0 = 5 tokens ([4, 8]: 1 + 0 | 3 + 2 + 0 = 6; [6, 8]: 3 + 2 + 1 + 0 | 0 = 6)
     assert summary["boundaries"] == [5, 8] and summary["boundaries_mode"] == "auto"
@@ -181,8 +195,8 @@ def test_auto_boundaries_and_token_budget(tmp_path):
 
 
 def test_target_efficiency_takes_fewest_buckets(tmp_path):
-    _, one = run_main(tmp_path, write_windows(tmp_path), budget_config("--n-buckets", "5", "--target-efficiency", "0.6"))
-    _, exact = run_main(tmp_path, write_windows(tmp_path), budget_config("--n-buckets", "5", "--target-efficiency", "1"))
+    _, one = run_main(tmp_path, write_windows(tmp_path), budget_config(n_buckets=5, target_efficiency=0.6))
+    _, exact = run_main(tmp_path, write_windows(tmp_path), budget_config(n_buckets=5, target_efficiency=1))
     assert one["boundaries"] == [8]
     assert exact["boundaries"] == [3, 4, 5, 6, 8] and exact["edge_efficiency"] == 1.0
 
@@ -194,8 +208,8 @@ def test_plan_efficiency_is_the_real_sampler(tmp_path):
     columns = {"id": [f"w{i}" for i in range(n)], "split": ["train"] * n, "label": [i % 2 for i in range(n)],
                "length": lengths.tolist(), "sequence": [""] * n}
     _, summary = run_main(tmp_path, write_windows(tmp_path, columns),
-                          ["--boundaries", "auto", "--n-buckets", "8", "--max-tokens-per-batch", "4096",
-                           "--max-length", "2048"])
+                          bucket_config({"boundaries": "auto", "n_buckets": 8, "max_tokens_per_batch": 4096,
+                                         "max_length": 2048}))
     efficiency = summary["padding_efficiency"]
     assert efficiency["plan"] > 0.98 > efficiency["group_by_length"] > efficiency["random_dynamic"] > efficiency["pad_to_max"]
     assert len(summary["boundaries"]) == 8

@@ -1,29 +1,50 @@
 import gzip
+import json
 
 import polars as pl
 import pytest
 
+from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.data.demo import ELEMENT_SPACING, MOTIF, generate_demo, reverse_complement
-from workflow_scripts.data.windows import main as extract_main
-from workflow_scripts.data.genome import load_fasta
+from workflow_scripts.data.fasta import load_fasta
+from workflow_scripts.errors import InputError
+from workflow_scripts.rules.demo_data import main as demo_data_main
+from workflow_scripts.rules.extract import main as extract_main
+
+TINY = {"seed": 7, "n_genes": 400, "calls_per_gene": 3}
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     folder = tmp_path_factory.mktemp("demo")
-    generate_demo(folder / "g.fa.gz", folder / "calls.tsv", seed=7, n_genes=400)
+    demo_data_main(["--genome", str(folder / "g.fa.gz"), "--calls", str(folder / "calls.tsv"),
+                    "--config", json.dumps({"demo": {"n_genes": 400}})])
     return folder
 
 
 def test_same_seed_gives_identical_bytes(demo, tmp_path):
-    generate_demo(tmp_path / "g.fa.gz", tmp_path / "calls.tsv", seed=7, n_genes=400)
+    assert section_defaults("demo") == {**TINY, "n_genes": 2000}  # the rule filled seed and calls_per_gene
+    generate_demo(tmp_path / "g.fa.gz", tmp_path / "calls.tsv", **TINY)
     for name in ("g.fa.gz", "calls.tsv"):
         assert (tmp_path / name).read_bytes() == (demo / name).read_bytes()
 
 
 def test_other_seed_differs(demo, tmp_path):
-    generate_demo(tmp_path / "g.fa.gz", tmp_path / "calls.tsv", seed=8, n_genes=400)
+    generate_demo(tmp_path / "g.fa.gz", tmp_path / "calls.tsv", **{**TINY, "seed": 8})
     assert (tmp_path / "calls.tsv").read_bytes() != (demo / "calls.tsv").read_bytes()
+
+
+def test_more_calls_per_gene(demo, tmp_path):
+    generate_demo(tmp_path / "g.fa.gz", tmp_path / "calls.tsv", **{**TINY, "calls_per_gene": 9})
+    calls = pl.read_csv(tmp_path / "calls.tsv", separator="\t")
+    assert 7 < calls.height / calls["gene_id"].n_unique() < 11
+
+
+def test_bad_demo_config_is_named(tmp_path):
+    with pytest.raises(InputError, match="config: demo.n_genes: 2 is less than the minimum of 3"):
+        demo_data_main(["--genome", str(tmp_path / "g.fa"), "--calls", str(tmp_path / "c.tsv"),
+                        "--config", json.dumps({"demo": {"n_genes": 2}})])
+    assert not list(tmp_path.iterdir())
 
 
 def test_calls_schema_and_class_balance(demo):
@@ -49,10 +70,9 @@ def test_genome_has_soft_masking_and_n(demo):
 @pytest.mark.parametrize("error_label", ["FP", "FN"])
 def test_motif_enriched_in_error_windows_and_lengths_spread(demo, tmp_path, error_label):
     out = tmp_path / "w.parquet"
-    extract_main([
-        "--genome-index", str(demo / "g.fa.gz"), "--calls", str(demo / "calls.tsv"), "--experiment", "x",
-        "--error-label", error_label, "--correct-label", "TP", "--out", str(out),
-    ])
+    experiment = {"name": "x", "error_label": error_label, "correct_label": "TP"}
+    extract_main(["--genome", str(demo / "g.fa.gz"), "--calls", str(demo / "calls.tsv"), "--out", str(out),
+                  "--config", json.dumps({"experiment": experiment})])
     windows = pl.read_parquet(out)
     rate = windows.group_by("label").agg(pl.col("sequence").str.contains(MOTIF).mean()).sort("label")["sequence"]
     assert rate[0] < 0.2 and rate[1] > 0.7

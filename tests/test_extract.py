@@ -1,17 +1,17 @@
-import os
+import json
 import subprocess
 import sys
-from pathlib import Path
 
 import polars as pl
 import pytest
 
+from tests.train_fixtures import ROOT, subprocess_env
+from workflow_scripts.data.fasta import load_fasta
+from workflow_scripts.data.splits import assign_gene_splits
 from workflow_scripts.errors import InputError
-from workflow_scripts.data.windows import main as extract_main
-from workflow_scripts.data.genome import main as genome_main
-from workflow_scripts.data.splits import assign_gene_splits, parse_fractions
+from workflow_scripts.rules.extract import main as extract_main
 
-REPO = Path(__file__).resolve().parents[1]
+FP_VS_TP = {"name": "fp", "error_label": "FP", "correct_label": "TP"}
 # chr1: 40 nt, chr2: 12 nt.
 CHR1 = "AAAACCCCGGGGTTTTACGTACGTAAAACCCCGGGGTTTT"
 CHR2 = "ACGTTGCAACGT"
@@ -29,8 +29,13 @@ ROWS = [
 def genome_dir(tmp_path):
     fasta = tmp_path / "g.fa"
     fasta.write_text(f">chr1\n{CHR1}\n>chr2\n{CHR2}\n")
-    genome_main(["--fasta", str(fasta), "--out-dir", str(tmp_path / "idx")])
+    load_fasta(fasta).save_cached(tmp_path / "idx")
     return tmp_path / "idx"
+
+
+def extract_config(fractions=(0.8, 0.1, 0.1), experiment=FP_VS_TP, flank=3) -> str:
+    split = {"fractions": dict(zip(("train", "val", "test"), fractions)), "seed": 42}
+    return json.dumps({"experiment": experiment, "window": {"flank": flank}, "split": split})
 
 
 def write_calls(tmp_path, rows, header=HEADER, name="calls.tsv"):
@@ -39,11 +44,9 @@ def write_calls(tmp_path, rows, header=HEADER, name="calls.tsv"):
     return path
 
 
-def run_extract(genome_dir, calls, out, *extra):
-    extract_main([
-        "--genome-index", str(genome_dir), "--calls", str(calls), "--experiment", "fp",
-        "--error-label", "FP", "--correct-label", "TP", "--flank", "3", "--out", str(out), *extra,
-    ])
+def run_extract(genome_dir, calls, out, config=None):
+    extract_main(["--genome", str(genome_dir), "--calls", str(calls), "--out", str(out),
+                  "--config", config or extract_config()])
     return pl.read_parquet(out)
 
 
@@ -52,7 +55,7 @@ def revcomp(text):
 
 
 def test_windows_clipped_and_reverse_complemented(genome_dir, tmp_path):
-    windows = run_extract(genome_dir, write_calls(tmp_path, ROWS), tmp_path / "w.parquet", "--split-fractions", "1,0,0")
+    windows = run_extract(genome_dir, write_calls(tmp_path, ROWS), tmp_path / "w.parquet", extract_config((1, 0, 0)))
     assert windows.columns == [
         "id", "gene_id", "split", "label", "sequence", "length", "chrom", "position", "strand", "splice_type", "pred_type",
     ]
@@ -64,6 +67,16 @@ def test_windows_clipped_and_reverse_complemented(genome_dir, tmp_path):
     assert by_id["fp:3"]["sequence"] == CHR2[0:5]  # clipped at chromosome start
     assert by_id["fp:4"]["sequence"] == revcomp(CHR2[7:12])  # clipped at chromosome end
     assert [by_id[k]["length"] for k in ("fp:1", "fp:3", "fp:4")] == [7, 5, 5]
+    assert set(windows["split"]) == {"train"}
+
+
+def test_flank_and_labels_come_from_the_config(genome_dir, tmp_path):
+    calls = write_calls(tmp_path, ROWS)
+    tn_vs_fp = {"name": "x", "error_label": "FP", "correct_label": "TN"}
+    windows = run_extract(genome_dir, calls, tmp_path / "w.parquet", extract_config(experiment=tn_vs_fp, flank=1))
+    by_id = {row["id"]: row for row in windows.iter_rows(named=True)}
+    assert set(by_id) == {"x:1", "x:4", "x:5"}  # FP rows 1 and 4, TN row 5; TP rows dropped
+    assert by_id["x:1"]["sequence"] == CHR1[18:21] and by_id["x:5"]["label"] == 0
 
 
 def test_clipped_to_gene_span(genome_dir, tmp_path):
@@ -118,22 +131,35 @@ def test_cli_exit_code_2_one_line_no_output(genome_dir, tmp_path, bad_row):
     header, rows, field, _ = BAD_CALLS[bad_row]
     calls = write_calls(tmp_path, rows, header)
     out = tmp_path / "w.parquet"
-    command = [
-        sys.executable, "-m", "workflow_scripts.data.windows", "--genome-index", str(genome_dir), "--calls", str(calls),
-        "--experiment", "fp", "--error-label", "FP", "--correct-label", "TP", "--out", str(out),
-    ]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    result = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=env)
+    command = [sys.executable, "-m", "workflow_scripts.rules.extract", "--genome", str(genome_dir),
+               "--calls", str(calls), "--out", str(out), "--config", extract_config()]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=subprocess_env())
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "calls.tsv" in lines[0] and field in lines[0]
     assert not out.exists() and not list(tmp_path.glob(".w.parquet*"))
 
 
-@pytest.mark.parametrize("fractions", ["0.8,0.1", "0.5,0.5,0.5", "-0.1,0.6,0.5", "a,b,c"])
-def test_bad_fractions(fractions):
-    with pytest.raises(InputError, match="--split-fractions"):
-        parse_fractions(fractions)
+@pytest.mark.parametrize("config, field", [
+    (extract_config((0.5, 0.5, 0.5)), "split.fractions"),
+    (extract_config((-0.1, 0.6, 0.5)), "split.fractions.train"),
+    (extract_config(flank=0), "window.flank"),
+    (extract_config(experiment={"name": "x", "error_label": "TP", "correct_label": "TP"}), "experiment.error_label"),
+    (json.dumps({"window": {"flank": 3}}), "experiment.name"),
+])
+def test_bad_config_is_named(genome_dir, tmp_path, config, field):
+    with pytest.raises(InputError) as caught:
+        run_extract(genome_dir, write_calls(tmp_path, ROWS), tmp_path / "w.parquet", config)
+    assert (caught.value.source, caught.value.field) == ("config", field)
+    assert not (tmp_path / "w.parquet").exists()
+
+
+@pytest.mark.parametrize("inputs, flag", [([], "--calls/--genome"), (["--calls", "c.tsv"], "--calls/--genome"),
+                                          (["--sequences", "s.tsv", "--calls", "c.tsv"], "--sequences")])
+def test_one_input_mode(tmp_path, inputs, flag):
+    with pytest.raises(InputError) as caught:
+        extract_main([*inputs, "--out", str(tmp_path / "w.parquet"), "--config", extract_config()])
+    assert (caught.value.source, caught.value.field) == ("command line", flag)
 
 
 def test_gene_split_disjoint_and_respects_fractions():
@@ -153,13 +179,17 @@ def test_tiny_split_gives_every_split_a_gene():
     assert set(split) == {"train", "val", "test"}
 
 
+def sequences_config() -> str:
+    return extract_config(experiment={"name": "s", "error_label": "FP", "correct_label": "TP"})
+
+
 def test_sequences_mode(tmp_path):
     table = pl.DataFrame({
         "sequence": ["acgtn", "GGGG", "TTAA", "CCAT"], "label": [1, 0, 1, 0], "gene_id": ["a", "a", "b", "c"],
     })
     table.write_csv(tmp_path / "seqs.csv")
     out = tmp_path / "w.parquet"
-    extract_main(["--sequences", str(tmp_path / "seqs.csv"), "--experiment", "s", "--out", str(out)])
+    extract_main(["--sequences", str(tmp_path / "seqs.csv"), "--out", str(out), "--config", sequences_config()])
     windows = pl.read_parquet(out)
     assert windows["sequence"].to_list() == ["ACGTN", "GGGG", "TTAA", "CCAT"]
     assert windows["id"].to_list() == ["s:1", "s:2", "s:3", "s:4"]
@@ -174,7 +204,8 @@ def test_sequences_mode(tmp_path):
 def test_sequences_mode_bad_rows(tmp_path, sequence, label, message):
     pl.DataFrame({"sequence": [sequence, "ACGT"], "label": [label, 0]}).write_parquet(tmp_path / "s.parquet")
     with pytest.raises(InputError, match=message):
-        extract_main(["--sequences", str(tmp_path / "s.parquet"), "--experiment", "s", "--out", str(tmp_path / "o.parquet")])
+        extract_main(["--sequences", str(tmp_path / "s.parquet"), "--out", str(tmp_path / "o.parquet"),
+                      "--config", sequences_config()])
     assert not (tmp_path / "o.parquet").exists()
 
 
@@ -182,7 +213,7 @@ def test_sequences_mode_without_gene_id_groups_each_row(tmp_path):
     table = pl.DataFrame({"sequence": ["AC", "GT", "AA", "CC"], "label": ["1", "0", "1", "0"], "id": ["w", "x", "y", "z"]})
     table.write_parquet(tmp_path / "s.parquet")
     out = tmp_path / "o.parquet"
-    extract_main(["--sequences", str(tmp_path / "s.parquet"), "--experiment", "s", "--out", str(out)])
+    extract_main(["--sequences", str(tmp_path / "s.parquet"), "--out", str(out), "--config", sequences_config()])
     windows = pl.read_parquet(out)
     assert windows["gene_id"].to_list() == ["w", "x", "y", "z"] == windows["id"].to_list()
     assert "chrom" not in windows.columns

@@ -3,8 +3,10 @@ import gzip
 import numpy as np
 import pytest
 
+from workflow_scripts.data.fasta import load_fasta, open_genome
+from workflow_scripts.data.genome import Genome
 from workflow_scripts.errors import InputError
-from workflow_scripts.data.genome import Genome, load_fasta, main
+from workflow_scripts.rules.index_genome import main
 
 FASTA = b">chr1 first\r\nACGTacgt\r\nNNac\r\n>chr2\nGGGCCC\nAT\n"
 
@@ -58,17 +60,31 @@ def test_missing_fasta(tmp_path):
         load_fasta(tmp_path / "absent.fa")
 
 
-def test_cached_index_round_trip(tmp_path):
-    main(["--fasta", str(write(tmp_path, "g.fa", FASTA)), "--out-dir", str(tmp_path / "idx")])
-    assert (tmp_path / "idx" / "index.tsv").read_text().splitlines()[1:] == ["chr1\t12\t0", "chr2\t8\t12"]
-    cached = Genome.open_cached(tmp_path / "idx")
+def test_index_genome_rule_writes_a_cache_that_maps(tmp_path):
+    idx = tmp_path / "idx"
+    main(["--fasta", str(write(tmp_path, "g.fa", FASTA)), "--sequence", str(idx / "sequence.npy"),
+          "--index", str(idx / "index.tsv")])
+    assert (idx / "index.tsv").read_text().splitlines() == ["name\tlength\toffset", "chr1\t12\t0", "chr2\t8\t12"]
+    cached = Genome.open_cached(idx)
     assert isinstance(cached.sequence, np.memmap)
     check_parsed(cached)
+    check_parsed(open_genome(idx))  # a directory: the cache
+    assert not isinstance(open_genome(tmp_path / "g.fa").sequence, np.memmap)  # a file: parsed
+
+
+def test_index_that_disagrees_with_the_sequence_is_refused(tmp_path):
+    load_fasta(write(tmp_path, "g.fa", FASTA)).save_cached(tmp_path / "idx")
+    index = tmp_path / "idx" / "index.tsv"
+    index.write_text(index.read_text().replace("chr2\t8", "chr2\t9"))
+    with pytest.raises(InputError, match="does not match index.tsv"):
+        Genome.open_cached(tmp_path / "idx")
 
 
 def test_open_cached_missing_dir(tmp_path):
-    with pytest.raises(InputError, match="index.tsv"):
+    with pytest.raises(InputError, match="index.tsv: genome index: file not found; run the index_genome rule"):
         Genome.open_cached(tmp_path)
+    with pytest.raises(InputError, match="absent: genome: not found"):
+        open_genome(tmp_path / "absent")
 
 
 def test_reverse_complement_by_hand(tmp_path):

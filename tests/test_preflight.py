@@ -6,8 +6,10 @@ import os
 import polars as pl
 import pytest
 
-from workflow_scripts.errors import InputError
 from workflow_scripts.config.preflight import check_input_files
+from workflow_scripts.data.calls import CALL_COLUMNS
+from workflow_scripts.data.tables import read_table
+from workflow_scripts.errors import InputError
 
 CALLS_HEADER = "gene_id\tchrom\tposition\tstrand\tsplice_type\tpred_type\n"
 
@@ -80,11 +82,21 @@ def test_sequences_tables_need_sequence_and_label(inputs):
     with pytest.raises(InputError, match="seqs.tsv: column 'label': required column missing"):
         check(sequences="seqs.tsv")
     (inputs / "seqs.xlsx").write_text("x")
-    with pytest.raises(InputError, match="unknown table format"):
+    with pytest.raises(InputError, match="seqs.xlsx: sequences: unknown table format"):
         check(sequences="seqs.xlsx")
     (inputs / "broken.parquet").write_text("not parquet")
-    with pytest.raises(InputError, match="cannot be read as parquet"):
+    with pytest.raises(InputError, match="broken.parquet: sequences: cannot be read as a parquet table"):
         check(sequences="broken.parquet")
+
+
+def test_preflight_and_extract_read_the_same_header(inputs):
+    """One reader (data.tables) and one column list (data.calls): what preflight lets through,
+    extraction reads with the same columns, quoted CSV headers included."""
+    (inputs / "calls.csv").write_text('"gene_id","chrom","position","strand","splice_type","pred_type"\n'
+                                      'g1,chr1,2,+,donor,TP\n')
+    check(genome="genome.fa", calls="calls.csv")
+    frame = read_table(inputs / "calls.csv", required=CALL_COLUMNS)
+    assert frame.columns == list(CALL_COLUMNS) and frame["position"].dtype == pl.String
 
 
 def test_a_missing_deepspeed_json_is_named(inputs):

@@ -3,6 +3,7 @@ time, and nothing is written outside results/ and logs/ of the working directory
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -58,8 +59,9 @@ def weird_run(tmp_path_factory):
     base = tmp_path_factory.mktemp("safety")
     workdir = base / WEIRD_DIR
     workdir.mkdir()
-    subprocess.run([sys.executable, "-m", "workflow_scripts.data.demo", "--genome", str(workdir / WEIRD_GENOME),
-                    "--calls", str(workdir / WEIRD_CALLS), "--n-genes", "40", "--calls-per-gene", "12"],
+    subprocess.run([sys.executable, "-m", "workflow_scripts.rules.demo_data", "--genome", str(workdir / WEIRD_GENOME),
+                    "--calls", str(workdir / WEIRD_CALLS),
+                    "--config", json.dumps({"demo": {"n_genes": 40, "calls_per_gene": 12}})],
                    cwd=ROOT, env=subprocess_env(), check=True, capture_output=True)
     (workdir / "my config.yaml").write_text(yaml.safe_dump({**TINY, "genome": WEIRD_GENOME, "calls": WEIRD_CALLS}))
     guard = base / "netguard"

@@ -1,35 +1,38 @@
-"""The `bucket` rule: assign each window to a token-length bucket and report padding.
+"""Assign each window to a token-length bucket and report padding (the bucket rule's library).
 
 Boundaries are inclusive upper edges of token length (CLS included); a window goes
 to the first bucket whose boundary is >= its token length, and windows longer than
 the last boundary go to the last bucket. Windows longer than max_length tokens are
 truncated at training time; they are counted and reported, never silently.
 
-`--boundaries auto` chooses at most `--n-buckets` boundaries that minimise padding
-of the train split (workflow_scripts.bucketing.boundaries; with `--target-efficiency`, the
-fewest buckets that reach it). Batch sizes are either given per bucket
-(`--batch-sizes`) or follow from a token budget (`--max-tokens-per-batch`: as many
-windows of the bucket's longest length as fit). The reported padding efficiency
-is measured on a simulated epoch of the real training sampler.
+`boundaries: auto` chooses at most `n_buckets` boundaries that minimise padding of the train
+split (workflow_scripts.bucketing.boundaries; with `target_efficiency`, the fewest buckets that
+reach it). Batch sizes are either given per bucket (`batch_sizes`) or follow from a token budget
+(`max_tokens_per_batch`: as many windows of the bucket's longest length as fit). The settings
+come from the `bucket:` config section, checked once (config.validate.check_bucket). The
+reported padding efficiency is measured on a simulated epoch of the real training sampler.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
 from workflow_scripts.bucketing.boundaries import batch_sizes_for_budget, edge_efficiency, optimal_boundaries
-from workflow_scripts.errors import InputError, run_cli
-from workflow_scripts.io_utils import write_json, write_parquet
-from workflow_scripts.bucketing.sampler import DEFAULT_SORT_WINDOW, DistributedBucketBatchSampler, padding_efficiency
-from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer, load_tokenizer, window_token_lengths
+from workflow_scripts.bucketing.sampler import (
+    DEFAULT_SORT_WINDOW,
+    DistributedBucketBatchSampler,
+    padding_efficiency,
+)
+from workflow_scripts.data.tables import read_table
+from workflow_scripts.errors import InputError
+from workflow_scripts.tokenization.tokenizers import window_token_lengths
 
 SPLITS = ("train", "val", "test")
 MEGA_BATCH_FACTOR = 50  # HF Trainer's group_by_length: sort 50 batches at a time
+SIMULATION_SEED = 0  # of the simulated epoch that measures padding efficiency
 REQUIRED_COLUMNS = ("id", "split", "label", "length")
 MANIFEST_SCHEMA = {
     "id": pl.String,
@@ -41,99 +44,30 @@ MANIFEST_SCHEMA = {
 }
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--windows", required=True, help="windows parquet (id, split, label, length, ...)")
-    parser.add_argument("--k", default="1", help="k-mer size of the nucleotide tokenizer")
-    parser.add_argument("--tokenizer-dir", help="a Hugging Face tokenizer directory (BPE); replaces --k")
-    parser.add_argument("--trust-remote-code", action="store_true", help="with --tokenizer-dir")
-    parser.add_argument("--boundaries", required=True, help="'auto' or inclusive upper token lengths, e.g. 200,300,402")
-    parser.add_argument("--n-buckets", default="8", help="with --boundaries auto: most buckets to use")
-    parser.add_argument("--target-efficiency", help="with --boundaries auto: fewest buckets reaching this")
-    budget = parser.add_mutually_exclusive_group(required=True)
-    budget.add_argument("--batch-sizes", help="batch size per bucket, e.g. 64,48,32")
-    budget.add_argument("--max-tokens-per-batch", help="token budget per batch (per rank); sets batch sizes")
-    parser.add_argument("--max-length", required=True, help="tokens kept per window at training time")
-    parser.add_argument("--seed", default="0", help="seed of the simulated epoch for padding efficiency")
-    parser.add_argument("--out-manifest", required=True)
-    parser.add_argument("--out-summary", required=True)
-    return parser.parse_args(argv)
-
-
-def parse_int(text: str, field: str, minimum: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise InputError("config", field, f"expected an integer, got {text!r}") from None
-    if value < minimum:
-        raise InputError("config", field, f"must be >= {minimum}, got {value}")
-    return value
-
-
-def parse_int_list(text: str, field: str, minimum: int) -> list[int]:
-    parts = [part.strip() for part in str(text).split(",")]
-    if not all(parts):
-        raise InputError("config", field, f"expected comma-separated integers, got {text!r}")
-    return [parse_int(part, field, minimum) for part in parts]
-
-
-@dataclass
+@dataclass(frozen=True)
 class BucketSettings:
-    """The `bucket:` config as the rule passes it (boundaries None = auto)."""
+    """The checked `bucket:` config section and the tokenizer that counts tokens."""
 
-    tokenizer: NucleotideTokenizer
+    tokenizer: object  # NucleotideTokenizer or HFTokenizer: token_lengths / sequence_token_lengths
     max_length: int
-    boundaries: list[int] | None
+    boundaries: list[int] | None  # None = auto
     n_buckets: int
     target_efficiency: float | None
     batch_sizes: list[int] | None
     max_tokens_per_batch: int | None
 
-
-def parse_config(args: argparse.Namespace) -> BucketSettings:
-    tokenizer = NucleotideTokenizer(parse_int(args.k, "tokenizer.k", 1))
-    if args.tokenizer_dir:
-        tokenizer = load_tokenizer({"kind": "hf", "path": args.tokenizer_dir,
-                                    "trust_remote_code": args.trust_remote_code})
-    boundaries = None
-    if str(args.boundaries).strip() != "auto":
-        boundaries = parse_int_list(args.boundaries, "bucket.boundaries", 1)
-        if any(lower >= upper for lower, upper in zip(boundaries, boundaries[1:])):
-            raise InputError("config", "bucket.boundaries", f"must be strictly increasing, got {boundaries}")
-    batch_sizes = budget = None
-    if args.batch_sizes is not None:
-        batch_sizes = parse_int_list(args.batch_sizes, "bucket.batch_sizes", 1)
-        if boundaries is None:
-            raise InputError("config", "bucket.batch_sizes", "needs explicit boundaries; with boundaries auto use max_tokens_per_batch")
-        if len(batch_sizes) != len(boundaries):
-            raise InputError(
-                "config",
-                "bucket.batch_sizes",
-                f"needs one batch size per boundary ({len(boundaries)}), got {len(batch_sizes)}",
-            )
-    else:
-        budget = parse_int(args.max_tokens_per_batch, "bucket.max_tokens_per_batch", 1)
-    return BucketSettings(
-        tokenizer=tokenizer,
-        max_length=parse_int(args.max_length, "bucket.max_length", 2),
-        boundaries=boundaries,
-        n_buckets=parse_int(args.n_buckets, "bucket.n_buckets", 1),
-        target_efficiency=parse_fraction(args.target_efficiency, "bucket.target_efficiency"),
-        batch_sizes=batch_sizes,
-        max_tokens_per_batch=budget,
-    )
-
-
-def parse_fraction(text: str | None, field: str) -> float | None:
-    if text is None:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError("config", field, f"expected a number, got {text!r}") from None
-    if not 0 < value <= 1:
-        raise InputError("config", field, f"must be in (0, 1], got {value}")
-    return value
+    @classmethod
+    def from_config(cls, bucket: dict, tokenizer) -> BucketSettings:
+        boundaries = bucket["boundaries"]
+        return cls(
+            tokenizer=tokenizer,
+            max_length=bucket["max_length"],
+            boundaries=None if boundaries == "auto" else list(boundaries),
+            n_buckets=bucket["n_buckets"],
+            target_efficiency=bucket["target_efficiency"],
+            batch_sizes=bucket["batch_sizes"],
+            max_tokens_per_batch=bucket["max_tokens_per_batch"],
+        )
 
 
 def plan_buckets(settings: BucketSettings, train_tokens: np.ndarray) -> tuple[list[int], list[int]]:
@@ -148,23 +82,11 @@ def plan_buckets(settings: BucketSettings, train_tokens: np.ndarray) -> tuple[li
 
 def read_windows(path: str) -> pl.DataFrame:
     """The columns the manifest needs, with types checked; InputError names the file."""
-    try:
-        columns = pl.scan_parquet(path).collect_schema().names()
-    except (OSError, pl.exceptions.PolarsError) as error:
-        raise InputError(path, "file", f"cannot read parquet: {error}") from None
-    missing = [name for name in REQUIRED_COLUMNS if name not in columns]
-    if missing:
-        raise InputError(path, "columns", f"missing required column(s): {', '.join(missing)}")
-    windows = pl.read_parquet(path, columns=list(REQUIRED_COLUMNS))
+    windows = read_table(path, columns=REQUIRED_COLUMNS)
     for name in REQUIRED_COLUMNS:
         if windows[name].null_count():
             raise InputError(path, name, f"{windows[name].null_count()} missing value(s)")
-    return windows.select(
-        _cast_column(windows, path, "id", pl.String),
-        _cast_column(windows, path, "split", pl.String),
-        _cast_column(windows, path, "label", pl.Int8),
-        _cast_column(windows, path, "length", pl.Int32),
-    )
+    return windows.select(_cast_column(windows, path, name, MANIFEST_SCHEMA[name]) for name in REQUIRED_COLUMNS)
 
 
 def _cast_column(windows: pl.DataFrame, path: str, name: str, dtype: pl.DataType) -> pl.Series:
@@ -176,7 +98,7 @@ def _cast_column(windows: pl.DataFrame, path: str, name: str, dtype: pl.DataType
 
 def read_sequences(path: str) -> list[str]:
     """The windows' sequences, in file order (a BPE tokenizer counts tokens from them)."""
-    return pl.read_parquet(path, columns=["sequence"])["sequence"].to_list()
+    return read_table(path, columns=["sequence"])["sequence"].to_list()
 
 
 def check_windows(windows: pl.DataFrame, path: str) -> None:
@@ -305,23 +227,15 @@ def format_report(summary: dict, n_over_last_boundary: int) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    settings = parse_config(args)
-    seed = parse_int(args.seed, "bucket.seed", 0)
-    windows = read_windows(args.windows)
-    check_windows(windows, args.windows)
-    token_lengths = window_token_lengths(settings.tokenizer, lambda: read_sequences(args.windows),
+def bucket_windows(windows_path: str, settings: BucketSettings) -> tuple[pl.DataFrame, dict, str]:
+    """(manifest, summary, report) for the windows table at `windows_path`."""
+    windows = read_windows(windows_path)
+    check_windows(windows, windows_path)
+    token_lengths = window_token_lengths(settings.tokenizer, lambda: read_sequences(windows_path),
                                          windows["length"].to_numpy())
     train_tokens = np.minimum(token_lengths[(windows["split"] == "train").to_numpy()], settings.max_length)
     boundaries, batch_sizes = plan_buckets(settings, train_tokens)
     manifest = build_manifest(windows, token_lengths, boundaries)
-    summary = build_summary(manifest, settings, boundaries, batch_sizes, seed)
+    summary = build_summary(manifest, settings, boundaries, batch_sizes, SIMULATION_SEED)
     n_over_last_boundary = int((manifest["token_length"] > boundaries[-1]).sum())
-    print(format_report(summary, n_over_last_boundary), file=sys.stderr)
-    write_parquet(manifest, args.out_manifest)
-    write_json(args.out_summary, summary)
-
-
-if __name__ == "__main__":
-    run_cli(main)
+    return manifest, summary, format_report(summary, n_over_last_boundary)

@@ -3,7 +3,7 @@
 Error calls (FP/FN) get MOTIF planted within +-30 nt of the site with
 probability 0.93, correct calls (TP/TN) with probability 0.04, written in the
 site's strand orientation (reverse-complemented on the genome for '-' genes).
-Sites are spaced >= `min_spacing` nt apart inside a gene, so with flank 200 a
+Sites are spaced >= MIN_SPACING nt apart inside a gene, so with flank 200 a
 window only ever holds its own site's motif. Genes are short at the edges
 (first/last site 30-260 nt from the gene boundary) so windows clipped to the
 gene span spread from ~60 to 401 nt. Calls per gene are geometric around the
@@ -19,16 +19,12 @@ genome`) show the element often, which is what masked-LM pretraining can learn.
 
 from __future__ import annotations
 
-import argparse
 import gzip
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import atomic_path
 
 MOTIF = "TACGGATC"
@@ -38,6 +34,8 @@ PRED_PROBABILITIES = (0.35, 0.25, 0.20, 0.20)
 PLANT_PROBABILITY = {"error": 0.93, "correct": 0.04}  # best possible ROC-AUC ≈ 0.945
 ELEMENT_SPACING = 60  # mean nt of intergenic DNA per motif copy
 LINE_WIDTH = 60
+N_CHROMOSOMES = 3
+MIN_SPACING = 250  # least nt between two sites of a gene
 _COMPLEMENT = str.maketrans("ACGT", "TGCA")
 
 
@@ -170,19 +168,17 @@ def calls_table(rng, layout: pl.DataFrame, pred_types: np.ndarray) -> pl.DataFra
     ).sort("chrom", "position")
 
 
-def generate_demo(
-    genome_path, calls_path, seed: int = 7, n_genes: int = 2000, calls_per_gene: float = 3,
-    n_chromosomes: int = 3, min_spacing: int = 250,
-) -> None:
-    """Write the demo FASTA (gzip when the name ends in .gz, mtime 0) and calls TSV."""
-    if n_genes < 1 or calls_per_gene < 1 or n_chromosomes < 1:
-        raise InputError("command line", "--n-genes/--calls-per-gene/--n-chromosomes", "must all be >= 1")
+def generate_demo(genome_path, calls_path, *, seed: int, n_genes: int, calls_per_gene: float) -> None:
+    """Write the demo FASTA (gzip when the name ends in .gz, mtime 0) and calls TSV.
+
+    seed, n_genes, calls_per_gene: the `demo:` config section (checked against the schema).
+    """
     rng = np.random.default_rng(seed)
-    layout = layout_genes(rng, n_genes, calls_per_gene, n_chromosomes, min_spacing)
+    layout = layout_genes(rng, n_genes, calls_per_gene, N_CHROMOSOMES, MIN_SPACING)
     pred_types = PRED_TYPES[rng.choice(len(PRED_TYPES), size=layout.height, p=PRED_PROBABILITIES)]
     # The elements draw from their own stream, so genes and calls are those of a genome without them.
     element_rng = np.random.default_rng([seed, 1])
-    sequences = build_genome(rng, layout, n_chromosomes, np.isin(pred_types, ["FP", "FN"]), element_rng)
+    sequences = build_genome(rng, layout, N_CHROMOSOMES, np.isin(pred_types, ["FP", "FN"]), element_rng)
     fasta = fasta_bytes(sequences)
     if str(genome_path).endswith(".gz"):
         fasta = gzip.compress(fasta, compresslevel=6, mtime=0)
@@ -190,21 +186,3 @@ def generate_demo(
         Path(tmp).write_bytes(fasta)
     with atomic_path(calls_path) as tmp:
         calls_table(rng, layout, pred_types).write_csv(tmp, separator="\t")
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Write a synthetic demo genome and splice-site calls.")
-    parser.add_argument("--genome", required=True, help="output FASTA (.fa or .fa.gz)")
-    parser.add_argument("--calls", required=True, help="output calls TSV")
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--n-genes", type=int, default=2000)
-    parser.add_argument("--calls-per-gene", type=float, default=3, help="mean calls per gene (geometric)")
-    parser.add_argument("--n-chromosomes", type=int, default=3)
-    args = parser.parse_args(argv)
-    began = time.perf_counter()
-    generate_demo(args.genome, args.calls, args.seed, args.n_genes, args.calls_per_gene, args.n_chromosomes)
-    print(f"demo_data: wrote {args.genome} and {args.calls} in {time.perf_counter() - began:.2f} s", file=sys.stderr)
-
-
-if __name__ == "__main__":
-    run_cli(main)

@@ -1,34 +1,25 @@
-"""Genome loading, caching and vectorised window extraction.
+"""The genome as one memory-mapped array, and vectorised window extraction.
 
-`load_fasta` parses a plain, gzip or bgzip FASTA once into one concatenated
-upper-case uint8 array; the CLI caches it as `sequence.npy` + `index.tsv` so
-every experiment can memory-map it with `Genome.open_cached`.
+A `Genome` holds every chromosome in one upper-case uint8 array plus each one's name, offset
+and length. The index_genome rule saves it (`save_cached`: `sequence.npy` + `index.tsv`, see
+workflow_scripts.data.fasta for the parsing); every experiment maps it with `open_cached`.
+Windows are cut with one fixed-width read per row; minus-strand windows are reverse-complemented.
 """
 
 from __future__ import annotations
 
-import argparse
-import gzip
-import sys
-import time
-import zlib
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.data.tables import read_table
+from workflow_scripts.errors import InputError
 from workflow_scripts.io_utils import atomic_path, write_text
 
 SEQUENCE_FILE = "sequence.npy"
 INDEX_FILE = "index.tsv"
-VALID_BASES = b"ACGTN"
-
-# bytes.translate table: lower-case letters -> upper-case, everything else unchanged.
-_UPPER_TABLE = bytes.maketrans(
-    b"abcdefghijklmnopqrstuvwxyz", b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-)
-_LINE_BREAKS = b"\r\n"
+INDEX_SCHEMA = {"name": pl.String, "length": pl.Int64, "offset": pl.Int64}
 
 COMPLEMENT = np.arange(256, dtype=np.uint8)
 COMPLEMENT[np.frombuffer(b"ACGTN", np.uint8)] = np.frombuffer(b"TGCAN", np.uint8)
@@ -57,25 +48,28 @@ class Genome:
     def index_frame(self) -> pl.DataFrame:
         return pl.DataFrame(
             {"name": self.names, "length": self.lengths, "offset": self.offsets},
-            schema={"name": pl.String, "length": pl.Int64, "offset": pl.Int64},
+            schema=INDEX_SCHEMA,
         )
 
-    def save_cached(self, out_dir: str | Path) -> None:
-        """Write sequence.npy, then index.tsv last (its presence marks a complete cache)."""
-        out_dir = Path(out_dir)
-        with atomic_path(out_dir / SEQUENCE_FILE) as tmp:
+    def save(self, sequence_path: str | Path, index_path: str | Path) -> None:
+        """Write the sequence (.npy), then the index last (its presence marks a complete cache)."""
+        with atomic_path(sequence_path) as tmp:
             with open(tmp, "wb") as handle:
                 np.save(handle, np.ascontiguousarray(self.sequence))
-        write_text(out_dir / INDEX_FILE, self.index_frame().write_csv(separator="\t"))
+        write_text(index_path, self.index_frame().write_csv(separator="\t"))
+
+    def save_cached(self, out_dir: str | Path) -> None:
+        """`save` into a genome index directory, under the names `open_cached` reads."""
+        self.save(Path(out_dir) / SEQUENCE_FILE, Path(out_dir) / INDEX_FILE)
 
     @classmethod
-    def open_cached(cls, cache_dir: str | Path) -> "Genome":
+    def open_cached(cls, cache_dir: str | Path) -> Genome:
         cache_dir = Path(cache_dir)
         index_path, sequence_path = cache_dir / INDEX_FILE, cache_dir / SEQUENCE_FILE
         for path in (index_path, sequence_path):
             if not path.is_file():
-                raise InputError(path, "genome index", "file not found; run `python -m workflow_scripts.data.genome` first")
-        index = pl.read_csv(index_path, separator="\t", schema={"name": pl.String, "length": pl.Int64, "offset": pl.Int64})
+                raise InputError(path, "genome index", "file not found; run the index_genome rule first")
+        index = read_table(index_path, required=list(INDEX_SCHEMA)).cast(INDEX_SCHEMA)
         sequence = np.load(sequence_path, mmap_mode="r")
         if int(index["length"].sum()) != sequence.shape[0]:
             raise InputError(sequence_path, "length", "does not match index.tsv; rebuild the genome index")
@@ -192,110 +186,3 @@ def rows_to_strings(rows: np.ndarray) -> pl.Series:
         return pl.Series("sequence", [""] * rows.shape[0], dtype=pl.String)
     fixed = np.ascontiguousarray(rows).view(f"S{rows.shape[1]}").ravel()
     return pl.Series("sequence", fixed).cast(pl.String)
-
-
-def read_raw_bytes(path: str | Path) -> bytes:
-    """Whole file as bytes, gunzipped when gzip/bgzip (multi-member) compressed."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "FASTA", "file not found")
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as error:
-            raise InputError(path, "FASTA", f"corrupt gzip data ({error})") from None
-    if not raw.strip():
-        raise InputError(path, "FASTA", "file is empty")
-    return raw
-
-
-def header_spans(raw: bytes, path) -> list[tuple[int, int]]:
-    """(header_start, header_end) byte spans of every '>' line."""
-    first = len(raw) - len(raw.lstrip())
-    if raw[first : first + 1] != b">":
-        raise InputError(path, "line 1", "no '>' header before sequence data; is this a FASTA file?")
-    starts = [first] + [i + 1 for i in _find_all(raw, b"\n>", first)]
-    spans = []
-    for start in starts:
-        end = raw.find(b"\n", start)
-        spans.append((start, len(raw) if end < 0 else end))
-    return spans
-
-
-def _find_all(raw: bytes, needle: bytes, begin: int) -> list[int]:
-    found, position = [], raw.find(needle, begin)
-    while position >= 0:
-        found.append(position)
-        position = raw.find(needle, position + 1)
-    return found
-
-
-def parse_records(raw: bytes, path) -> tuple[list[str], list[bytes]]:
-    spans = header_spans(raw, path)
-    names, chunks, seen = [], [], set()
-    for i, (start, end) in enumerate(spans):
-        fields = raw[start + 1 : end].split()
-        if not fields:
-            raise InputError(path, f"record {i + 1}", "header '>' has no sequence name")
-        name = fields[0].decode("utf-8", errors="replace")
-        if name in seen:
-            raise InputError(path, f"chromosome '{name}'", "duplicate chromosome name")
-        seen.add(name)
-        body_end = spans[i + 1][0] if i + 1 < len(spans) else len(raw)
-        names.append(name)
-        chunks.append(raw[end:body_end].translate(_UPPER_TABLE, _LINE_BREAKS))
-    return names, chunks
-
-
-def check_bases(path, names: list[str], chunks: list[bytes]) -> None:
-    """Raise on the first base outside ACGTN, naming chromosome and 1-based position."""
-    for name, chunk in zip(names, chunks):
-        if not chunk.translate(None, VALID_BASES):
-            continue
-        codes = np.frombuffer(chunk, dtype=np.uint8)
-        valid = np.zeros(256, dtype=bool)
-        valid[np.frombuffer(VALID_BASES, np.uint8)] = True
-        bad = int(np.flatnonzero(~valid[codes])[0])
-        char = chr(codes[bad])
-        raise InputError(
-            path, f"chromosome '{name}' position {bad + 1}",
-            f"invalid character {char!r}; only A, C, G, T, N are allowed (IUPAC codes must be converted to N)",
-        )
-
-
-def load_fasta(path: str | Path) -> Genome:
-    """Parse a FASTA (plain/gzip/bgzip) into a `Genome`; soft-masking is upper-cased."""
-    raw = read_raw_bytes(path)
-    names, chunks = parse_records(raw, path)
-    del raw
-    check_bases(path, names, chunks)
-    lengths = np.array([len(chunk) for chunk in chunks], dtype=np.int64)
-    sequence = np.frombuffer(b"".join(chunks), dtype=np.uint8)
-    return Genome(names, lengths, sequence)
-
-
-def open_genome(path: str | Path) -> Genome:
-    """A cached index directory (memory-mapped) or a FASTA file (parsed now)."""
-    if not Path(path).exists():
-        raise InputError(path, "genome", "not found; give a directory made by `python -m workflow_scripts.data.genome` or a FASTA file")
-    return Genome.open_cached(path) if Path(path).is_dir() else load_fasta(path)
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Index a genome FASTA into sequence.npy + index.tsv.")
-    parser.add_argument("--fasta", required=True, help="plain, gzip or bgzip FASTA")
-    parser.add_argument("--out-dir", required=True, help="directory for sequence.npy and index.tsv")
-    args = parser.parse_args(argv)
-    began = time.perf_counter()
-    genome = load_fasta(args.fasta)
-    genome.save_cached(args.out_dir)
-    print(
-        f"genome: {len(genome)} chromosomes, {int(genome.lengths.sum()):,} bases indexed in "
-        f"{time.perf_counter() - began:.2f} s -> {args.out_dir}",
-        file=sys.stderr,
-    )
-
-
-if __name__ == "__main__":
-    run_cli(main)

@@ -5,22 +5,12 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from workflow_scripts.errors import InputError
-
 SPLIT_NAMES = ("train", "val", "test")
 
 
-def parse_fractions(text: str, source: str = "command line", field: str = "--split-fractions") -> tuple[float, float, float]:
-    """'0.8,0.1,0.1' -> (0.8, 0.1, 0.1); three numbers >= 0 summing to 1."""
-    try:
-        values = tuple(float(part) for part in str(text).split(","))
-    except ValueError:
-        raise InputError(source, field, f"expected three numbers like 0.8,0.1,0.1, got {text!r}") from None
-    if len(values) != 3:
-        raise InputError(source, field, f"expected three numbers (train,val,test), got {text!r}")
-    if any(not np.isfinite(v) or v < 0 for v in values) or abs(sum(values) - 1.0) > 1e-6:
-        raise InputError(source, field, f"must be >= 0 and sum to 1, got {text!r}")
-    return values
+def split_fractions(split: dict) -> tuple[float, float, float]:
+    """(train, val, test) from a checked `split:` config section (they sum to 1)."""
+    return tuple(float(split["fractions"][name]) for name in SPLIT_NAMES)
 
 
 def assign_gene_splits(gene_ids: pl.Series, fractions, seed: int) -> pl.Series:

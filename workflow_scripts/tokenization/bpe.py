@@ -3,19 +3,20 @@
 DNABERT-2 style: each window is one "word" over ACGTN, merges are learnt from base pairs upward,
 and every encoded window is `[CLS] tokens [SEP]`. The result is saved in Hugging Face format
 (tokenizer.json + tokenizer_config.json), so `AutoTokenizer.from_pretrained(dir)` loads it and
-the bucket rule counts tokens with it (`--tokenizer-dir`). Needs the optional HF extra.
+the bucket rule counts tokens with it. Needs the optional HF extra. The tokenizer config
+section's vocab_size (at least the 5 bases + 5 special tokens), min_frequency and max_windows
+are checked by the schema.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.data.tables import read_table
+from workflow_scripts.errors import InputError
 
 ALPHABET = list("ACGTN")
 SPECIAL_TOKENS = {"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]",
@@ -23,20 +24,9 @@ SPECIAL_TOKENS = {"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS
 UNBOUNDED_LENGTH = 1_000_000  # errorseq truncates itself (bucket.max_length), never the tokenizer
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--windows", required=True, help="windows parquet (sequence, split)")
-    parser.add_argument("--vocab-size", type=int, default=256)
-    parser.add_argument("--min-frequency", type=int, default=2)
-    parser.add_argument("--max-windows", type=int, default=200_000, help="train on at most this many")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out-dir", required=True)
-    return parser.parse_args(argv)
-
-
 def training_sequences(path: str, max_windows: int, seed: int) -> list[str]:
     """The train split's sequences (a seeded sample of max_windows when there are more)."""
-    windows = pl.read_parquet(path, columns=["sequence", "split"]).filter(pl.col("split") == "train")
+    windows = read_table(path, columns=["sequence", "split"]).filter(pl.col("split") == "train")
     if windows.height == 0:
         raise InputError(path, "split", "no train windows to learn a tokenizer from")
     sequences = windows["sequence"].to_list()
@@ -71,20 +61,13 @@ def save_hf_tokenizer(tokenizer, out_dir: str | Path) -> None:
     fast.save_pretrained(str(out_dir))
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    if args.vocab_size < len(ALPHABET) + len(SPECIAL_TOKENS):
-        raise InputError("config", "tokenizer.vocab_size", f"must be at least "
-                         f"{len(ALPHABET) + len(SPECIAL_TOKENS)} (got {args.vocab_size})")
-    sequences = training_sequences(args.windows, args.max_windows, args.seed)
-    tokenizer = train_bpe(sequences, args.vocab_size, args.min_frequency)
-    save_hf_tokenizer(tokenizer, args.out_dir)
+def learn_tokenizer(windows_path: str, tokenizer: dict, seed: int, out_dir: str | Path) -> str:
+    """Learn BPE merges (the `tokenizer:` section) on the train windows, save them in Hugging
+    Face format into `out_dir`; returns a one-line report."""
+    sequences = training_sequences(windows_path, tokenizer["max_windows"], seed)
+    learnt = train_bpe(sequences, tokenizer["vocab_size"], tokenizer["min_frequency"])
+    save_hf_tokenizer(learnt, out_dir)
     sample = sequences[: min(len(sequences), 2000)]
-    tokens = sum(len(tokenizer.encode(seq).ids) - 2 for seq in sample)
-    print(f"BPE tokenizer: {tokenizer.get_vocab_size()} tokens learnt from {len(sequences)} train "
-          f"windows; {sum(map(len, sample)) / max(tokens, 1):.2f} nt per token; saved to {args.out_dir}",
-          file=sys.stderr)
-
-
-if __name__ == "__main__":
-    run_cli(main)
+    tokens = sum(len(learnt.encode(seq).ids) - 2 for seq in sample)
+    return (f"BPE tokenizer: {learnt.get_vocab_size()} tokens learnt from {len(sequences)} train windows; "
+            f"{sum(map(len, sample)) / max(tokens, 1):.2f} nt per token; saved to {out_dir}")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from workflow_scripts.errors import InputError
 
 if TYPE_CHECKING:
     import torch
@@ -98,7 +101,7 @@ class NucleotideTokenizer:
         return {"kind": self.kind, "k": self.k}
 
     @classmethod
-    def from_dict(cls, config: dict) -> "NucleotideTokenizer":
+    def from_dict(cls, config: dict) -> NucleotideTokenizer:
         if config.get("kind") != cls.kind:
             raise ValueError(f"not a nucleotide tokenizer config: {config!r}")
         return cls(k=config.get("k", 1))
@@ -123,3 +126,28 @@ def window_token_lengths(tokenizer, sequences, lengths: np.ndarray) -> np.ndarra
     if tokenizer.needs_sequences:
         return tokenizer.sequence_token_lengths(sequences())
     return tokenizer.token_lengths(lengths)
+
+
+def resolve_tokenizer_kind(tokenizer: dict, model: dict) -> str:
+    """tokenizer.kind with auto resolved: the model's own (hf) with backbone hf, else nucleotide."""
+    kind = tokenizer["kind"]
+    if kind == "auto":
+        return "hf" if model["backbone"] == "hf" else "nucleotide"
+    return kind
+
+
+def tokenizer_from_config(tokenizer: dict, model: dict, learnt_dir: str | None = None):
+    """The tokenizer that the `tokenizer:` and `model:` sections name: nucleotide k-mers, the BPE
+    vocabulary the tokenizer rule learnt (`learnt_dir`), or a Hugging Face tokenizer directory
+    (tokenizer.path, else model.path; the model's remote code only with backbone hf)."""
+    kind = resolve_tokenizer_kind(tokenizer, model)
+    if (kind == "bpe") != bool(learnt_dir):
+        raise InputError("config", "tokenizer.kind", f"{kind}: a learnt tokenizer directory goes with bpe "
+                         f"and only with bpe (got {learnt_dir or 'none'})")
+    if kind == "nucleotide":
+        return NucleotideTokenizer(tokenizer["k"])
+    if kind == "bpe":
+        return load_tokenizer({"kind": "hf", "path": str(learnt_dir)})
+    trust = model["backbone"] == "hf" and model["trust_remote_code"]
+    path = tokenizer.get("path") or model.get("path")
+    return load_tokenizer({"kind": "hf", "path": path, "trust_remote_code": trust})

@@ -1,0 +1,111 @@
+"""FASTA parsing and genome indexing.
+
+`load_fasta` parses a plain, gzip or bgzip FASTA once into one concatenated upper-case uint8
+array (a `Genome`); the index_genome rule saves it as `sequence.npy` + `index.tsv`, which every
+experiment memory-maps (`Genome.open_cached`). Soft-masked bases are upper-cased; N is kept;
+any other character is an error naming the chromosome and position.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from workflow_scripts.data.genome import Genome
+from workflow_scripts.errors import InputError
+
+VALID_BASES = b"ACGTN"
+# bytes.translate table: lower-case letters -> upper-case, everything else unchanged.
+_UPPER_TABLE = bytes.maketrans(b"abcdefghijklmnopqrstuvwxyz", b"ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_LINE_BREAKS = b"\r\n"
+
+
+def read_raw_bytes(path: str | Path) -> bytes:
+    """Whole file as bytes, gunzipped when gzip/bgzip (multi-member) compressed."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "FASTA", "file not found")
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as error:
+            raise InputError(path, "FASTA", f"corrupt gzip data ({error})") from None
+    if not raw.strip():
+        raise InputError(path, "FASTA", "file is empty")
+    return raw
+
+
+def header_spans(raw: bytes, path) -> list[tuple[int, int]]:
+    """(header_start, header_end) byte spans of every '>' line."""
+    first = len(raw) - len(raw.lstrip())
+    if raw[first : first + 1] != b">":
+        raise InputError(path, "line 1", "no '>' header before sequence data; is this a FASTA file?")
+    starts = [first] + [i + 1 for i in _find_all(raw, b"\n>", first)]
+    spans = []
+    for start in starts:
+        end = raw.find(b"\n", start)
+        spans.append((start, len(raw) if end < 0 else end))
+    return spans
+
+
+def _find_all(raw: bytes, needle: bytes, begin: int) -> list[int]:
+    found, position = [], raw.find(needle, begin)
+    while position >= 0:
+        found.append(position)
+        position = raw.find(needle, position + 1)
+    return found
+
+
+def parse_records(raw: bytes, path) -> tuple[list[str], list[bytes]]:
+    spans = header_spans(raw, path)
+    names, chunks, seen = [], [], set()
+    for i, (start, end) in enumerate(spans):
+        fields = raw[start + 1 : end].split()
+        if not fields:
+            raise InputError(path, f"record {i + 1}", "header '>' has no sequence name")
+        name = fields[0].decode("utf-8", errors="replace")
+        if name in seen:
+            raise InputError(path, f"chromosome '{name}'", "duplicate chromosome name")
+        seen.add(name)
+        body_end = spans[i + 1][0] if i + 1 < len(spans) else len(raw)
+        names.append(name)
+        chunks.append(raw[end:body_end].translate(_UPPER_TABLE, _LINE_BREAKS))
+    return names, chunks
+
+
+def check_bases(path, names: list[str], chunks: list[bytes]) -> None:
+    """Raise on the first base outside ACGTN, naming chromosome and 1-based position."""
+    for name, chunk in zip(names, chunks):
+        if not chunk.translate(None, VALID_BASES):
+            continue
+        codes = np.frombuffer(chunk, dtype=np.uint8)
+        valid = np.zeros(256, dtype=bool)
+        valid[np.frombuffer(VALID_BASES, np.uint8)] = True
+        bad = int(np.flatnonzero(~valid[codes])[0])
+        char = chr(codes[bad])
+        raise InputError(
+            path, f"chromosome '{name}' position {bad + 1}",
+            f"invalid character {char!r}; only A, C, G, T, N are allowed (IUPAC codes must be converted to N)",
+        )
+
+
+def load_fasta(path: str | Path) -> Genome:
+    """Parse a FASTA (plain/gzip/bgzip) into a `Genome`; soft-masking is upper-cased."""
+    raw = read_raw_bytes(path)
+    names, chunks = parse_records(raw, path)
+    del raw
+    check_bases(path, names, chunks)
+    lengths = np.array([len(chunk) for chunk in chunks], dtype=np.int64)
+    sequence = np.frombuffer(b"".join(chunks), dtype=np.uint8)
+    return Genome(names, lengths, sequence)
+
+
+def open_genome(path: str | Path) -> Genome:
+    """A cached index directory (memory-mapped) or a FASTA file (parsed now)."""
+    if not Path(path).exists():
+        raise InputError(path, "genome", "not found; give a genome index directory (the index_genome rule) or a FASTA file")
+    return Genome.open_cached(path) if Path(path).is_dir() else load_fasta(path)

@@ -1,0 +1,109 @@
+"""The one reader of tables: TSV, CSV or parquet, chosen by the file's extension.
+
+Text tables (.tsv, .txt, .csv, each optionally gzip-compressed) are read with every column as a
+string, so values such as 'chr01' or '007' are never reinterpreted; the code that checks a
+column converts it and names the first bad row. Every problem is an InputError naming the file.
+
+polars is imported inside the readers: the workflow calls `table_columns` while Snakemake
+parses it (config preflight), and the parse should not pay for importing polars.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from workflow_scripts.errors import InputError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+TEXT_SEPARATORS = {".tsv": "\t", ".txt": "\t", ".csv": ","}
+PARQUET_SUFFIXES = (".parquet", ".pq")
+GZIP_MAGIC = b"\x1f\x8b"
+ROW = "__row"  # 1-based data row number, added by `numbered_rows` for error messages
+
+
+def table_suffix(path: str | Path, field: str = "file") -> str:
+    """The extension that names the format ('.tsv' for calls.tsv.gz); InputError if unknown."""
+    suffixes = [s.lower() for s in Path(path).suffixes if s.lower() != ".gz"]
+    suffix = suffixes[-1] if suffixes else ""
+    if suffix not in TEXT_SEPARATORS and suffix not in PARQUET_SUFFIXES:
+        raise InputError(path, field, "unknown table format; use .tsv, .tsv.gz, .txt, .csv or .parquet")
+    return suffix
+
+
+def require_file(path: str | Path, field: str = "file") -> None:
+    if not Path(path).is_file():
+        raise InputError(path, field, "file not found")
+
+
+def table_columns(path: str | Path, field: str = "file") -> list[str]:
+    """The column names, from the header line or the parquet schema, without reading rows."""
+    require_file(path, field)
+    suffix = table_suffix(path, field)
+    if suffix in PARQUET_SUFFIXES:
+        import polars as pl
+
+        try:
+            return list(pl.read_parquet_schema(path))
+        except (OSError, pl.exceptions.PolarsError) as error:
+            raise unreadable(path, field, suffix, error) from None
+    return header_columns(path, field, TEXT_SEPARATORS[suffix])
+
+
+def header_columns(path: str | Path, field: str, separator: str) -> list[str]:
+    with open(path, "rb") as handle:
+        compressed = handle.read(2) == GZIP_MAGIC
+    opener = gzip.open if compressed else open
+    try:
+        with opener(path, "rt", encoding="utf-8", newline="") as handle:
+            line = handle.readline()
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as error:
+        raise InputError(path, field, f"cannot be read as text ({error})") from None
+    return [name.strip().strip('"') for name in line.rstrip("\r\n").split(separator) if name.strip()]
+
+
+def require_columns(path: str | Path, found: Sequence[str], required: Sequence[str]) -> None:
+    """InputError naming the first required column that `found` lacks."""
+    missing = [name for name in required if name not in found]
+    if missing:
+        shown = ", ".join(name for name in found if name != ROW) or "none"
+        raise InputError(path, f"column '{missing[0]}'", f"required column missing (found: {shown})")
+
+
+def read_table(path: str | Path, required: Sequence[str] = (), columns: Sequence[str] | None = None,
+               field: str = "file") -> pl.DataFrame:
+    """The table's rows (only `columns` when given); every name in `required` must be a column."""
+    import polars as pl
+
+    require_columns(path, table_columns(path, field), [*required, *(columns or ())])
+    suffix = table_suffix(path, field)
+    try:
+        if suffix in PARQUET_SUFFIXES:
+            return pl.read_parquet(path, columns=list(columns) if columns else None)
+        return pl.read_csv(path, separator=TEXT_SEPARATORS[suffix], infer_schema=False,
+                           columns=list(columns) if columns else None)
+    except (pl.exceptions.PolarsError, OSError) as error:
+        raise unreadable(path, field, suffix, error) from None
+
+
+def unreadable(path: str | Path, field: str, suffix: str, error: Exception) -> InputError:
+    first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return InputError(path, field, f"cannot be read as a {suffix.lstrip('.')} table ({first_line})")
+
+
+def numbered_rows(frame: pl.DataFrame) -> pl.DataFrame:
+    """The frame with a 1-based data row number (column ROW) that error messages cite."""
+    return frame.with_row_index(ROW, offset=1)
+
+
+def fail_on_first(frame: pl.DataFrame, bad: pl.Expr, path, column: str, problem: str) -> None:
+    """InputError naming the first row (by ROW) where `bad` holds, and its value."""
+    hit = frame.filter(bad).head(1)
+    if hit.height:
+        value = hit[column][0]
+        raise InputError(path, f"column '{column}' row {hit[ROW][0]}", f"{problem} (got {value!r})")

@@ -1,0 +1,61 @@
+"""The `extract` rule: one experiment's labelled windows, split by gene, as windows.parquet.
+
+Either `--genome` (a genome index directory, or a FASTA parsed on the fly) with `--calls`, or
+`--sequences` (a table of ready-made windows). `--config` holds the sections experiment (the
+`experiments:` entry: name, error_label, correct_label), window and split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.data.fasta import open_genome
+from workflow_scripts.data.windows import (
+    split_windows,
+    summary_line,
+    windows_from_calls,
+    windows_from_sequences,
+)
+from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.io_utils import write_parquet
+
+SECTIONS = ("experiment", "window", "split")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--genome", help="genome index directory (index_genome) or a FASTA file")
+    parser.add_argument("--calls", help="calls table: .tsv/.tsv.gz/.txt/.csv/.parquet")
+    parser.add_argument("--sequences", help="ready-made windows table (sequence, label[, gene_id, id])")
+    parser.add_argument("--out", required=True, help="output windows parquet")
+    add_config_argument(parser, *SECTIONS)
+    return parser.parse_args(argv)
+
+
+def check_inputs(args: argparse.Namespace) -> None:
+    if args.sequences and (args.calls or args.genome):
+        raise InputError("command line", "--sequences", "use either --sequences or --genome with --calls, not both")
+    if not args.sequences and not (args.calls and args.genome):
+        raise InputError("command line", "--calls/--genome", "both are required unless --sequences is given")
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    check_inputs(args)
+    sections = parse_rule_config(args.config, required=SECTIONS)
+    experiment = sections["experiment"]
+    began = time.perf_counter()
+    if args.sequences:
+        frame = windows_from_sequences(args.sequences, experiment["name"])
+    else:
+        frame = windows_from_calls(open_genome(args.genome), args.calls, experiment, sections["window"])
+    frame = split_windows(frame, sections["split"])
+    write_parquet(frame, args.out)
+    print(summary_line(frame, experiment["name"], time.perf_counter() - began), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    run_cli(main)
