@@ -5,12 +5,13 @@
 Windows are 201 nt (flank 100), half on the minus strand (reverse-complemented).
 Compared with a per-row pyfaidx loop (`benchmarks/requirements.txt`), the usual
 user code. The extract rule runs as the workflow runs it (`python -m
-workflow_scripts.data.windows` on a cached genome index); its peak memory is reported.
+workflow_scripts.rules.extract` on a cached genome index); its peak memory is reported.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import time
@@ -20,7 +21,8 @@ import numpy as np
 import polars as pl
 
 from benchmarks.common import best_of, load_line, print_table
-from workflow_scripts.data.genome import Genome, load_fasta
+from workflow_scripts.data.fasta import load_fasta
+from workflow_scripts.data.genome import Genome
 
 WIDTH = 201
 # Runs the extract CLI and prints its own peak RSS (VmHWM: this process's memory only; a
@@ -29,7 +31,7 @@ PEAK_MEMORY_WRAPPER = """
 import runpy, sys
 sys.argv[0] = "extract"
 try:
-    runpy.run_module("workflow_scripts.data.windows", run_name="__main__")
+    runpy.run_module("workflow_scripts.rules.extract", run_name="__main__")
 finally:
     print([l for l in open("/proc/self/status") if l.startswith("VmHWM")][0].strip(), file=sys.stderr)
 """
@@ -99,13 +101,14 @@ def calls_table(genome: Genome, n: int, path: Path) -> None:
 
 
 def extract_rule(work: Path, genome: Genome, n: int) -> tuple[float, float]:
-    """(wall seconds, peak RSS MiB) of `python -m workflow_scripts.data.windows` on n calls."""
+    """(wall seconds, peak RSS MiB) of `python -m workflow_scripts.rules.extract` on n calls."""
     calls = work / f"calls_{n}.parquet"
     if not calls.exists():
         calls_table(genome, n, calls)
-    command = [sys.executable, "-c", PEAK_MEMORY_WRAPPER, "--genome-index", str(work / "index"),
-               "--calls", str(calls), "--experiment", "bench", "--error-label", "FN", "--correct-label", "TN",
-               "--flank", str(WIDTH // 2), "--out", str(work / f"windows_{n}.parquet")]
+    config = {"experiment": {"name": "bench", "error_label": "FN", "correct_label": "TN"},
+              "window": {"flank": WIDTH // 2}}
+    command = [sys.executable, "-c", PEAK_MEMORY_WRAPPER, "--genome", str(work / "index"),
+               "--calls", str(calls), "--config", json.dumps(config), "--out", str(work / f"windows_{n}.parquet")]
     began = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True)
     seconds = time.perf_counter() - began
@@ -117,7 +120,7 @@ def extract_rule(work: Path, genome: Genome, n: int) -> tuple[float, float]:
 
 def python_start_seconds() -> float:
     began = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import polars, numpy, workflow_scripts.data.windows"], check=True)
+    subprocess.run([sys.executable, "-c", "import polars, numpy, workflow_scripts.rules.extract"], check=True)
     return time.perf_counter() - began
 
 
@@ -154,7 +157,7 @@ def main(argv: list[str] | None = None) -> None:
     for calls in sorted(sizes):
         seconds, peak = extract_rule(work, genome, calls)
         rule_rows.append([f"{calls:,} calls (half minus strand)", seconds, seconds - startup, peak])
-    print_table(f"extract rule (python -m workflow_scripts.data.windows, genome index cached; {load_line()})",
+    print_table(f"extract rule (python -m workflow_scripts.rules.extract, genome index cached; {load_line()})",
                 ["input", "wall s", "s after start-up + imports", "peak RSS MiB"], rule_rows)
 
 

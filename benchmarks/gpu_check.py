@@ -142,27 +142,31 @@ def prepare(work: Path, n_genes: int, need_bpe: bool) -> None:
     data.mkdir(parents=True, exist_ok=True)
     logs.mkdir(exist_ok=True)
     if not (data / "windows.parquet").exists():
-        must([PY, "-m", "workflow_scripts.data.demo", "--genome", str(data / "genome.fa.gz"),
-              "--calls", str(data / "calls.tsv"), "--n-genes", str(n_genes)], logs / "demo_data.log")
-        must([PY, "-m", "workflow_scripts.data.windows", "--genome-index", str(data / "genome.fa.gz"),
-              "--calls", str(data / "calls.tsv"), "--experiment", "fp_vs_tp", "--error-label", "FP",
-              "--correct-label", "TP", "--out", str(data / "windows.parquet")], logs / "extract.log")
+        must([PY, "-m", "workflow_scripts.rules.demo_data", "--genome", str(data / "genome.fa.gz"),
+              "--calls", str(data / "calls.tsv"), "--config", json.dumps({"demo": {"n_genes": n_genes}})],
+             logs / "demo_data.log")
+        experiment = {"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"}
+        must([PY, "-m", "workflow_scripts.rules.extract", "--genome", str(data / "genome.fa.gz"),
+              "--calls", str(data / "calls.tsv"), "--config", json.dumps({"experiment": experiment}),
+              "--out", str(data / "windows.parquet")], logs / "extract.log")
     for name, budget in (("nt", 12800), ("nt64k", 65536)):
         if not (data / name / "summary.json").exists():
-            must([PY, "-m", "workflow_scripts.bucketing.assign", "--windows", str(data / "windows.parquet"),
-                  "--boundaries", "auto", "--max-tokens-per-batch", str(budget), "--max-length", "1024",
-                  "--out-manifest", str(data / name / "manifest.parquet"),
+            bucket = {"bucket": {"max_tokens_per_batch": budget, "max_length": 1024}}
+            must([PY, "-m", "workflow_scripts.rules.bucket", "--windows", str(data / "windows.parquet"),
+                  "--config", json.dumps(bucket), "--out-manifest", str(data / name / "manifest.parquet"),
                   "--out-summary", str(data / name / "summary.json")], logs / f"bucket_{name}.log")
     if need_bpe and not (data / "bpe" / "summary.json").exists():
         bert = data / "bert"
-        must([PY, "-m", "workflow_scripts.tokenization.bpe", "--windows", str(data / "windows.parquet"),
-              "--vocab-size", "256", "--max-windows", "20000", "--out-dir", str(bert)], logs / "tokenizer.log")
+        bpe = {"kind": "bpe", "vocab_size": 256, "max_windows": 20000}
+        must([PY, "-m", "workflow_scripts.rules.tokenizer", "--windows", str(data / "windows.parquet"),
+              "--config", json.dumps({"tokenizer": bpe}), "--out-dir", str(bert)], logs / "tokenizer.log")
         import transformers
 
         transformers.BertConfig(vocab_size=256, **BERT).save_pretrained(str(bert))
-        must([PY, "-m", "workflow_scripts.bucketing.assign", "--windows", str(data / "windows.parquet"),
-              "--tokenizer-dir", str(bert), "--boundaries", "auto", "--max-tokens-per-batch", "12800",
-              "--max-length", "512", "--out-manifest", str(data / "bpe" / "manifest.parquet"),
+        bucket = {"tokenizer": bpe, "bucket": {"max_tokens_per_batch": 12800, "max_length": 512}}
+        must([PY, "-m", "workflow_scripts.rules.bucket", "--windows", str(data / "windows.parquet"),
+              "--tokenizer-dir", str(bert), "--config", json.dumps(bucket),
+              "--out-manifest", str(data / "bpe" / "manifest.parquet"),
               "--out-summary", str(data / "bpe" / "summary.json")], logs / "bucket_bpe.log")
 
 

@@ -19,32 +19,33 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.common import load_line, lognormal_lengths, print_table, uniform_lengths
-from workflow_scripts.bucketing.boundaries import batch_sizes_for_budget, optimal_boundaries
 from workflow_scripts.bucketing.assign import assign_buckets, group_by_length_batches, random_batches
-from workflow_scripts.bucketing.sampler import DEFAULT_SORT_WINDOW, DistributedBucketBatchSampler, padding_efficiency
+from workflow_scripts.bucketing.boundaries import batch_sizes_for_budget, optimal_boundaries
+from workflow_scripts.bucketing.sampler import (
+    DEFAULT_SORT_WINDOW,
+    DistributedBucketBatchSampler,
+    padding_efficiency,
+)
 
 SEED_000_BOUNDARIES = [256, 512, 768]
 
 
 def demo_lengths() -> np.ndarray:
     """Token lengths (k=1) of both demo experiments' windows, from the real demo data."""
-    from workflow_scripts.data import demo as demo_data
-    from workflow_scripts.data import windows as extract
-    from workflow_scripts.data import genome
+    from workflow_scripts.config.sections import section_defaults
+    from workflow_scripts.data.demo import generate_demo
+    from workflow_scripts.data.fasta import load_fasta
+    from workflow_scripts.data.windows import windows_from_calls
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        demo_data.generate_demo(tmp / "genome.fa", tmp / "calls.tsv", seed=7, n_genes=2000, calls_per_gene=3)
-        genome.load_fasta(tmp / "genome.fa").save_cached(tmp / "index")
+        generate_demo(tmp / "genome.fa", tmp / "calls.tsv", **section_defaults("demo"))
+        genome = load_fasta(tmp / "genome.fa")
         lengths = []
         for error, correct in (("FP", "TP"), ("FN", "TN")):
-            out = tmp / f"{error}.parquet"
-            extract.main(["--genome-index", str(tmp / "index"), "--calls", str(tmp / "calls.tsv"),
-                          "--experiment", error, "--error-label", error, "--correct-label", correct,
-                          "--out", str(out)])
-            import polars as pl
-
-            lengths.append(pl.read_parquet(out, columns=["length"])["length"].to_numpy() + 1)
+            experiment = {"name": error, "error_label": error, "correct_label": correct}
+            windows = windows_from_calls(genome, tmp / "calls.tsv", experiment, section_defaults("window"))
+            lengths.append(windows["length"].to_numpy() + 1)
     return np.concatenate(lengths).astype(np.int64)
 
 
