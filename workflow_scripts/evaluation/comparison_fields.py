@@ -1,0 +1,76 @@
+"""The model-versus-baselines comparison: its layout, declared once for the writer and the readers.
+
+`comparison.compare_with_baselines` writes it (evaluate puts it in metrics.json); plots and the
+summary read it with these names only. Every number is a plain float/int, undefined ones null.
+
+    ComparisonReport
+      confidence        0.95: the level of every interval
+      n_replicates      bootstrap replicates asked for; seed: their seed
+      resampled_unit    "gene_id": whole genes are drawn with replacement
+      reference         "model": differences are reference - baseline on the same replicates
+      baselines         {name: {"description": ..., details of how it was fitted}} (the ones scored)
+      skipped           {name: why it could not be scored} (e.g. no score column)
+      overall           GroupComparison over all test windows
+      per_splice_type   {"donor": GroupComparison, "acceptor": ...}; {} without a splice_type column
+
+    GroupComparison
+      n, n_positive, n_genes                     the test windows of the group
+      n_valid_replicates, n_dropped_replicates   dropped: a replicate that drew one class only
+      predictors   {MODEL or baseline name: {metric: Estimate}}
+      differences  {baseline name: {metric: Estimate}}: reference minus baseline, paired
+
+    Estimate
+      estimate   the metric on the group's windows as they are (null with one class)
+      low, high  the 95% percentile interval over the valid replicates (null when too few)
+      reason     why estimate or interval is null; null when both exist
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+MODEL = "model"
+BASE_SCORE = "base_score"      # the base splice-site model's own score, oriented on train
+KMER = "kmer"                  # 1..k-mer frequency logistic regression trained on train
+CHANCE = "chance"              # one constant score: ROC-AUC 0.5, PR-AUC = prevalence
+LENGTH = "length"              # leak detector: window length alone, oriented on train
+DINUCLEOTIDE = "dinucleotide"  # leak detector: the intron dinucleotide at the site alone
+BASELINES = (BASE_SCORE, KMER, CHANCE, LENGTH, DINUCLEOTIDE)
+LEAK_DETECTORS = (LENGTH, DINUCLEOTIDE)
+METRICS = ("roc_auc", "pr_auc")
+CONFIDENCE = 0.95
+RESAMPLED_UNIT = "gene_id"
+
+
+class Estimate(TypedDict):
+    estimate: float | None
+    low: float | None
+    high: float | None
+    reason: str | None
+
+
+class GroupComparison(TypedDict):
+    n: int
+    n_positive: int
+    n_genes: int
+    n_valid_replicates: int
+    n_dropped_replicates: int
+    predictors: dict[str, dict[str, Estimate]]
+    differences: dict[str, dict[str, Estimate]]
+
+
+class ComparisonReport(TypedDict):
+    confidence: float
+    n_replicates: int
+    seed: int
+    resampled_unit: str
+    reference: str
+    baselines: dict[str, dict[str, Any]]
+    skipped: dict[str, str]
+    overall: GroupComparison
+    per_splice_type: dict[str, GroupComparison]
+
+
+ESTIMATE_FIELDS = tuple(Estimate.__annotations__)
+GROUP_FIELDS = tuple(GroupComparison.__annotations__)
+REPORT_FIELDS = tuple(ComparisonReport.__annotations__)
