@@ -54,8 +54,8 @@ def test_interval_covers_the_true_auc_in_most_repetitions():
     true_auc = 0.5 * (1 + math.erf(shift / 2))  # Phi(shift / sqrt(2))
     covered = 0
     for seed in range(50):
-        labels, scores = normal_scores(np.random.default_rng(seed), 100, 200, shift)
-        result = compare_predictors(labels, {"m": scores}, np.arange(labels.size), "m", 200, seed)
+        labels, scores = normal_scores(np.random.default_rng(seed), 150, 300, shift)
+        result = compare_predictors(labels, {"m": scores}, np.arange(labels.size), "m", 300, seed)
         roc = result["predictors"]["m"]["roc_auc"]
         covered += roc["low"] <= true_auc <= roc["high"]
     assert covered >= 45, f"the 95% interval covered the true AUC in {covered} of 50 repetitions"
