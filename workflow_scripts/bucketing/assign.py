@@ -16,6 +16,7 @@ reported padding efficiency is measured on a simulated epoch of the real trainin
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -28,27 +29,30 @@ from workflow_scripts.bucketing.sampler import (
 )
 from workflow_scripts.data.tables import read_table
 from workflow_scripts.errors import InputError
-from workflow_scripts.tokenization.tokenizers import window_token_lengths
+from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer, window_token_lengths
+
+if TYPE_CHECKING:
+    from workflow_scripts.models.hf import HFTokenizer
 
 SPLITS = ("train", "val", "test")
 MEGA_BATCH_FACTOR = 50  # HF Trainer's group_by_length: sort 50 batches at a time
 SIMULATION_SEED = 0  # of the simulated epoch that measures padding efficiency
 REQUIRED_COLUMNS = ("id", "split", "label", "length")
-MANIFEST_SCHEMA = {
+MANIFEST_SCHEMA = pl.Schema({
     "id": pl.String,
     "split": pl.String,
     "label": pl.Int8,
     "length": pl.Int32,
     "token_length": pl.Int32,
     "bucket": pl.Int16,
-}
+})
 
 
 @dataclass(frozen=True)
 class BucketSettings:
     """The checked `bucket:` config section and the tokenizer that counts tokens."""
 
-    tokenizer: object  # NucleotideTokenizer or HFTokenizer: token_lengths / sequence_token_lengths
+    tokenizer: NucleotideTokenizer | HFTokenizer
     max_length: int
     boundaries: list[int] | None  # None = auto
     n_buckets: int
@@ -77,6 +81,7 @@ def plan_buckets(settings: BucketSettings, train_tokens: np.ndarray) -> tuple[li
         boundaries = optimal_boundaries(train_tokens, settings.n_buckets, settings.target_efficiency)
     if settings.batch_sizes is not None:
         return boundaries, settings.batch_sizes
+    assert settings.max_tokens_per_batch is not None  # check_bucket: exactly one of the two is set
     return boundaries, batch_sizes_for_budget(boundaries, settings.max_tokens_per_batch, settings.max_length)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -151,7 +151,7 @@ def _validated_batch_sizes(sizes: Mapping[int, int] | Sequence[int], buckets: li
     return {int(b): int(size) for b, size in as_dict.items()}
 
 
-def padding_efficiency(token_lengths: np.ndarray, batches: Iterable[Sequence[int]]) -> float:
+def padding_efficiency(token_lengths: np.ndarray, batches: Iterable[Sequence[int] | np.ndarray]) -> float:
     """Real tokens / tokens computed when each batch is padded to its longest sequence."""
     token_lengths = np.asarray(token_lengths)
     real = padded = 0

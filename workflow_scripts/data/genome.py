@@ -19,7 +19,7 @@ from workflow_scripts.io_utils import atomic_path, write_text
 
 SEQUENCE_FILE = "sequence.npy"
 INDEX_FILE = "index.tsv"
-INDEX_SCHEMA = {"name": pl.String, "length": pl.Int64, "offset": pl.Int64}
+INDEX_SCHEMA = pl.Schema({"name": pl.String, "length": pl.Int64, "offset": pl.Int64})
 
 COMPLEMENT = np.arange(256, dtype=np.uint8)
 COMPLEMENT[np.frombuffer(b"ACGTN", np.uint8)] = np.frombuffer(b"TGCAN", np.uint8)

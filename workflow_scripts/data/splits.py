@@ -8,7 +8,7 @@ import polars as pl
 SPLIT_NAMES = ("train", "val", "test")
 
 
-def split_fractions(split: dict) -> tuple[float, float, float]:
+def split_fractions(split: dict) -> tuple[float, ...]:
     """(train, val, test) from a checked `split:` config section (they sum to 1)."""
     return tuple(float(split["fractions"][name]) for name in SPLIT_NAMES)
 
