@@ -248,9 +248,10 @@ def grep_after(text: str, marker: str, end: str) -> str | None:
 
 
 def evaluate(data: Path, bucket: Path, run: Path) -> dict:
-    command = [PY, "-m", "workflow_scripts.evaluation.evaluate", "--windows", str(data / "windows.parquet"),
+    command = [PY, "-m", "workflow_scripts.rules.evaluate", "--windows", str(data / "windows.parquet"),
                "--manifest", str(bucket / "manifest.parquet"), "--model", str(run / "model.pt"),
-               "--model-config", str(run / "model.json"), "--batch-size", "256", "--experiment", "fp_vs_tp",
+               "--model-config", str(run / "model.json"), "--config", '{"evaluate": {"batch_size": 256}}',
+               "--experiment", "fp_vs_tp",
                "--out-predictions", str(run / "predictions.parquet"), "--out-metrics", str(run / "metrics.json")]
     rc, seconds = sh(command, run / "evaluate.log", 300)
     if rc:

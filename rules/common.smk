@@ -6,6 +6,7 @@ import sys
 from snakemake.settings.types import DeploymentMethod
 
 # The package is installed (make setup: pip install -e .); rules import nothing else.
+from workflow_scripts.artifacts import PLOTS, plot_file_name
 from workflow_scripts.config.preflight import check_input_files
 from workflow_scripts.config.sections import rule_config_json, schema
 from workflow_scripts.config.validate import check_config_file, validate_config
@@ -32,13 +33,6 @@ EXPERIMENTS = {e["name"]: e for e in config["experiments"]}
 # Jobs inherit this (also on SLURM, where each job re-reads the workflow): the launcher exports
 # the NCCL presets from it. Not a param, so changing an NCCL setting does not retrain.
 os.environ[CLUSTER_ENV_VARIABLE] = json.dumps(config["cluster"], sort_keys=True)
-PLOTS = [
-    "roc",
-    "precision_recall",
-    "confusion_matrix",
-    "training_curves",
-    "length_histogram",
-]
 
 
 wildcard_constraints:
@@ -57,10 +51,16 @@ def rule_config(*sections):
     return rule_config_json(config, *sections)
 
 
+def plot_paths(experiment="{experiment}"):
+    """The plot rule's PNGs (workflow_scripts.artifacts.PLOTS) for one experiment."""
+    return [f"results/{experiment}/plots/{plot_file_name(name)}" for name in PLOTS]
+
+
 def all_outputs():
-    return expand(
-        "results/{experiment}/plots/{plot}.png", experiment=EXPERIMENTS, plot=PLOTS
-    ) + expand("results/{experiment}/evaluation/metrics.json", experiment=EXPERIMENTS)
+    plots = [path for experiment in EXPERIMENTS for path in plot_paths(experiment)]
+    return plots + expand(
+        "results/{experiment}/evaluation/metrics.json", experiment=EXPERIMENTS
+    )
 
 
 def experiment_rule_config(*sections):

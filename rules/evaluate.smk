@@ -14,11 +14,10 @@ rule evaluate:
     conda:
         "../envs/train.yaml"
     params:
-        threshold=config["evaluate"]["threshold"],
-        batch_size=config["evaluate"]["batch_size"],
+        config=rule_config("evaluate"),
     shell:
-        "python -m workflow_scripts.evaluation.evaluate --windows {input.windows:q} "
-        "--manifest {input.manifest:q} --model {input.model:q} --model-config {input.config:q} "
-        "--threshold {params.threshold} --batch-size {params.batch_size} "
+        "python -m workflow_scripts.rules.evaluate --config {params.config:q} "
+        "--windows {input.windows:q} --manifest {input.manifest:q} "
+        "--model {input.model:q} --model-config {input.config:q} "
         "--experiment {wildcards.experiment} --out-predictions {output.predictions:q} "
         "--out-metrics {output.metrics:q} > {log:q} 2>&1"

@@ -6,10 +6,7 @@ rule plot:
         summary="results/{experiment}/buckets/summary.json",
         manifest="results/{experiment}/buckets/manifest.parquet",
     output:
-        plots=report(
-            expand("results/{{experiment}}/plots/{plot}.png", plot=PLOTS),
-            category="{experiment}",
-        ),
+        plots=report(plot_paths(), category="{experiment}"),
     log:
         "logs/{experiment}/plot.log",
     benchmark:
@@ -17,7 +14,7 @@ rule plot:
     conda:
         "../envs/plot.yaml"
     shell:
-        "python -m workflow_scripts.evaluation.plots --predictions {input.predictions:q} "
+        "python -m workflow_scripts.rules.plot --predictions {input.predictions:q} "
         "--metrics {input.metrics:q} --steps {input.steps:q} --bucket-summary {input.summary:q} "
         "--manifest {input.manifest:q} --out-dir results/{wildcards.experiment}/plots "
         "> {log:q} 2>&1"

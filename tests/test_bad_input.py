@@ -257,9 +257,10 @@ def training_inputs(tmp_path_factory):
 
 
 def evaluate_args(inputs: dict, model: Path, out: Path) -> list[str]:
-    return ["-m", "workflow_scripts.evaluation.evaluate", "--windows", str(inputs["windows"]), "--manifest",
+    return ["-m", "workflow_scripts.rules.evaluate", "--windows", str(inputs["windows"]), "--manifest",
             str(inputs["manifest"]), "--model", str(model), "--model-config", str(model.with_suffix(".json")),
-            "--out-predictions", str(out / "predictions.parquet"), "--out-metrics", str(out / "metrics.json")]
+            "--experiment", "fp_vs_tp", "--out-predictions", str(out / "predictions.parquet"),
+            "--out-metrics", str(out / "metrics.json")]
 
 
 def test_a_model_path_that_does_not_exist(training_inputs, tmp_path):

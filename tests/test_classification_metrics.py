@@ -3,6 +3,7 @@ import json
 import numpy as np
 import pytest
 
+from workflow_scripts.artifacts import METRIC_FIELDS, NULLABLE_METRICS
 from workflow_scripts.evaluation.metrics import (
     average_precision,
     binary_metrics,
@@ -12,10 +13,7 @@ from workflow_scripts.evaluation.metrics import (
     roc_curve,
 )
 
-METRIC_KEYS = {
-    "n", "n_positive", "n_negative", "threshold", "accuracy", "precision",
-    "recall", "f1", "mcc", "roc_auc", "pr_auc", "confusion",
-}
+METRIC_KEYS = set(METRIC_FIELDS)
 
 
 def pairwise_auc(labels, probs):
@@ -93,14 +91,23 @@ def test_single_class_has_no_auc(labels):
         roc_curve(labels, np.zeros(len(labels)))
 
 
-def test_zero_denominators_define_zero():
-    # Nothing predicted positive: precision, f1 and mcc have zero denominators.
+def test_zero_denominators_are_undefined_not_zero():
+    # Nothing predicted positive: precision and mcc have zero denominators; recall and f1 do not.
     metrics = binary_metrics([1, 0, 1], [0.1, 0.2, 0.3], threshold=0.9)
     assert metrics["confusion"] == {"tp": 0, "fp": 0, "tn": 1, "fn": 2}
-    assert metrics["precision"] == 0.0
+    assert metrics["precision"] is None
+    assert metrics["mcc"] is None
     assert metrics["recall"] == 0.0
     assert metrics["f1"] == 0.0
-    assert metrics["mcc"] == 0.0
+    assert json.loads(json.dumps(metrics))["precision"] is None  # written as null
+
+
+def test_no_error_in_a_group_leaves_recall_and_f1_undefined_like_auc():
+    # A bucket of correct calls only, all predicted correct: like roc_auc, recall, f1, precision
+    # and mcc are undefined (null), while accuracy is defined.
+    metrics = binary_metrics([0, 0, 0], [0.1, 0.2, 0.3], threshold=0.5)
+    assert {key for key in NULLABLE_METRICS if metrics[key] is None} == set(NULLABLE_METRICS)
+    assert metrics["accuracy"] == 1.0
 
 
 def test_perfect_and_inverted_classifiers():
@@ -165,6 +172,7 @@ def test_grouped_metrics_sorted_by_group():
     assert results[0]["roc_auc"] == 0.0
     assert results[1]["roc_auc"] == 1.0
     assert results[2]["n"] == 1 and results[2]["roc_auc"] is None
+    assert results[2]["precision"] == 1.0 and results[2]["mcc"] is None  # one class: mcc undefined
     assert set(results[1]) == METRIC_KEYS | {"group"}
     json.dumps(results)
 

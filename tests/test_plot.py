@@ -1,5 +1,8 @@
+"""The plot rule: every PNG from files the pipeline's own writers made, one line for a file that
+cannot be read, and what the figures show (epoch boundaries, per-bucket curves, log counts)."""
+
 import json
-import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -7,120 +10,80 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from matplotlib import pyplot as plt
 
-from workflow_scripts.evaluation import plots as plot
-from workflow_scripts.evaluation.metrics import binary_metrics, grouped_metrics
+from tests.evaluation_fixtures import BOUNDARIES, make_plot_inputs, write_step_log
+from tests.workflow_helpers import subprocess_env
+from workflow_scripts.artifacts import PLOTS, plot_file_name
 from workflow_scripts.errors import InputError
+from workflow_scripts.evaluation.metrics import binary_metrics
+from workflow_scripts.evaluation.plots import FIGURES, PlotInputPaths, read_inputs, write_plots
+from workflow_scripts.evaluation.plots.buckets import length_bins, length_histogram_figure
+from workflow_scripts.evaluation.plots.classification import (
+    MIN_WINDOWS_PER_CLASS,
+    bucket_curves,
+    precision_recall_figure,
+    roc_figure,
+)
+from workflow_scripts.evaluation.plots.inputs import read_steps
+from workflow_scripts.evaluation.plots.training import (
+    epoch_boundaries,
+    seconds_in_steps,
+    training_curves_figure,
+)
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-PNG_NAMES = sorted(plot.OUTPUT_NAMES.values())
-BOUNDARIES = [64, 128, 256, 512]
+PNG_NAMES = sorted(plot_file_name(name) for name in PLOTS)
 
 
-def make_predictions(n: int = 400, seed: int = 0) -> pl.DataFrame:
-    rng = np.random.default_rng(seed)
-    labels = rng.integers(0, 2, n)
-    probs = np.clip(0.3 * labels + rng.random(n) * 0.7, 0, 1)
-    lengths = rng.integers(40, 2000, n)
-    return pl.DataFrame({
-        "id": [f"win{i}" for i in range(n)],
-        "gene_id": [f"gene{i % 17}" for i in range(n)],
-        "label": labels,
-        "prob": probs,
-        "pred": (probs >= 0.5).astype(int),
-        "bucket": np.searchsorted(BOUNDARIES, lengths // 4),
-        "length": lengths,
-    })
-
-
-def make_metrics(predictions: pl.DataFrame) -> dict:
-    labels, probs = predictions["label"].to_numpy(), predictions["prob"].to_numpy()
-    per_bucket = grouped_metrics(labels, probs, predictions["bucket"].to_numpy(), threshold=0.5)
-    return {
-        **binary_metrics(labels, probs, threshold=0.5),
-        "per_bucket": [{"bucket": entry.pop("group"), **entry} for entry in per_bucket],
-        "experiment": "toy_experiment",
-    }
-
-
-def train_record(step: int, epoch: int, gpu: bool) -> dict:
-    gpu_mb = 800.0 + step if gpu else None
-    return {
-        "kind": "train", "epoch": epoch, "step": step, "loss": 0.7 / (1 + 0.01 * step),
-        "lr": 1e-3 * min(1.0, step / 10), "tokens_per_s": 5000.0 + step, "rss_mb": 900.0 + step,
-        "gpu_allocated_mb": gpu_mb, "gpu_reserved_mb": gpu_mb, "gpu_peak_mb": gpu_mb,
-        "elapsed_s": 0.5 * step, "extra_key": "ignored",
-    }
-
-
-def steps_lines(gpu: bool) -> list[str]:
-    records = []
-    for epoch in range(3):
-        records += [train_record(epoch * 20 + i, epoch, gpu) for i in range(1, 21)]
-        records.append({"kind": "val", "epoch": epoch, "step": epoch * 20 + 20, "val_loss": 0.6 - 0.05 * epoch,
-                        "val_accuracy": 0.7, "val_roc_auc": None if epoch == 0 else 0.8})
-    records.append({"kind": "checkpoint", "path": "model.pt"})
-    return [json.dumps(record) for record in records]
-
-
-def make_bucket_summary() -> dict:
-    lowers = [0] + BOUNDARIES[:-1]
-    return {
-        "boundaries": BOUNDARIES,
-        "buckets": [{"bucket": i, "lower": lo, "upper": hi, "count": 100 + i, "batch_size": 64 // (i + 1)}
-                    for i, (lo, hi) in enumerate(zip(lowers, BOUNDARIES))],
-        "padding_efficiency": {"plan": 0.91, "pad_to_max": 0.42, "single_bucket_sorted": 0.95},
-    }
-
-
-def make_manifest(n: int = 500, seed: int = 1) -> pl.DataFrame:
-    rng = np.random.default_rng(seed)
-    token_lengths = rng.integers(20, 512, n)
-    return pl.DataFrame({
-        "id": [f"win{i}" for i in range(n)],
-        "split": rng.choice(["train", "val", "test"], n).tolist(),
-        "label": rng.integers(0, 2, n),
-        "length": token_lengths * 4,
-        "token_length": token_lengths,
-        "bucket": np.searchsorted(BOUNDARIES, token_lengths),
-    })
+@pytest.fixture(scope="module")
+def made_inputs(tmp_path_factory) -> dict[str, Path]:
+    return make_plot_inputs(tmp_path_factory.mktemp("inputs"))
 
 
 @pytest.fixture
-def inputs(tmp_path) -> dict[str, Path]:
-    predictions = make_predictions()
-    paths = {
-        "predictions": tmp_path / "predictions.parquet",
-        "metrics": tmp_path / "metrics.json",
-        "steps": tmp_path / "steps.jsonl",
-        "bucket_summary": tmp_path / "bucket_summary.json",
-        "manifest": tmp_path / "manifest.parquet",
-    }
-    predictions.write_parquet(paths["predictions"])
-    paths["metrics"].write_text(json.dumps(make_metrics(predictions)))
-    paths["steps"].write_text("\n".join(steps_lines(gpu=True)) + "\n")
-    paths["bucket_summary"].write_text(json.dumps(make_bucket_summary()))
-    make_manifest().write_parquet(paths["manifest"])
-    return paths
+def inputs(made_inputs, tmp_path) -> dict[str, Path]:
+    """A private copy, so a test may spoil one file."""
+    copies = {key: tmp_path / path.name for key, path in made_inputs.items()}
+    for key, path in made_inputs.items():
+        shutil.copy(path, copies[key])
+    return copies
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
 
 
 def cli_args(paths: dict[str, Path], out_dir: Path) -> list[str]:
     return [
-        "--predictions", str(paths["predictions"]), "--metrics", str(paths["metrics"]),
-        "--steps", str(paths["steps"]), "--bucket-summary", str(paths["bucket_summary"]),
-        "--manifest", str(paths["manifest"]), "--out-dir", str(out_dir),
+        "--predictions",
+        str(paths["predictions"]),
+        "--metrics",
+        str(paths["metrics"]),
+        "--steps",
+        str(paths["steps"]),
+        "--bucket-summary",
+        str(paths["bucket_summary"]),
+        "--manifest",
+        str(paths["manifest"]),
+        "--out-dir",
+        str(out_dir),
     ]
 
 
-def run_plot_cli(args: list[str]) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    return subprocess.run([sys.executable, "-m", "workflow_scripts.evaluation.plots", *args],
-                          capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=60)
+def run_plot_rule(args: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "workflow_scripts.rules.plot", *args],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=120,
+    )
 
 
 def assert_valid_png(path: Path) -> None:
-    assert path.is_file(), path
     data = path.read_bytes()
     assert data.startswith(PNG_MAGIC), path
     assert len(data) > 10_000, f"{path} is suspiciously small ({len(data)} bytes)"
@@ -130,116 +93,203 @@ def written_files(out_dir: Path) -> list[str]:
     return sorted(p.name for p in out_dir.iterdir()) if out_dir.exists() else []
 
 
-def test_cli_writes_every_png(inputs, tmp_path):
+def plot_paths(paths: dict[str, Path]) -> PlotInputPaths:
+    return PlotInputPaths(**{key: str(path) for key, path in paths.items()})
+
+
+def test_every_declared_plot_has_a_figure():
+    assert list(FIGURES) == list(PLOTS)
+
+
+def test_rule_writes_every_png_from_the_writers_files(inputs, tmp_path):
     out_dir = tmp_path / "plots"
-    result = run_plot_cli(cli_args(inputs, out_dir))
+    result = run_plot_rule(cli_args(inputs, out_dir))
     assert result.returncode == 0, result.stderr
-    assert written_files(out_dir) == PNG_NAMES  # no leftover temp files
+    assert written_files(out_dir) == PNG_NAMES  # and no leftover temporary files
     for name in PNG_NAMES:
         assert_valid_png(out_dir / name)
 
 
-def test_cli_missing_column_exits_2_with_one_line_and_no_pngs(inputs, tmp_path):
-    pl.read_parquet(inputs["predictions"]).drop("prob").write_parquet(inputs["predictions"])
+def spoil_with(text: str):
+    return lambda path: path.write_text(text)
+
+
+def drop_column(column: str):
+    return lambda path: pl.read_parquet(path).drop(column).write_parquet(path)
+
+
+def drop_key(key: str):
+    return lambda path: path.write_text(
+        json.dumps({k: v for k, v in json.loads(path.read_text()).items() if k != key})
+    )
+
+
+@pytest.mark.parametrize(
+    "key, spoil, field",
+    [
+        ("predictions", spoil_with("not parquet"), "file"),
+        ("manifest", Path.unlink, "file"),
+        ("metrics", spoil_with("{not json"), "file"),
+        ("bucket_summary", spoil_with("[1, 2]"), "file"),
+        ("steps", spoil_with('{"kind": "train", "step": 1\n'), "line 1"),
+        ("steps", spoil_with('{"kind": "checkpoint"}\n'), "line 1"),
+        ("predictions", drop_column("prob"), "prob"),
+        ("metrics", drop_key("confusion"), "confusion"),
+        ("bucket_summary", drop_key("padding_efficiency"), "padding_efficiency"),
+    ],
+)
+def test_a_file_that_cannot_be_read_is_one_line_naming_it_and_no_png(inputs, tmp_path, key, spoil, field):
+    spoil(inputs[key])
     out_dir = tmp_path / "plots"
-    result = run_plot_cli(cli_args(inputs, out_dir))
+    result = run_plot_rule(cli_args(inputs, out_dir))
     assert result.returncode == 2
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert "predictions.parquet" in lines[0] and "prob" in lines[0]
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()], result.stderr
+    assert result.stderr.startswith(f"errorseq: error: {inputs[key]}: {field}: ")
     assert written_files(out_dir) == []
 
 
-def test_training_curves_without_gpu_memory(inputs, tmp_path):
-    inputs["steps"].write_text("\n".join(steps_lines(gpu=False)) + "\n")
-    plot.plot_training_curves(plot.load_steps(inputs["steps"]), tmp_path / "training_curves.png")
-    assert_valid_png(tmp_path / "training_curves.png")
-
-
-def test_each_plot_function_directly(inputs, tmp_path):
-    predictions = plot.load_predictions(inputs["predictions"])
-    metrics = plot.load_metrics(inputs["metrics"])
-    summary = plot.load_bucket_summary(inputs["bucket_summary"])
-    plot.plot_roc(predictions, metrics, tmp_path / "roc.png")
-    plot.plot_precision_recall(predictions, metrics, tmp_path / "pr.png", summary)
-    plot.plot_confusion_matrix(metrics, tmp_path / "cm.png")
-    plot.plot_training_curves(plot.load_steps(inputs["steps"]), tmp_path / "train.png")
-    plot.plot_length_histogram(plot.load_manifest(inputs["manifest"]), summary, tmp_path / "hist.png")
-    for name in ("roc.png", "pr.png", "cm.png", "train.png", "hist.png"):
-        assert_valid_png(tmp_path / name)
-
-
-def test_single_class_predictions_still_plot(inputs, tmp_path):
-    predictions = make_predictions().with_columns(pl.lit(0).alias("label"))
-    metrics = make_metrics(predictions)
-    plot.plot_roc(predictions, metrics, tmp_path / "roc.png")
-    plot.plot_precision_recall(predictions, metrics, tmp_path / "pr.png")
-    assert_valid_png(tmp_path / "roc.png")
-    assert_valid_png(tmp_path / "pr.png")
-
-
-def test_steps_loader_ignores_unknown_kinds_and_keeps_nulls(inputs):
-    inputs["steps"].write_text("\n".join(steps_lines(gpu=False)) + "\n\n")
-    log = plot.load_steps(inputs["steps"])
-    assert log.train["step"].size == 60
-    assert log.val["step"].size == 3
-    assert np.isnan(log.train["gpu_peak_mb"]).all()
-    assert np.isnan(log.val["val_roc_auc"][0])
-
-
-def write_bad_parquet(paths, key, frame):
-    frame.write_parquet(paths[key])
-    return paths[key]
-
-
-@pytest.mark.parametrize("key, change, field", [
-    ("predictions", lambda frame: frame.head(0), "rows"),
-    ("predictions", lambda frame: frame.drop("label"), "label"),
-    ("predictions", lambda frame: frame.with_columns(pl.lit(2).alias("label")), "label"),
-    ("predictions", lambda frame: frame.with_columns(pl.lit(1.5).alias("prob")), "prob"),
-    ("predictions", lambda frame: frame.with_columns(pl.lit(None, pl.Int64).alias("bucket")), "bucket"),
-    ("manifest", lambda frame: frame.drop("token_length"), "token_length"),
-])
-def test_bad_tables_raise_input_error_naming_file_and_field(inputs, tmp_path, key, change, field):
-    write_bad_parquet(inputs, key, change(pl.read_parquet(inputs[key])))
+def test_a_step_log_line_missing_a_declared_field_names_line_and_field(inputs):
+    records = inputs["steps"].read_text().splitlines()
+    second = json.loads(records[1])
+    del second["lr"]
+    inputs["steps"].write_text("\n".join([records[0], json.dumps(second), *records[2:]]) + "\n")
     with pytest.raises(InputError) as caught:
-        plot.make_all_plots(*inputs.values(), tmp_path / "plots")
-    assert caught.value.source == str(inputs[key])
-    assert caught.value.field == field
-    assert written_files(tmp_path / "plots") == []
+        read_steps(inputs["steps"])
+    assert (caught.value.source, caught.value.field) == (str(inputs["steps"]), "lr")
+    assert caught.value.message.startswith("line 2: missing")
 
 
-@pytest.mark.parametrize("key, content, field", [
-    ("metrics", '{"threshold": 0.5}', "confusion"),
-    ("metrics", '{"threshold": "high", "confusion": {}}', "threshold"),
-    ("metrics", "{not json", "file"),
-    ("bucket_summary", '{"boundaries": [], "buckets": [], "padding_efficiency": {}}', "boundaries"),
-    ("bucket_summary", json.dumps({**make_bucket_summary(), "padding_efficiency": {"plan": 0.9}}),
-     "padding_efficiency.pad_to_max"),
-    ("steps", '{"kind": "val", "epoch": 0, "step": 1, "val_loss": 0.5}\n', "kind"),
-    ("steps", '{"kind": "train", "epoch": 0, "step": 1, "lr": 0.1}\n', "loss"),
-    ("predictions", "not parquet", "file"),
-])
-def test_bad_documents_raise_input_error(inputs, tmp_path, key, content, field):
-    inputs[key].write_text(content)
-    with pytest.raises(InputError) as caught:
-        plot.make_all_plots(*inputs.values(), tmp_path / "plots")
-    assert caught.value.source == str(inputs[key])
-    assert caught.value.field == field
-    assert written_files(tmp_path / "plots") == []
+def test_steps_become_columns_with_nulls_as_nan(tmp_path):
+    log = read_steps(write_step_log(tmp_path / "steps.jsonl", epochs=3, steps_per_epoch=12, log_every=5))
+    assert log.train["step"].tolist() == [5, 10, 12, 15, 20, 24, 25, 30, 35, 36]
+    assert log.train["epoch"].tolist() == [1, 1, 1, 2, 2, 2, 3, 3, 3, 3]
+    assert log.val["step"].tolist() == [12, 24, 36]
+    assert np.isnan(log.train["gpu_peak_mb"]).all()  # CPU run: null
+    assert np.isnan(log.val["val_roc_auc"][0]) and log.val["val_roc_auc"][1] == 0.8
 
 
-def test_missing_file_names_the_file(inputs, tmp_path):
-    inputs["manifest"].unlink()
-    with pytest.raises(InputError) as caught:
-        plot.make_all_plots(*inputs.values(), tmp_path / "plots")
-    assert caught.value.source == str(inputs["manifest"])
-    assert caught.value.field == "file"
+def vertical_lines(ax, label: str) -> list[float]:
+    handles, labels = ax.get_legend_handles_labels()
+    assert label in labels, labels
+    color = handles[labels.index(label)].get_color()
+    return [
+        line.get_xdata()[0]
+        for line in ax.get_lines()
+        if line.get_linestyle() == ":" and line.get_color() == color
+    ]
 
 
-def test_length_histogram_with_narrow_length_range_uses_linear_axis(tmp_path):
-    manifest = make_manifest().with_columns(pl.col("token_length") + 200)
-    bins, log_axis = plot._length_bins(manifest["token_length"].to_numpy(), BOUNDARIES)
-    assert not log_axis and bins[0] == 0
-    plot.plot_length_histogram(manifest, make_bucket_summary(), tmp_path / "length_histogram.png")
-    assert_valid_png(tmp_path / "length_histogram.png")
+def test_epoch_lines_sit_on_the_epoch_boundaries_not_the_next_logged_step(tmp_path):
+    log = read_steps(write_step_log(tmp_path / "steps.jsonl", epochs=3, steps_per_epoch=12, log_every=5))
+    assert epoch_boundaries(log.train).tolist() == [12, 24]  # the first records of epochs 2, 3: 15, 25
+    fig = training_curves_figure(log)
+    assert vertical_lines(fig.axes[0], "epoch boundary") == [12, 24]
+
+
+def test_epoch_boundaries_without_validation_records(tmp_path):
+    log = read_steps(
+        write_step_log(tmp_path / "steps.jsonl", epochs=2, steps_per_epoch=7, log_every=3, validation=False)
+    )
+    assert log.val["step"].size == 0
+    assert epoch_boundaries(log.train).tolist() == [7]
+
+
+def test_training_time_is_seconds_per_step_times_steps(tmp_path):
+    log = read_steps(write_step_log(tmp_path / "steps.jsonl", epochs=2, steps_per_epoch=12, log_every=5))
+    assert seconds_in_steps(log.train) == pytest.approx(24 * 0.5)
+
+
+def test_training_curves_with_gpu_memory_draw_it(tmp_path):
+    log = read_steps(write_step_log(tmp_path / "steps.jsonl", gpu=True))
+    memory_ax = training_curves_figure(log).axes[3]
+    assert memory_ax.get_legend_handles_labels()[1] == [
+        "host RAM (RSS, rank 0)",
+        "GPU allocated",
+        "GPU peak allocated",
+    ]
+
+
+def test_a_log_without_step_records_still_plots(tmp_path):
+    path = tmp_path / "steps.jsonl"
+    path.write_text("")  # max_steps below log_every_steps: the trainer wrote nothing
+    figure = training_curves_figure(read_steps(path))
+    texts = [text.get_text() for text in figure.axes[0].texts]
+    assert any("no training step was logged" in text for text in texts)
+
+
+def predictions_with_buckets(windows_per_class: dict[int, int], seed: int = 0) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    labels, buckets = [], []
+    for bucket, count in windows_per_class.items():
+        labels += [0] * count + [1] * count
+        buckets += [bucket] * 2 * count
+    labels = np.array(labels)
+    probs = np.clip(0.3 * labels + 0.7 * rng.random(labels.size), 0, 1)
+    return pl.DataFrame({"label": labels, "prob": probs, "bucket": buckets})
+
+
+def metrics_of(predictions: pl.DataFrame) -> dict:
+    return {"experiment": "x", **binary_metrics(predictions["label"], predictions["prob"])}
+
+
+def bucket_summary_for(buckets) -> dict:
+    return {"buckets": [{"bucket": b, "lower": 100 * b + 1, "upper": 100 * (b + 1)} for b in buckets]}
+
+
+def test_buckets_with_few_windows_of_a_class_get_no_curve_of_their_own():
+    predictions = predictions_with_buckets(
+        {0: 60, 1: MIN_WINDOWS_PER_CLASS - 1, 2: MIN_WINDOWS_PER_CLASS, 3: 7}
+    )
+    curves, left_out = bucket_curves(predictions)
+    assert [curve.bucket for curve in curves] == [0, 2]
+    assert left_out == 2
+    summary = bucket_summary_for(range(4))
+    for figure in (roc_figure, precision_recall_figure):
+        labels = figure(predictions, metrics_of(predictions), summary).axes[0].get_legend_handles_labels()[1]
+        drawn = [label for label in labels if label.startswith("length bucket")]
+        assert [label.split(" (")[0] for label in drawn] == ["length bucket 0", "length bucket 2"]
+        assert (
+            f"2 length buckets with < {MIN_WINDOWS_PER_CLASS} windows of a class: no curve of their own"
+            in labels
+        )
+
+
+def test_one_bucket_has_only_the_overall_curve():
+    predictions = predictions_with_buckets({0: 100})
+    assert bucket_curves(predictions) == ([], 0)
+
+
+def test_single_class_predictions_still_plot():
+    predictions = predictions_with_buckets({0: 30, 1: 30}).with_columns(pl.lit(0).alias("label"))
+    metrics = metrics_of(predictions)
+    assert metrics["roc_auc"] is None and metrics["recall"] is None  # no errors to recall
+    for figure in (roc_figure, precision_recall_figure):
+        texts = [
+            text.get_text() for text in figure(predictions, metrics, bucket_summary_for([0, 1])).axes[0].texts
+        ]
+        assert any("only one class present" in text for text in texts)
+
+
+def test_length_histogram_counts_on_a_log_axis_so_one_spike_does_not_flatten_the_rest(made_inputs):
+    inputs = read_inputs(plot_paths(made_inputs))
+    ax = length_histogram_figure(inputs.manifest, inputs.bucket_summary).axes[0]
+    assert ax.get_yscale() == "log"
+    bottom, top = ax.get_ylim()
+    assert bottom < 1  # a bin holding one window still shows
+    spike = int((inputs.manifest["token_length"] == 402).sum())
+    assert spike > 300 and top > spike  # the unclipped windows: one bin
+    assert ax.get_xscale() == "log"  # lengths span 40-3000 tokens
+
+
+def test_length_histogram_with_a_narrow_length_range_uses_a_linear_length_axis(made_inputs):
+    inputs = read_inputs(plot_paths(made_inputs))
+    manifest = inputs.manifest.with_columns(pl.lit(300).alias("token_length"))
+    bins, log_lengths = length_bins(manifest["token_length"].to_numpy(), BOUNDARIES[:2])
+    assert not log_lengths and bins[0] == 0
+    ax = length_histogram_figure(manifest, inputs.bucket_summary).axes[0]
+    assert ax.get_xscale() == "linear" and ax.get_yscale() == "log"
+
+
+def test_write_plots_returns_the_declared_files(made_inputs, tmp_path):
+    written = write_plots(plot_paths(made_inputs), tmp_path)
+    assert [path.name for path in written] == [plot_file_name(name) for name in PLOTS]

@@ -144,8 +144,8 @@ def test_evaluate_refuses_a_model_file_that_would_run_code(tmp_path):
     (tmp_path / "model.json").write_text('{"model": {"arch": "cnn", "d_model": 8, "n_layers": 1}, '
                                          '"tokenizer": {"kind": "nucleotide", "k": 1}, "max_tokens": 128}')
     result = subprocess.run(
-        [sys.executable, "-m", "workflow_scripts.evaluation.evaluate", "--windows", str(inputs["windows"]),
-         "--manifest", str(inputs["manifest"]), "--model", str(tmp_path / "model.pt"),
+        [sys.executable, "-m", "workflow_scripts.rules.evaluate", "--windows", str(inputs["windows"]),
+         "--manifest", str(inputs["manifest"]), "--model", str(tmp_path / "model.pt"), "--experiment", "x",
          "--model-config", str(tmp_path / "model.json"), "--out-predictions", str(tmp_path / "p.parquet"),
          "--out-metrics", str(tmp_path / "m.json")],
         cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=120)

@@ -2,38 +2,42 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import pickle
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import torch
 
+from workflow_scripts.artifacts import EVALUATED_SPLIT, METRICS_FILE_FIELDS, PREDICTION_COLUMNS
+from workflow_scripts.errors import InputError
 from workflow_scripts.evaluation.metrics import binary_metrics, grouped_metrics
-from workflow_scripts.training.batches import BatchCollator, SplitData, load_split, sorted_batches
-from workflow_scripts.training.distributed import avoid_per_shape_kernels
-from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_json, write_parquet
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.tokenization.tokenizers import load_tokenizer
+from workflow_scripts.training.batches import BatchCollator, SplitData, load_split, sorted_batches
+from workflow_scripts.training.distributed import avoid_per_shape_kernels
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--windows", required=True)
-    parser.add_argument("--manifest", required=True)
-    parser.add_argument("--model", required=True, help="plain state dict written by train")
-    parser.add_argument("--model-config", required=True, help="model.json written by train")
-    parser.add_argument("--threshold", type=float, default=0.5)
-    parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--split", default="test")
-    parser.add_argument("--experiment", default="experiment")
-    parser.add_argument("--out-predictions", required=True)
-    parser.add_argument("--out-metrics", required=True)
-    return parser.parse_args(argv)
+@dataclass(frozen=True)
+class EvaluateConfig:
+    """The completed `evaluate:` section (defaults come from the schema, not from here)."""
+
+    threshold: float
+    batch_size: int
+
+
+@dataclass(frozen=True)
+class EvaluatePaths:
+    windows: str
+    manifest: str
+    model: str
+    model_config: str
+    out_predictions: str
+    out_metrics: str
 
 
 def load_trained_model(model_path: str, config_path: str) -> tuple[torch.nn.Module, dict]:
@@ -55,16 +59,21 @@ def load_state_dict(path: str) -> dict:
         return torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as error:
         found = [line.strip() for line in str(error).splitlines() if "unsupported global" in line.lower()]
-        raise InputError(path, "model", "refused: it holds Python objects, not just tensors "
-                         f"(loaded with weights_only; {found[0] if found else 'not a plain state dict'})") from None
+        raise InputError(
+            path,
+            "model",
+            "refused: it holds Python objects, not just tensors "
+            f"(loaded with weights_only; {found[0] if found else 'not a plain state dict'})",
+        ) from None
     except (RuntimeError, EOFError, OSError) as error:
         reason = str(error).strip().split(". ")[0]
         raise InputError(path, "model", f"not a readable PyTorch file ({reason})") from None
 
 
 @torch.no_grad()
-def predict(model: torch.nn.Module, data: SplitData, collator: BatchCollator,
-            batch_size: int, device: torch.device) -> np.ndarray:
+def predict(
+    model: torch.nn.Module, data: SplitData, collator: BatchCollator, batch_size: int, device: torch.device
+) -> np.ndarray:
     """P(error) for every row of `data`, in its order."""
     probs = np.zeros(len(data), dtype=np.float64)
     model.to(device)
@@ -75,36 +84,62 @@ def predict(model: torch.nn.Module, data: SplitData, collator: BatchCollator,
     return probs
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    if not 0.0 <= args.threshold <= 1.0:
-        raise InputError("config", "evaluate.threshold", f"must be in [0, 1] (got {args.threshold})")
-    model, saved = load_trained_model(args.model, args.model_config)
-    data = load_split(args.windows, args.manifest, args.split)
+def predictions_frame(data: SplitData, probs: np.ndarray, threshold: float) -> pl.DataFrame:
+    """predictions.parquet: artifacts.PREDICTION_COLUMNS, one row per window."""
+    columns = {
+        "id": data.ids,
+        "gene_id": data.gene_ids,
+        "label": data.labels,
+        "prob": probs,
+        "pred": (probs >= threshold).astype(np.int8),
+        "bucket": data.buckets,
+        "length": data.lengths,
+    }
+    return pl.DataFrame({name: columns[name] for name in PREDICTION_COLUMNS})
+
+
+def metrics_document(
+    experiment: str, labels: np.ndarray, probs: np.ndarray, buckets: np.ndarray, threshold: float
+) -> dict:
+    """metrics.json: artifacts.METRICS_FILE_FIELDS; per_bucket entries are PER_BUCKET_FIELDS."""
+    per_bucket = [
+        {"bucket": int(row.pop("group")), **row} for row in grouped_metrics(labels, probs, buckets, threshold)
+    ]
+    document = {
+        "experiment": experiment,
+        "split": EVALUATED_SPLIT,
+        **binary_metrics(labels, probs, threshold),
+        "per_bucket": per_bucket,
+    }
+    return {name: document[name] for name in METRICS_FILE_FIELDS}
+
+
+def evaluation_device() -> torch.device:
+    if not torch.cuda.is_available():
+        return torch.device("cpu")
+    avoid_per_shape_kernels()
+    return torch.device("cuda")
+
+
+def format_number(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.4f}"
+
+
+def evaluate(paths: EvaluatePaths, cfg: EvaluateConfig, experiment: str) -> dict:
+    """Predict the test split, write predictions.parquet and metrics.json; return the metrics."""
+    model, saved = load_trained_model(paths.model, paths.model_config)
+    data = load_split(paths.windows, paths.manifest, EVALUATED_SPLIT)
     if len(data) == 0:
-        raise InputError(args.manifest, "split", f"no rows in the {args.split} split")
-    tokenizer = load_tokenizer(saved["tokenizer"])
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device.type == "cuda":
-        avoid_per_shape_kernels()
-    probs = predict(model, data, BatchCollator(data, tokenizer, saved["max_tokens"]), args.batch_size, device)
-    preds = (probs >= args.threshold).astype(np.int8)
-    write_parquet(pl.DataFrame({
-        "id": data.ids, "gene_id": data.gene_ids, "label": data.labels, "prob": probs,
-        "pred": preds, "bucket": data.buckets, "length": data.lengths,
-    }), args.out_predictions)
-    metrics = {"experiment": args.experiment, "split": args.split,
-               **binary_metrics(data.labels, probs, args.threshold),
-               "per_bucket": rename_group(grouped_metrics(data.labels, probs, data.buckets, args.threshold))}
-    write_json(args.out_metrics, metrics)
-    print(f"{args.experiment}: n={metrics['n']} accuracy={metrics['accuracy']:.4f} "
-          f"roc_auc={metrics['roc_auc']} pr_auc={metrics['pr_auc']} mcc={metrics['mcc']:.4f}",
-          file=sys.stderr)
-
-
-def rename_group(rows: list[dict]) -> list[dict]:
-    return [{"bucket": int(row.pop("group")), **row} for row in rows]
-
-
-if __name__ == "__main__":
-    run_cli(main)
+        raise InputError(paths.manifest, "split", f"no rows in the {EVALUATED_SPLIT} split")
+    collator = BatchCollator(data, load_tokenizer(saved["tokenizer"]), saved["max_tokens"])
+    probs = predict(model, data, collator, cfg.batch_size, evaluation_device())
+    metrics = metrics_document(experiment, data.labels, probs, data.buckets, cfg.threshold)
+    write_parquet(predictions_frame(data, probs, cfg.threshold), paths.out_predictions)
+    write_json(paths.out_metrics, metrics)
+    print(
+        f"{experiment}: n={metrics['n']} accuracy={format_number(metrics['accuracy'])} "
+        f"roc_auc={format_number(metrics['roc_auc'])} pr_auc={format_number(metrics['pr_auc'])} "
+        f"mcc={format_number(metrics['mcc'])}",
+        file=sys.stderr,
+    )
+    return metrics

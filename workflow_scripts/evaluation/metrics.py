@@ -2,7 +2,8 @@
 
 Label 1 means "the splice-site model made an error here", 0 a correct call;
 `probs` are the classifier's P(label == 1). A window is predicted positive when
-its probability is >= the threshold.
+its probability is >= the threshold. A metric that is undefined (a zero denominator, or
+one class only for the curves) is None, which metrics.json writes as null.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from workflow_scripts.artifacts import CONFUSION_FIELDS
 
 
 def _as_arrays(labels, probs) -> tuple[np.ndarray, np.ndarray]:
@@ -94,8 +97,9 @@ def average_precision(labels, probs) -> float | None:
     return float(np.sum(np.diff(recall) * precision[1:]))
 
 
-def _safe_ratio(numerator: float, denominator: float) -> float:
-    return float(numerator / denominator) if denominator else 0.0
+def _ratio_or_none(numerator: float, denominator: float) -> float | None:
+    """numerator / denominator; None (undefined) when the denominator is 0."""
+    return float(numerator / denominator) if denominator else None
 
 
 def confusion_counts(labels, probs, threshold: float = 0.5) -> dict[str, int]:
@@ -111,28 +115,28 @@ def confusion_counts(labels, probs, threshold: float = 0.5) -> dict[str, int]:
     }
 
 
-def matthews_correlation(tp: int, fp: int, tn: int, fn: int) -> float:
-    """Matthews correlation coefficient; 0 when any marginal total is 0."""
+def matthews_correlation(tp: int, fp: int, tn: int, fn: int) -> float | None:
+    """Matthews correlation coefficient; None (undefined) when any marginal total is 0."""
     denominator = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
-    return _safe_ratio(tp * tn - fp * fn, denominator)
+    return _ratio_or_none(tp * tn - fp * fn, denominator)
 
 
 def binary_metrics(labels, probs, threshold: float = 0.5) -> dict:
-    """Threshold and ranking metrics as plain Python values (JSON-serialisable)."""
+    """artifacts.METRIC_FIELDS as plain Python values (JSON-serialisable); undefined ones None."""
     label_array, prob_array = _as_arrays(labels, probs)
     confusion = confusion_counts(label_array, prob_array, threshold)
-    tp, fp, tn, fn = (confusion[key] for key in ("tp", "fp", "tn", "fn"))
-    precision = _safe_ratio(tp, tp + fp)
-    recall = _safe_ratio(tp, tp + fn)
+    tp, fp, tn, fn = (confusion[key] for key in CONFUSION_FIELDS)
+    precision = _ratio_or_none(tp, tp + fp)
+    recall = _ratio_or_none(tp, tp + fn)
     return {
         "n": int(label_array.size),
         "n_positive": tp + fn,
         "n_negative": tn + fp,
         "threshold": float(threshold),
-        "accuracy": _safe_ratio(tp + tn, label_array.size),
+        "accuracy": _ratio_or_none(tp + tn, label_array.size),
         "precision": precision,
         "recall": recall,
-        "f1": _safe_ratio(2 * tp, 2 * tp + fp + fn),
+        "f1": _ratio_or_none(2 * tp, 2 * tp + fp + fn),
         "mcc": matthews_correlation(tp, fp, tn, fn),
         "roc_auc": roc_auc(label_array, prob_array),
         "pr_auc": average_precision(label_array, prob_array),

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import torch
 
+from workflow_scripts.artifacts import check_step_record
+
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -58,6 +60,7 @@ class StepLog:
         self.path.write_text("".join(line + "\n" for line in kept))
 
     def write(self, record: dict) -> None:
+        check_step_record(record)  # the fields artifacts.py declares, on every rank
         if self.enabled:
             with self.path.open("a") as handle:
                 handle.write(json.dumps(record) + "\n")

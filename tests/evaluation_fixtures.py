@@ -1,0 +1,165 @@
+"""The files `plot` reads, made by the pipeline's own writers (no hand-written copies of them):
+windows → bucket_windows (manifest, summary.json) → an untrained model → the evaluate rule
+(predictions.parquet, metrics.json); steps.jsonl through telemetry's StepLog, which refuses any
+record that is not the artifacts.py shape, on the trainer's logging schedule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import torch
+
+from workflow_scripts.bucketing.assign import BucketSettings, bucket_windows
+from workflow_scripts.config.sections import complete_section
+from workflow_scripts.io_utils import write_json, write_parquet
+from workflow_scripts.models.builtin import build_model
+from workflow_scripts.rules.evaluate import main as evaluate_main
+from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
+from workflow_scripts.training.telemetry import StepLog
+
+FLANK = 200
+BOUNDARIES = [150, 2 * FLANK + 2, 1000, 3001]  # token lengths (CLS included)
+MODEL = {"arch": "cnn", "d_model": 8, "n_layers": 1}
+
+
+def make_windows(path: Path, n: int = 600, seed: int = 0) -> Path:
+    """Windows like extract writes: most are unclipped (2 * FLANK + 1 nt, one spike of lengths),
+    the rest clipped at gene ends (shorter) or from a wider source (longer)."""
+    rng = np.random.default_rng(seed)
+    lengths = np.where(rng.random(n) < 0.6, 2 * FLANK + 1, rng.integers(40, 3000, n))
+    labels = rng.integers(0, 2, n)
+    splits = rng.choice(["train", "val", "test"], n, p=[0.6, 0.1, 0.3])
+    write_parquet(
+        pl.DataFrame(
+            {
+                "id": [f"w{i}" for i in range(n)],
+                "gene_id": [f"g{i // 3}" for i in range(n)],
+                "split": splits,
+                "label": labels.astype(np.int8),
+                "sequence": ["".join(rng.choice(list("ACGT"), length)) for length in lengths],
+                "length": lengths.astype(np.int32),
+            }
+        ),
+        path,
+    )
+    return path
+
+
+def write_buckets(windows: Path, directory: Path) -> dict[str, Path]:
+    bucket = complete_section("bucket", {"boundaries": BOUNDARIES, "max_length": BOUNDARIES[-1]})
+    manifest, summary, _ = bucket_windows(
+        str(windows), BucketSettings.from_config(bucket, NucleotideTokenizer(1))
+    )
+    paths = {"manifest": directory / "manifest.parquet", "bucket_summary": directory / "summary.json"}
+    write_parquet(manifest, paths["manifest"])
+    write_json(paths["bucket_summary"], summary)
+    return paths
+
+
+def write_untrained_model(directory: Path, max_tokens: int) -> dict[str, Path]:
+    torch.manual_seed(0)
+    tokenizer = NucleotideTokenizer(1)
+    model = build_model(MODEL, tokenizer.vocab_size, max_tokens, pretrained=False)
+    paths = {"model": directory / "model.pt", "model_config": directory / "model.json"}
+    torch.save(model.state_dict(), paths["model"])
+    paths["model_config"].write_text(
+        json.dumps({"model": MODEL, "tokenizer": tokenizer.to_dict(), "max_tokens": max_tokens})
+    )
+    return paths
+
+
+def run_evaluate(
+    windows: Path, manifest: Path, model: dict[str, Path], directory: Path, config: dict | None = None
+) -> dict[str, Path]:
+    paths = {"predictions": directory / "predictions.parquet", "metrics": directory / "metrics.json"}
+    evaluate_main(
+        [
+            "--windows",
+            str(windows),
+            "--manifest",
+            str(manifest),
+            "--model",
+            str(model["model"]),
+            "--model-config",
+            str(model["model_config"]),
+            "--experiment",
+            "toy_experiment",
+            "--out-predictions",
+            str(paths["predictions"]),
+            "--out-metrics",
+            str(paths["metrics"]),
+            "--config",
+            json.dumps(config or {"evaluate": {"batch_size": 64}}),
+        ]
+    )
+    return paths
+
+
+def train_record(epoch: int, step: int, gpu: bool) -> dict:
+    memory = 800.0 + step if gpu else None
+    return {
+        "kind": "train",
+        "epoch": epoch,
+        "step": step,
+        "loss": 0.7 / (1 + 0.05 * step),
+        "lr": 1e-3 * min(1.0, step / 10),
+        "tokens_per_s": 5000.0 + step,
+        "windows_per_s": 50.0,
+        "step_s": 0.5,
+        "rss_mb": 900.0 + step,
+        "gpu_allocated_mb": memory,
+        "gpu_reserved_mb": memory,
+        "gpu_peak_mb": memory,
+    }
+
+
+def validation_record(epoch: int, step: int) -> dict:
+    return {
+        "kind": "val",
+        "epoch": epoch,
+        "step": step,
+        "val_loss": 0.6 - 0.05 * epoch,
+        "val_accuracy": 0.7,
+        "val_roc_auc": None if epoch == 1 else 0.8,
+    }
+
+
+def write_step_log(
+    path: Path,
+    epochs: int = 3,
+    steps_per_epoch: int = 12,
+    log_every: int = 5,
+    gpu: bool = False,
+    validation: bool = True,
+) -> Path:
+    """The trainer's schedule: a train record every `log_every` steps and after each epoch's last
+    step (step counts run on across epochs); a val record after each epoch."""
+    log = StepLog(path, enabled=True)
+    step = 0
+    for epoch in range(1, epochs + 1):
+        for _ in range(steps_per_epoch):
+            step += 1
+            if step % log_every == 0 or step == epoch * steps_per_epoch:
+                log.write(train_record(epoch, step, gpu))
+        if validation:
+            log.write(validation_record(epoch, step))
+    return path
+
+
+def make_plot_inputs(directory: Path) -> dict[str, Path]:
+    """Every input of the plot rule, keyed like PlotInputPaths' fields."""
+    windows = make_windows(directory / "windows.parquet")
+    buckets = write_buckets(windows, directory)
+    model = write_untrained_model(directory, BOUNDARIES[-1])
+    evaluation = run_evaluate(windows, buckets["manifest"], model, directory)
+    steps = write_step_log(directory / "steps.jsonl")
+    return {
+        "predictions": evaluation["predictions"],
+        "metrics": evaluation["metrics"],
+        "steps": steps,
+        "bucket_summary": buckets["bucket_summary"],
+        "manifest": buckets["manifest"],
+    }

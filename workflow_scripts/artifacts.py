@@ -1,0 +1,129 @@
+"""What the pipeline's own files hold, declared once for the code that writes and the code that reads.
+
+A writer builds (or checks) its output against these names and a reader reads only these names,
+so renaming or adding a field is one edit here. Readers trust what the pipeline wrote: they do not
+re-check types or ranges; a file they cannot read at all is still one line naming the file.
+
+    results/<exp>/model/steps.jsonl          STEP_LOG (train and val records), training/telemetry.py
+    results/<exp>/evaluation/metrics.json    METRICS_FILE_FIELDS, evaluation/evaluate.py
+    results/<exp>/evaluation/predictions.parquet  PREDICTION_COLUMNS, evaluation/evaluate.py
+    results/<exp>/buckets/summary.json       BUCKET_SUMMARY_FIELDS, bucketing/assign.py
+    results/<exp>/plots/<name>.png           PLOTS, evaluation/plots/
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RecordKind:
+    """One kind of line in steps.jsonl: exactly `fields`, numbers, null only where `nullable`."""
+
+    name: str
+    fields: tuple[str, ...]
+    nullable: tuple[str, ...] = ()
+
+    def check(self, record: dict) -> None:
+        """Raise ValueError when a record the pipeline is about to write breaks the contract."""
+        if set(record) != set(self.fields):
+            missing = sorted(set(self.fields) - set(record))
+            extra = sorted(set(record) - set(self.fields))
+            raise ValueError(f"steps.jsonl {self.name} record: missing {missing}, undeclared {extra}")
+        nulls = [key for key in self.fields if record[key] is None and key not in self.nullable]
+        if nulls:
+            raise ValueError(f"steps.jsonl {self.name} record: {nulls} must not be null")
+
+
+# ---- steps.jsonl: one JSON object per line, written by rank 0 of train and pretrain --------------
+# `epoch` counts from 1; `step` is the number of optimizer steps done so far (over all epochs).
+# A train record covers the steps since the previous one: it is written every
+# train.log_every_steps steps and after the last step of every epoch, so the last train record
+# of an epoch sits exactly on the epoch boundary. A val record follows each finished epoch
+# (none when the validation split is empty), with the step count at that epoch's end.
+GPU_MEMORY_FIELDS = ("gpu_allocated_mb", "gpu_reserved_mb", "gpu_peak_mb")  # null on CPU
+TRAIN_RECORD = RecordKind(
+    name="train",
+    fields=(
+        "kind",
+        "epoch",
+        "step",
+        "loss",  # mean training loss over the steps since the previous record
+        "lr",  # learning rate after this step
+        "tokens_per_s",  # real (unpadded) tokens per second, all ranks
+        "windows_per_s",  # windows per second, all ranks
+        "step_s",  # wall seconds per optimizer step over the steps since the previous record
+        "rss_mb",  # rank 0 resident memory
+        *GPU_MEMORY_FIELDS,
+    ),
+    nullable=GPU_MEMORY_FIELDS,
+)
+VALIDATION_RECORD = RecordKind(
+    name="val",
+    fields=("kind", "epoch", "step", "val_loss", "val_accuracy", "val_roc_auc"),
+    nullable=("val_roc_auc",),  # one class in the split, or masked-LM pretraining
+)
+STEP_LOG = {kind.name: kind for kind in (TRAIN_RECORD, VALIDATION_RECORD)}
+
+
+def check_step_record(record: dict) -> None:
+    """What telemetry calls before it writes a line: a known kind with exactly its fields."""
+    kind = STEP_LOG.get(str(record.get("kind")))
+    if kind is None:
+        raise ValueError(
+            f"steps.jsonl: unknown record kind {record.get('kind')!r} (known: {sorted(STEP_LOG)})"
+        )
+    kind.check(record)
+
+
+# ---- metrics.json (evaluate) -----------------------------------------------------------------------
+# A metric whose denominator is zero (e.g. precision with nothing predicted positive) or that needs
+# both classes (roc_auc, pr_auc) is null, never 0.0: overall and in every per-bucket entry.
+CONFUSION_FIELDS = ("tp", "fp", "tn", "fn")
+METRIC_FIELDS = (
+    "n",
+    "n_positive",
+    "n_negative",
+    "threshold",
+    "accuracy",
+    "precision",
+    "recall",
+    "f1",
+    "mcc",
+    "roc_auc",
+    "pr_auc",
+    "confusion",
+)
+NULLABLE_METRICS = ("precision", "recall", "f1", "mcc", "roc_auc", "pr_auc")
+PER_BUCKET_FIELDS = ("bucket", *METRIC_FIELDS)
+METRICS_FILE_FIELDS = ("experiment", "split", *METRIC_FIELDS, "per_bucket")
+EVALUATED_SPLIT = "test"
+
+# ---- predictions.parquet (evaluate): one row per window of the evaluated split -------------------
+PREDICTION_COLUMNS = ("id", "gene_id", "label", "prob", "pred", "bucket", "length")
+
+# ---- buckets/summary.json (bucket) ----------------------------------------------------------------
+BUCKET_SUMMARY_FIELDS = (
+    "tokenizer",
+    "boundaries",
+    "boundaries_mode",
+    "batch_sizes",
+    "max_tokens_per_batch",
+    "sort_window",
+    "max_length",
+    "n_truncated",
+    "buckets",
+    "edge_efficiency",
+    "padding_efficiency",
+)
+BUCKET_ROW_FIELDS = ("bucket", "lower", "upper", "count", "batch_size", "max_batch_tokens", "count_by_split")
+PADDING_EFFICIENCY_FIELDS = ("plan", "pad_to_max", "random_dynamic", "group_by_length")
+# buckets/manifest.parquet columns the plots read (the bucket rule writes more)
+MANIFEST_PLOT_COLUMNS = ("label", "token_length")
+
+# ---- plots/<name>.png (plot) ------------------------------------------------------------------------
+PLOTS = ("roc", "precision_recall", "confusion_matrix", "training_curves", "length_histogram")
+
+
+def plot_file_name(name: str) -> str:
+    return f"{name}.png"

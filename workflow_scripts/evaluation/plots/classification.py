@@ -1,0 +1,212 @@
+"""ROC and precision-recall curves and the confusion matrix of the evaluated split."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+from matplotlib import colormaps
+from matplotlib.figure import Figure
+
+from workflow_scripts.artifacts import CONFUSION_FIELDS
+from workflow_scripts.evaluation.metrics import average_precision, precision_recall_curve, roc_auc, roc_curve
+from workflow_scripts.evaluation.plots.figure import CLASS_NAMES, experiment_suffix, new_figure, note_in_axes
+
+# A length bucket gets a curve of its own only with at least this many windows of each class;
+# fewer make a few coarse steps that clutter the figure and say little.
+MIN_WINDOWS_PER_CLASS = 20
+
+
+@dataclass
+class BucketCurve:
+    bucket: int
+    labels: np.ndarray
+    probs: np.ndarray
+    color: tuple
+
+
+def labels_and_probs(predictions: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    return predictions["label"].to_numpy().astype(int), predictions["prob"].to_numpy().astype(float)
+
+
+def bucket_curves(predictions: pl.DataFrame) -> tuple[list[BucketCurve], int]:
+    """The buckets drawn on their own (>= MIN_WINDOWS_PER_CLASS of each class) and how many are
+    not; none when all windows are in one bucket (its curve is the overall one)."""
+    labels, probs = labels_and_probs(predictions)
+    buckets = predictions["bucket"].to_numpy()
+    present = np.unique(buckets)
+    if present.size < 2:
+        return [], 0
+    usable = [
+        bucket
+        for bucket in present
+        if min(np.sum(labels[buckets == bucket] == 1), np.sum(labels[buckets == bucket] == 0))
+        >= MIN_WINDOWS_PER_CLASS
+    ]
+    colors = [tuple(color) for color in colormaps["viridis"](np.linspace(0.1, 0.85, max(len(usable), 1)))]
+    curves = [
+        BucketCurve(int(bucket), labels[buckets == bucket], probs[buckets == bucket], color)
+        for bucket, color in zip(usable, colors)
+    ]
+    return curves, present.size - len(usable)
+
+
+def bucket_name(bucket: int, bucket_summary: dict) -> str:
+    for entry in bucket_summary["buckets"]:
+        if entry["bucket"] == bucket:
+            return f"length bucket {bucket} ({entry['lower']:g}-{entry['upper']:g} tokens)"
+    return f"length bucket {bucket}"
+
+
+def _note_left_out(ax, left_out: int) -> None:
+    if left_out:
+        ax.plot(
+            [],
+            [],
+            " ",
+            label=f"{left_out} length bucket{'s' if left_out > 1 else ''} with < "
+            f"{MIN_WINDOWS_PER_CLASS} windows of a class: no curve of their own",
+        )
+
+
+def operating_point(metrics: dict) -> tuple[float, float, float | None] | None:
+    """(false positive rate, recall, precision) at the reported threshold; None with one class."""
+    tp, fp, tn, fn = (metrics["confusion"][key] for key in CONFUSION_FIELDS)
+    if tp + fn == 0 or fp + tn == 0:
+        return None
+    return fp / (fp + tn), tp / (tp + fn), (tp / (tp + fp) if tp + fp else None)
+
+
+def roc_figure(predictions: pl.DataFrame, metrics: dict, bucket_summary: dict) -> Figure:
+    """ROC over all windows, one thinner curve per well-populated length bucket, the operating point."""
+    labels, probs = labels_and_probs(predictions)
+    fig, ax = new_figure(figsize=(6.5, 6))
+    if labels.min() == labels.max():
+        note_in_axes(ax, "ROC curve undefined:\nonly one class present")
+    else:
+        fpr, tpr, _ = roc_curve(labels, probs)
+        ax.plot(
+            fpr,
+            tpr,
+            color="black",
+            lw=2.2,
+            label=f"all windows (n={labels.size:,}, AUC = {roc_auc(labels, probs):.3f})",
+        )
+        curves, left_out = bucket_curves(predictions)
+        for curve in curves:
+            fpr, tpr, _ = roc_curve(curve.labels, curve.probs)
+            ax.plot(
+                fpr,
+                tpr,
+                color=curve.color,
+                lw=1.1,
+                alpha=0.9,
+                label=f"{bucket_name(curve.bucket, bucket_summary)}, n={curve.labels.size:,}, "
+                f"AUC = {roc_auc(curve.labels, curve.probs):.3f}",
+            )
+        _note_left_out(ax, left_out)
+        point = operating_point(metrics)
+        if point:
+            ax.plot(
+                point[0], point[1], "o", color="crimson", ms=8, label=f"threshold {metrics['threshold']:g}"
+            )
+    ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="random guessing (AUC = 0.5)")
+    ax.set(
+        xlim=(0, 1),
+        ylim=(0, 1.02),
+        aspect="equal",
+        xlabel="False positive rate\n(correct calls wrongly flagged as errors)",
+        ylabel="True positive rate (recall)\n(splice-model errors detected)",
+        title="ROC: detecting splice-model errors" + experiment_suffix(metrics),
+    )
+    ax.legend(loc="lower right", fontsize=7.5)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def precision_recall_figure(predictions: pl.DataFrame, metrics: dict, bucket_summary: dict) -> Figure:
+    """Precision-recall (step-wise, as average precision is computed), overall and per bucket."""
+    labels, probs = labels_and_probs(predictions)
+    fig, ax = new_figure(figsize=(6.5, 6))
+    if labels.min() == labels.max():
+        note_in_axes(ax, "Precision-recall curve undefined:\nonly one class present")
+    else:
+        precision, recall, _ = precision_recall_curve(labels, probs)
+        ax.plot(
+            recall,
+            precision,
+            color="black",
+            lw=2.2,
+            drawstyle="steps-pre",
+            label=f"all windows (n={labels.size:,}, AP = {average_precision(labels, probs):.3f})",
+        )
+        curves, left_out = bucket_curves(predictions)
+        for curve in curves:
+            precision, recall, _ = precision_recall_curve(curve.labels, curve.probs)
+            ax.plot(
+                recall,
+                precision,
+                color=curve.color,
+                lw=1.1,
+                alpha=0.9,
+                drawstyle="steps-pre",
+                label=f"{bucket_name(curve.bucket, bucket_summary)}, n={curve.labels.size:,}, "
+                f"AP = {average_precision(curve.labels, curve.probs):.3f}",
+            )
+        _note_left_out(ax, left_out)
+        prevalence = labels.mean()
+        ax.axhline(
+            prevalence,
+            ls="--",
+            color="grey",
+            lw=1,
+            label=f"random guessing (precision = error rate {prevalence:.3f})",
+        )
+        point = operating_point(metrics)
+        if point and point[2] is not None:
+            ax.plot(
+                point[1], point[2], "o", color="crimson", ms=8, label=f"threshold {metrics['threshold']:g}"
+            )
+    ax.set(
+        xlim=(0, 1),
+        ylim=(0, 1.02),
+        xlabel="Recall (share of splice-model errors detected)",
+        ylabel="Precision (share of flagged windows that are real errors)",
+        title="Precision-recall: detecting splice-model errors\nAP = average precision"
+        + experiment_suffix(metrics),
+    )
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="lower left", fontsize=7.5)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def confusion_matrix_figure(metrics: dict) -> Figure:
+    """2x2 counts at the reported threshold, shaded by the share of each actual class."""
+    confusion = metrics["confusion"]
+    counts = np.array([[confusion["tn"], confusion["fp"]], [confusion["fn"], confusion["tp"]]])
+    shares = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+    cell_names = (("true negatives", "false positives"), ("false negatives", "true positives"))
+    fig, ax = new_figure(figsize=(6.5, 5.5))
+    image = ax.imshow(shares, cmap="Blues", vmin=0, vmax=1)
+    for row in range(2):
+        for col in range(2):
+            ax.text(
+                col,
+                row,
+                f"{cell_names[row][col]}\n{counts[row, col]:,}\n({shares[row, col]:.1%} of row)",
+                ha="center",
+                va="center",
+                fontsize=11,
+                color="white" if shares[row, col] > 0.6 else "black",
+            )
+    ax.set_xticks([0, 1], [f"predicted\n{name}" for name in CLASS_NAMES])
+    ax.set_yticks([0, 1], [f"actual\n{name}" for name in CLASS_NAMES])
+    fig.colorbar(image, ax=ax, label="share of the actual class")
+    threshold = metrics["threshold"]
+    ax.set_title(
+        f"Confusion matrix at threshold {threshold:g}\n(predicted error when P(error) >= {threshold:g})"
+        + experiment_suffix(metrics)
+    )
+    return fig
