@@ -10,9 +10,12 @@ rule index_genome:
         "results/benchmarks/index_genome.tsv"
     conda:
         "../envs/data.yaml"
+    params:
+        config=rule_config("index_genome"),
     shell:
-        "python -m workflow_scripts.rules.index_genome --fasta {input.fasta:q} "
-        "--sequence {output.sequence:q} --index {output.index:q} > {log:q} 2>&1"
+        "python -m workflow_scripts.rules.index_genome --config {params.config:q} "
+        "--fasta {input.fasta:q} --sequence {output.sequence:q} --index {output.index:q} "
+        "> {log:q} 2>&1"
 
 
 rule extract:

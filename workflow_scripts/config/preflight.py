@@ -16,6 +16,7 @@ import os
 import zlib
 from pathlib import Path
 
+from workflow_scripts.calling.contract import SCORE_COLUMNS
 from workflow_scripts.data.calls import CALL_COLUMNS, SEQUENCE_COLUMNS
 from workflow_scripts.data.tables import GZIP_MAGIC, require_columns, table_columns
 from workflow_scripts.errors import InputError
@@ -27,12 +28,24 @@ def check_input_files(config: dict) -> None:
     """Raise InputError for the first unusable input named by a validated config."""
     if "genome" in config and is_user_file(config["genome"]):
         check_fasta(config["genome"], "genome")
-    for key, columns in (("calls", CALL_COLUMNS), ("sequences", SEQUENCE_COLUMNS)):
+    calling = config.get("calling", {})
+    table_keys = (("calls", CALL_COLUMNS), ("sequences", SEQUENCE_COLUMNS))
+    for key, columns in table_keys[1:] if calling.get("start", "calls") != "calls" else table_keys:
         if key in config and is_user_file(config[key]):
             check_table(config[key], key, columns)
+    check_calling_inputs(calling)
     deepspeed_json = config.get("train", {}).get("deepspeed_config")
     if deepspeed_json and is_user_file(deepspeed_json):
         check_readable_file(deepspeed_json, "train.deepspeed_config")
+
+
+def check_calling_inputs(calling: dict) -> None:
+    """The annotation and the scores table of calling.start annotation / scores."""
+    start = calling.get("start", "calls")
+    if start != "calls" and calling.get("annotation") and is_user_file(calling["annotation"]):
+        check_readable_file(calling["annotation"], "calling.annotation")
+    if start == "scores" and calling.get("scores") and is_user_file(calling["scores"]):
+        check_table(calling["scores"], "calling.scores", SCORE_COLUMNS)
 
 
 def is_user_file(path: str) -> bool:

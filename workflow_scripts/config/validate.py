@@ -168,10 +168,27 @@ def check_cross_sections(config: dict) -> None:
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise InputError("config", "experiments.name", f"duplicate experiment name {duplicated[0]!r}")
-    if "sequences" not in config and not ("genome" in config and "calls" in config):
-        raise InputError("config", "genome", "give genome and calls, or sequences")
+    check_input_mode(config)
     check_backbone(config["model"], config["tokenizer"])
     check_pretrain(config)
+
+
+def check_input_mode(config: dict) -> None:
+    """Calls from a table (calling.start calls), or made from genome + annotation (docs/calling.md)."""
+    calling = config.get("calling", {})
+    start = calling.get("start", "calls")
+    if start == "calls":
+        if "sequences" not in config and not ("genome" in config and "calls" in config):
+            raise InputError("config", "genome", "give genome and calls, or sequences")
+        return
+    if "sequences" in config:
+        raise InputError("config", "calling.start", f"{start} makes calls from the genome; drop sequences or use start calls")
+    if "genome" not in config:
+        raise InputError("config", "genome", f"calling.start {start} needs the genome FASTA")
+    if not calling.get("annotation"):
+        raise InputError("config", "calling.annotation", f"calling.start {start} needs a GTF or GFF3 annotation")
+    if start == "scores" and not calling.get("scores"):
+        raise InputError("config", "calling.scores", "calling.start scores needs a scores table")
 
 
 def check_backbone(model: dict, tokenizer: dict) -> None:

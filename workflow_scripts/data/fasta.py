@@ -21,6 +21,8 @@ VALID_BASES = b"ACGTN"
 # bytes.translate table: lower-case letters -> upper-case, everything else unchanged.
 _UPPER_TABLE = bytes.maketrans(b"abcdefghijklmnopqrstuvwxyz", b"ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _LINE_BREAKS = b"\r\n"
+IUPAC_CODES = b"RYSWKMBDHV"  # ambiguity codes other than N
+_IUPAC_TO_N = bytes.maketrans(IUPAC_CODES, b"N" * len(IUPAC_CODES))
 
 
 def read_raw_bytes(path: str | Path) -> bytes:
@@ -77,6 +79,12 @@ def parse_records(raw: bytes, path) -> tuple[list[str], list[bytes]]:
     return names, chunks
 
 
+def iupac_to_n(chunks: list[bytes]) -> tuple[list[bytes], dict[str, int]]:
+    """Turn every IUPAC ambiguity code (not N) into N; how many of each code there were."""
+    counts = {chr(code): sum(chunk.count(bytes([code])) for chunk in chunks) for code in IUPAC_CODES}
+    return [chunk.translate(_IUPAC_TO_N) for chunk in chunks], {code: n for code, n in counts.items() if n}
+
+
 def check_bases(path, names: list[str], chunks: list[bytes]) -> None:
     """Raise on the first base outside ACGTN, naming chromosome and 1-based position."""
     for name, chunk in zip(names, chunks):
@@ -89,19 +97,29 @@ def check_bases(path, names: list[str], chunks: list[bytes]) -> None:
         char = chr(codes[bad])
         raise InputError(
             path, f"chromosome '{name}' position {bad + 1}",
-            f"invalid character {char!r}; only A, C, G, T, N are allowed (IUPAC codes must be converted to N)",
+            f"invalid character {char!r}; only A, C, G, T, N are allowed "
+            "(to turn IUPAC codes into N, set index_genome: {iupac: to_n})",
         )
 
 
 def load_fasta(path: str | Path) -> Genome:
     """Parse a FASTA (plain/gzip/bgzip) into a `Genome`; soft-masking is upper-cased."""
+    return read_fasta(path, iupac="refuse")[0]
+
+
+def read_fasta(path: str | Path, iupac: str) -> tuple[Genome, dict[str, int]]:
+    """`load_fasta` with IUPAC codes refused (iupac "refuse") or turned into N ("to_n"); the
+    second value counts the codes turned into N."""
     raw = read_raw_bytes(path)
     names, chunks = parse_records(raw, path)
     del raw
+    converted: dict[str, int] = {}
+    if iupac == "to_n":
+        chunks, converted = iupac_to_n(chunks)
     check_bases(path, names, chunks)
     lengths = np.array([len(chunk) for chunk in chunks], dtype=np.int64)
     sequence = np.frombuffer(b"".join(chunks), dtype=np.uint8)
-    return Genome(names, lengths, sequence)
+    return Genome(names, lengths, sequence), converted
 
 
 def open_genome(path: str | Path) -> Genome:

@@ -1,0 +1,23 @@
+"""The calling artifacts' columns and the `calling:` keys each rule reads, declared once.
+
+No polars here: the preflight and rules/common.smk import this while Snakemake parses the
+workflow. A rule gets only its keys of `calling:` as --config (common.smk's calling_config), so
+changing the threshold re-runs make_calls but neither annotate_sites nor score_base_model.
+"""
+
+from __future__ import annotations
+
+# results/annotation/sites.parquet: one row per (chrom, position, strand, splice_type); annotate_sites
+# adds n_transcripts (how many selected transcripts share the site).
+SITE_COLUMNS = ("gene_id", "transcript_id", "chrom", "position", "strand", "splice_type")
+# results/annotation/genes.parquet: start, end 1-based inclusive.
+GENE_COLUMNS = ("gene_id", "chrom", "start", "end", "strand", "biotype")
+# A scores table (score_base_model's output or the user's): one row per scored position.
+SCORE_COLUMNS = ("gene_id", "chrom", "strand", "position", "donor", "acceptor")
+# results/calls/calls.parquet: the calls table's columns (data/calls.py) and more.
+CALLS_COLUMNS = ("gene_id", "chrom", "position", "strand", "splice_type", "pred_type", "score", "window_score",
+                 "gene_start", "gene_end", "transcript_id", "dinucleotide", "tn_strategy")
+
+# The calling: keys each rule's entry point reads (the others take the schema defaults there).
+ANNOTATE_SITES_KEYS = ("biotypes", "transcripts", "region")
+MAKE_CALLS_KEYS = ("threshold", "consensus_window", "negatives")

@@ -1,0 +1,256 @@
+"""Read a GTF or GFF3 file (plain or gzip) into exons, transcripts and genes.
+
+The format is told from the attribute column of the first feature line (`key "value";` is GTF,
+`key=value` is GFF3), so the file name does not matter. Only the features that define splice
+sites are kept: exons, the transcripts they belong to, their genes, and which transcripts have a
+CDS (a gene without a biotype attribute is protein_coding when one of its transcripts has a CDS).
+
+GTF: every exon names its `gene_id` and `transcript_id`; a gene's span and biotype
+(`gene_biotype` or `gene_type`) come from its `gene` line, else from its exons' attributes.
+GFF3: exons point at their transcript with `Parent`, transcripts at their gene; ids are the
+`gene_id`/`transcript_id` attributes where present (Ensembl, GENCODE), else `ID`. An exon whose
+parent is itself a gene is used only for genes that have no transcript with exons (NCBI files
+list such exons next to the mRNA's). Every Parent must be defined in the file.
+
+Every problem is an InputError naming the file and the line or attribute at fault.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote
+
+from workflow_scripts.errors import InputError
+
+GZIP_MAGIC = b"\x1f\x8b"
+GTF_ATTRIBUTE = re.compile(r'\s*([^\s;"]+)\s+(?:"([^"]*)"|([^;\s]*))\s*;?')
+BIOTYPE_KEYS = ("gene_biotype", "gene_type", "biotype")
+CANONICAL_TAGS = ("Ensembl_canonical", "MANE_Select", "MANE Select", "RefSeq Select", "canonical")
+TRANSCRIPT_KINDS = ("transcript", "mRNA")
+
+
+@dataclass
+class Annotation:
+    """What the sites are made of; rows are tuples so a whole-genome file stays cheap."""
+
+    path: str
+    kind: str  # "GTF" or "GFF3"
+    exons: list[tuple] = field(default_factory=list)  # (chrom, start, end, strand, transcript_id, line)
+    transcripts: dict[str, dict] = field(default_factory=dict)  # id -> gene_id, order, canonical
+    genes: dict[str, dict] = field(default_factory=dict)  # id -> chrom, start, end, strand, biotype, line
+    coding: set[str] = field(default_factory=set)  # transcript ids with a CDS
+
+
+def open_text(path: str | Path):
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "annotation", "file not found")
+    with open(path, "rb") as handle:
+        compressed = handle.read(2) == GZIP_MAGIC
+    return gzip.open(path, "rt", encoding="utf-8", errors="replace") if compressed else open(
+        path, encoding="utf-8", errors="replace")
+
+
+def feature_lines(path: str | Path):
+    """(line number, the nine columns) of every feature line; a line with fewer columns is an error."""
+    try:
+        with open_text(path) as handle:
+            for number, line in enumerate(handle, start=1):
+                if line.startswith("##FASTA"):
+                    return
+                if not line.strip() or line.startswith("#"):
+                    continue
+                columns = line.rstrip("\r\n").split("\t")
+                if len(columns) < 9:
+                    raise InputError(path, f"line {number}", f"expected 9 tab-separated columns, found {len(columns)}")
+                yield number, columns
+    except (OSError, EOFError, zlib.error) as error:
+        raise InputError(path, "annotation", f"cannot be read ({error})") from None
+
+
+def parse_gtf_attributes(text: str) -> dict[str, str]:
+    """GTF attributes; a repeated key (tag "a"; tag "b";) keeps its values joined by ','."""
+    found: dict[str, str] = {}
+    for match in GTF_ATTRIBUTE.finditer(text):
+        key, value = match.group(1), match.group(2) if match.group(2) is not None else match.group(3)
+        found[key] = f"{found[key]},{value}" if key in found else value
+    return found
+
+
+def parse_gff3_attributes(text: str) -> dict[str, str]:
+    found = {}
+    for item in text.strip().strip(";").split(";"):
+        key, sep, value = item.strip().partition("=")
+        if sep:
+            found[key] = value
+    return found
+
+
+def sniff_kind(path: str | Path) -> str:
+    for number, columns in feature_lines(path):
+        attributes = columns[8].strip()
+        if re.match(r'^[^\s=;]+\s+"', attributes) or re.match(r"^[^\s=;]+\s+[^=]*;", attributes):
+            return "GTF"
+        if "=" in attributes:
+            return "GFF3"
+        raise InputError(path, f"line {number} attributes", "neither GTF (key \"value\";) nor GFF3 (key=value)")
+    raise InputError(path, "annotation", "no feature lines (is this a GTF or GFF3 file?)")
+
+
+def coordinates(path, number: int, columns: list[str]) -> tuple[int, int, str]:
+    try:
+        start, end = int(columns[3]), int(columns[4])
+    except ValueError:
+        raise InputError(path, f"line {number} start/end", f"not integers ({columns[3]!r}, {columns[4]!r})") from None
+    if start < 1 or end < start:
+        raise InputError(path, f"line {number} start/end", f"need 1 <= start <= end (got {start}, {end})")
+    strand = columns[6]
+    return start, end, strand
+
+
+def is_canonical(attributes: dict[str, str]) -> bool:
+    tags = attributes.get("tag", "")
+    return any(tag in tags for tag in CANONICAL_TAGS)
+
+
+def biotype_of(attributes: dict[str, str]) -> str | None:
+    return next((attributes[key] for key in BIOTYPE_KEYS if attributes.get(key)), None)
+
+
+def read_annotation(path: str | Path) -> Annotation:
+    kind = sniff_kind(path)
+    annotation = read_gtf(path) if kind == "GTF" else read_gff3(path)
+    if not annotation.exons:
+        raise InputError(path, "feature 'exon'", f"no exon lines in this {kind} file; splice sites need exons")
+    return annotation
+
+
+def read_gtf(path: str | Path) -> Annotation:
+    annotation = Annotation(str(path), "GTF")
+    for number, columns in feature_lines(path):
+        feature = columns[2]
+        if feature not in ("exon", "gene", "CDS"):
+            continue
+        attributes = parse_gtf_attributes(columns[8])
+        start, end, strand = coordinates(path, number, columns)
+        gene_id = attributes.get("gene_id")
+        if not gene_id:
+            raise InputError(path, f"line {number} gene_id", f"{feature} line without a gene_id attribute")
+        if feature == "gene":
+            known = annotation.genes.get(gene_id, {}).get("biotype")
+            biotype = biotype_of(attributes) or known
+            annotation.genes[gene_id] = gene_record(columns[0], start, end, strand, biotype, number)
+            continue
+        transcript_id = attributes.get("transcript_id")
+        if not transcript_id:
+            raise InputError(path, f"line {number} transcript_id", f"{feature} line without a transcript_id attribute")
+        if feature == "CDS":
+            annotation.coding.add(transcript_id)
+            continue
+        add_transcript(annotation, transcript_id, gene_id, is_canonical(attributes))
+        annotation.exons.append((columns[0], start, end, strand, transcript_id, number))
+        note_exon_biotype(annotation, gene_id, columns[0], strand, biotype_of(attributes), number)
+    return annotation
+
+
+def note_exon_biotype(annotation: Annotation, gene_id: str, chrom, strand, biotype, line) -> None:
+    """GTFs without gene lines (or whose gene lines lack a biotype) carry it on the exons."""
+    if not biotype:
+        return
+    gene = annotation.genes.get(gene_id)
+    if gene is None:
+        annotation.genes[gene_id] = gene_record(chrom, None, None, strand, biotype, line)
+    elif gene["biotype"] is None:
+        gene["biotype"] = biotype
+
+
+def gene_record(chrom, start, end, strand, biotype, line) -> dict:
+    return {"chrom": chrom, "start": start, "end": end, "strand": strand, "biotype": biotype, "line": line}
+
+
+def add_transcript(annotation: Annotation, transcript_id: str, gene_id: str, canonical: bool) -> None:
+    record = annotation.transcripts.get(transcript_id)
+    if record is None:
+        annotation.transcripts[transcript_id] = {
+            "gene_id": gene_id, "order": len(annotation.transcripts), "canonical": canonical}
+    elif record["gene_id"] != gene_id:
+        raise InputError(annotation.path, f"transcript_id '{transcript_id}'",
+                         f"belongs to two genes ({record['gene_id']!r} and {gene_id!r})")
+    else:
+        record["canonical"] |= canonical
+
+
+def read_gff3(path: str | Path) -> Annotation:
+    """Resolve Parent links after the whole file is read (GFF3 allows forward references)."""
+    parents_of: dict[str, dict] = {}  # ID -> the feature's own record (not exons, not CDS)
+    exons: list[tuple] = []  # (chrom, start, end, strand, parents, line)
+    coding_parents: list[tuple] = []  # (parents, line)
+    for number, columns in feature_lines(path):
+        attributes = parse_gff3_attributes(columns[8])
+        parents = tuple(attributes["Parent"].split(",")) if attributes.get("Parent") else ()
+        feature = columns[2]
+        if feature == "exon":
+            start, end, strand = coordinates(path, number, columns)
+            exons.append((columns[0], start, end, strand, parents, number))
+        elif feature == "CDS":
+            coding_parents.append((parents, number))
+        elif "ID" in attributes:
+            start, end, strand = coordinates(path, number, columns)
+            parents_of[attributes["ID"]] = {
+                "feature": feature, "parents": parents, "line": number, "chrom": columns[0],
+                "start": start, "end": end, "strand": strand, "biotype": biotype_of(attributes),
+                "name": unquote(attributes.get("gene_id") or attributes.get("transcript_id") or attributes["ID"]),
+                "canonical": is_canonical(attributes)}
+    return assemble_gff3(path, parents_of, exons, coding_parents)
+
+
+def defined_parent(path, features: dict, parent: str, line: int) -> dict:
+    if parent not in features:
+        raise InputError(path, f"line {line} Parent", f"feature '{parent}' is not defined in the file")
+    return features[parent]
+
+
+def top_ancestor(path, features: dict, identifier: str) -> str:
+    """The gene: follow the first Parent up to a feature without one."""
+    seen = {identifier}
+    record = features[identifier]
+    while record["parents"]:
+        parent = record["parents"][0]
+        defined_parent(path, features, parent, record["line"])
+        if parent in seen:
+            raise InputError(path, f"line {record['line']} Parent", f"Parent cycle through '{parent}'")
+        seen.add(parent)
+        identifier, record = parent, features[parent]
+    return identifier
+
+
+def assemble_gff3(path, features: dict, exons: list[tuple], coding_parents: list[tuple]) -> Annotation:
+    annotation = Annotation(str(path), "GFF3")
+    via_transcript, direct = [], []
+    for chrom, start, end, strand, parents, line in exons:
+        if not parents:
+            raise InputError(path, f"line {line} Parent", "exon without a Parent attribute")
+        for parent in parents:
+            record = defined_parent(path, features, parent, line)
+            gene = top_ancestor(path, features, parent)
+            target = direct if gene == parent else via_transcript
+            target.append((chrom, start, end, strand, parent, gene, line))
+    genes_with_transcripts = {row[5] for row in via_transcript}
+    kept = via_transcript + [row for row in direct if row[5] not in genes_with_transcripts]
+    kept.sort(key=lambda row: row[6])
+    for chrom, start, end, strand, parent, gene, line in kept:
+        record, gene_record_ = features[parent], features[gene]
+        gene_name = gene_record_["name"]
+        add_transcript(annotation, record["name"] if parent != gene else gene_name, gene_name, record["canonical"])
+        annotation.exons.append((chrom, start, end, strand, record["name"] if parent != gene else gene_name, line))
+        annotation.genes.setdefault(gene_name, gene_record(
+            gene_record_["chrom"], gene_record_["start"], gene_record_["end"], gene_record_["strand"],
+            gene_record_["biotype"], gene_record_["line"]))
+    for parents, line in coding_parents:
+        for parent in parents:
+            annotation.coding.add(defined_parent(path, features, parent, line)["name"])
+    return annotation

@@ -1,0 +1,126 @@
+"""The base model's per-position scores, read once into sorted integer keys.
+
+A scores table (written by score_base_model, or the user's own for any model) has one row per
+scored position: gene_id, chrom, strand, position (1-based), donor, acceptor (probabilities on
+the gene's strand, in [0, 1]). TSV, CSV or parquet. Rows outside the selected genes' spans (on
+the same strand) are dropped; a position scored in several genes keeps its highest scores.
+
+Positions are handled as int64 keys `group << 40 | position`, one group per (chromosome,
+strand), so "within ±w nt on the same chromosome and strand" is one `searchsorted`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from workflow_scripts.calling.contract import SCORE_COLUMNS
+from workflow_scripts.data.tables import ROW, fail_on_first, numbered_rows, read_table
+from workflow_scripts.errors import InputError
+
+SPLICE_TYPES = ("donor", "acceptor")
+POSITION_BITS = 40
+STRANDS = ("+", "-")
+
+
+@dataclass
+class Scores:
+    """Unique scored positions in key order, with their donor and acceptor probabilities."""
+
+    keys: np.ndarray  # int64, sorted, unique
+    donor: np.ndarray  # float32
+    acceptor: np.ndarray  # float32
+    groups: list[tuple[str, str]]  # group index -> (chrom, strand)
+
+    def of(self, splice_type: str) -> np.ndarray:
+        return self.donor if splice_type == "donor" else self.acceptor
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+def group_index(groups: list[tuple[str, str]]) -> pl.DataFrame:
+    return pl.DataFrame({"chrom": [g[0] for g in groups], "strand": [g[1] for g in groups],
+                         "group": np.arange(len(groups), dtype=np.int64)},
+                        schema={"chrom": pl.String, "strand": pl.String, "group": pl.Int64})
+
+
+def genome_groups(chromosomes: list[str]) -> list[tuple[str, str]]:
+    return [(chrom, strand) for chrom in chromosomes for strand in STRANDS]
+
+
+def encode(frame: pl.DataFrame, groups: list[tuple[str, str]]) -> np.ndarray:
+    """Keys of a frame with chrom, strand, position (every (chrom, strand) must be a group)."""
+    joined = frame.select("chrom", "strand", "position").join(group_index(groups), on=["chrom", "strand"],
+                                                              how="left", maintain_order="left")
+    return (joined["group"].to_numpy() << POSITION_BITS) | joined["position"].to_numpy().astype(np.int64)
+
+
+def decode(keys: np.ndarray, groups: list[tuple[str, str]]) -> pl.DataFrame:
+    group = keys >> POSITION_BITS
+    return pl.DataFrame({
+        "chrom": [groups[g][0] for g in group.tolist()],
+        "strand": [groups[g][1] for g in group.tolist()],
+        "position": keys & ((1 << POSITION_BITS) - 1)},
+        schema={"chrom": pl.String, "strand": pl.String, "position": pl.Int64})
+
+
+def as_number(frame: pl.DataFrame, column: str, dtype) -> pl.Expr:
+    """A text or numeric column cast to `dtype`; what does not parse becomes null."""
+    value = pl.col(column)
+    if frame.schema[column] == pl.String:
+        value = value.str.strip_chars()
+    return value.cast(dtype, strict=False)
+
+
+def typed_scores(frame: pl.DataFrame, path) -> pl.DataFrame:
+    """Cast and check the columns, naming the first bad row."""
+    frame = numbered_rows(frame)
+    parsed = frame.with_columns(
+        pl.col("chrom").cast(pl.String).str.strip_chars(), pl.col("strand").cast(pl.String).str.strip_chars(),
+        as_number(frame, "position", pl.Int64).alias("position_int"),
+        *(as_number(frame, c, pl.Float64).alias(f"{c}_float") for c in SPLICE_TYPES))
+    fail_on_first(parsed, pl.col("position_int").is_null() | (pl.col("position_int") < 1), path, "position",
+                  "not a positive integer")
+    fail_on_first(parsed, ~pl.col("strand").is_in(STRANDS) | pl.col("strand").is_null(), path, "strand",
+                  "strand must be '+' or '-'")
+    for column in SPLICE_TYPES:
+        value = pl.col(f"{column}_float")
+        fail_on_first(parsed, value.is_null() | value.is_nan() | (value < 0) | (value > 1), path, column,
+                      "not a probability in [0, 1]")
+    return parsed.select("chrom", "strand", pl.col("position_int").alias("position"),
+                         *(pl.col(f"{c}_float").cast(pl.Float32).alias(c) for c in SPLICE_TYPES), ROW)
+
+
+def inside_genes(frame: pl.DataFrame, genes: pl.DataFrame) -> pl.Series:
+    """Whether each row lies in a gene span on its strand (merged spans, one searchsorted)."""
+    groups = genome_groups(sorted(set(genes["chrom"].to_list()) | set(frame["chrom"].unique().to_list())))
+    starts = encode(genes.select("chrom", "strand", pl.col("start").alias("position")), groups)
+    ends = encode(genes.select("chrom", "strand", pl.col("end").alias("position")), groups)
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], np.maximum.accumulate(ends[order])
+    keys = encode(frame, groups)
+    index = np.searchsorted(starts, keys, side="right") - 1
+    return pl.Series(np.where(index >= 0, ends[np.maximum(index, 0)] >= keys, False))
+
+
+def read_scores(path, genes: pl.DataFrame, chromosomes: list[str]) -> tuple[Scores, dict]:
+    frame = read_table(path, required=SCORE_COLUMNS, columns=SCORE_COLUMNS[1:], field="calling.scores")
+    if frame.height == 0:
+        raise InputError(path, "rows", "scores table has no rows")
+    frame = typed_scores(frame, path)
+    unknown = frame.filter(~pl.col("chrom").is_in(chromosomes)).head(1)
+    if unknown.height:
+        raise InputError(path, f"column 'chrom' row {unknown[ROW][0]}",
+                         f"chromosome '{unknown['chrom'][0]}' not in genome")
+    inside = frame.filter(inside_genes(frame, genes))
+    if inside.height == 0:
+        raise InputError(path, "position", "no scored position lies inside a selected gene of the annotation")
+    groups = genome_groups(chromosomes)
+    keyed = (inside.with_columns(pl.Series("key", encode(inside, groups)))
+             .group_by("key").agg(pl.col("donor").max(), pl.col("acceptor").max()).sort("key"))
+    scores = Scores(keyed["key"].to_numpy(), keyed["donor"].to_numpy(), keyed["acceptor"].to_numpy(), groups)
+    return scores, {"score_rows": frame.height, "scored_positions": len(scores),
+                    "rows_outside_genes": frame.height - inside.height}

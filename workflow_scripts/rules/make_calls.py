@@ -1,0 +1,69 @@
+"""The `make_calls` rule: base-model scores + annotated sites -> calls.parquet (TP/FP/FN/TN).
+
+`--config` holds the `calling` section; this rule reads the keys MAKE_CALLS_KEYS of
+calling/contract.py (threshold, consensus_window, negatives). `--scores` is the score_base_model
+output or the user's own table (gene_id, chrom, strand, position, donor, acceptor).
+docs/calling.md has the rules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import polars as pl
+
+from workflow_scripts.calling.calls import CallSettings, make_calls
+from workflow_scripts.calling.contract import GENE_COLUMNS, SITE_COLUMNS
+from workflow_scripts.calling.genome_checks import check_chromosomes
+from workflow_scripts.calling.scores import read_scores
+from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.data.fasta import open_genome
+from workflow_scripts.data.tables import read_table
+from workflow_scripts.errors import run_cli
+from workflow_scripts.io_utils import write_json, write_parquet
+
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scores", required=True, help="scores table (.parquet, .tsv, .csv)")
+    parser.add_argument("--sites", required=True, help="sites.parquet (annotate_sites)")
+    parser.add_argument("--genes", required=True, help="genes.parquet (annotate_sites)")
+    parser.add_argument("--genome", required=True, help="genome index directory (index_genome) or a FASTA file")
+    parser.add_argument("--out", required=True, help="calls parquet")
+    parser.add_argument("--out-summary", help="counts per splice type and call, TN report (JSON)")
+    add_config_argument(parser, "calling")
+    return parser.parse_args(argv)
+
+
+def count_line(summary: dict) -> str:
+    parts = []
+    for splice_type, counts in summary["counts"].items():
+        shown = " ".join(f"{name} {counts.get(name, 0):,}" for name in ("TP", "FP", "FN", "TN"))
+        ks = summary[f"{splice_type}_report"]["ks_fn_vs_tn_score"]
+        parts.append(f"{splice_type}: {shown} (KS FN vs TN score {ks:.3f})")
+    return "; ".join(parts)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    settings = CallSettings.from_config(parse_rule_config(args.config, required=("calling",))["calling"])
+    began = time.perf_counter()
+    genome = open_genome(args.genome)
+    sites = read_table(args.sites, required=SITE_COLUMNS).with_columns(pl.col("position").cast(pl.Int64))
+    genes = read_table(args.genes, required=GENE_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
+    check_chromosomes(genes, genome, args.genes)
+    scores, read_report = read_scores(args.scores, genes, genome.names)
+    calls, summary = make_calls(scores, sites, genes, genome, settings)
+    summary = {**summary, **read_report, "seconds": round(time.perf_counter() - began, 2)}
+    write_parquet(calls, args.out)
+    if args.out_summary:
+        write_json(args.out_summary, summary)
+    print(f"make_calls: threshold {settings.threshold}, window ±{settings.consensus_window}, "
+          f"TN {settings.negatives}; {count_line(summary)}; {summary['seconds']} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    run_cli(main)
