@@ -7,7 +7,8 @@ import polars as pl
 import pytest
 
 from tests.train_fixtures import ROOT, subprocess_env
-from workflow_scripts.bucketing.assign import assign_buckets
+from workflow_scripts.artifacts import BUCKET_ROW_FIELDS, BUCKET_SUMMARY_FIELDS, PADDING_EFFICIENCY_FIELDS
+from workflow_scripts.bucketing.assign import assign_buckets, declared
 from workflow_scripts.errors import InputError
 from workflow_scripts.rules.bucket import main
 
@@ -84,6 +85,16 @@ def test_summary_by_hand(tmp_path, capsys):
     assert 26 / 40 <= efficiency["random_dynamic"] <= 1
     stderr = capsys.readouterr().err
     assert "2 window(s) exceed max_length 8" in stderr and "plan 0.929" in stderr
+
+
+def test_summary_is_the_declared_contract(tmp_path):
+    """The writer's fields are those workflow_scripts.artifacts declares for its readers (plots)."""
+    _, summary = run_main(tmp_path, write_windows(tmp_path))
+    assert tuple(summary) == BUCKET_SUMMARY_FIELDS
+    assert all(tuple(row) == BUCKET_ROW_FIELDS for row in summary["buckets"])
+    assert tuple(summary["padding_efficiency"]) == PADDING_EFFICIENCY_FIELDS
+    with pytest.raises(ValueError, match="padding efficiency: fields \\['plan'\\] are not the declared"):
+        declared({"plan": 1.0}, PADDING_EFFICIENCY_FIELDS, "padding efficiency")
 
 
 def test_no_truncation_and_equal_lengths(tmp_path):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+from workflow_scripts.artifacts import BUCKET_ROW_FIELDS, BUCKET_SUMMARY_FIELDS, PADDING_EFFICIENCY_FIELDS
 from workflow_scripts.bucketing.boundaries import batch_sizes_for_budget, edge_efficiency, optimal_boundaries
 from workflow_scripts.bucketing.sampler import (
     DEFAULT_SORT_WINDOW,
@@ -135,17 +136,16 @@ def bucket_rows(manifest: pl.DataFrame, boundaries: list[int], batch_sizes: list
     for bucket, (upper, batch_size) in enumerate(zip(boundaries, batch_sizes)):
         members = manifest.filter(pl.col("bucket") == bucket)
         count_by_split = {split: int((members["split"] == split).sum()) for split in SPLITS}
-        rows.append(
-            {
-                "bucket": bucket,
-                "lower": boundaries[bucket - 1] + 1 if bucket else 1,
-                "upper": upper,
-                "count": members.height,
-                "batch_size": batch_size,
-                "max_batch_tokens": batch_size * min(upper, max_length),
-                "count_by_split": count_by_split,
-            }
-        )
+        row = {
+            "bucket": bucket,
+            "lower": boundaries[bucket - 1] + 1 if bucket else 1,
+            "upper": upper,
+            "count": members.height,
+            "batch_size": batch_size,
+            "max_batch_tokens": batch_size * min(upper, max_length),
+            "count_by_split": count_by_split,
+        }
+        rows.append(declared(row, BUCKET_ROW_FIELDS, "bucket row"))
     return rows
 
 
@@ -159,12 +159,13 @@ def efficiency_report(token_lengths: np.ndarray, kept_tokens: np.ndarray, bucket
     """
     sampler = DistributedBucketBatchSampler(buckets, batch_sizes, seed=seed, token_lengths=token_lengths)
     batch_size = max(1, int(round(len(token_lengths) / len(sampler))))
-    return {
+    report = {
         "plan": round(padding_efficiency(kept_tokens, sampler), 6),
         "pad_to_max": round(padding_efficiency(kept_tokens, [np.arange(len(kept_tokens))]), 6),
         "random_dynamic": round(padding_efficiency(kept_tokens, random_batches(len(kept_tokens), batch_size, seed)), 6),
         "group_by_length": round(padding_efficiency(kept_tokens, group_by_length_batches(kept_tokens, batch_size, seed)), 6),
     }
+    return declared(report, PADDING_EFFICIENCY_FIELDS, "padding efficiency")
 
 
 def random_batches(n: int, batch_size: int, seed: int) -> list[np.ndarray]:
@@ -190,7 +191,7 @@ def build_summary(manifest: pl.DataFrame, settings: BucketSettings, boundaries: 
     train = manifest.filter(pl.col("split") == "train")
     train_tokens = train["token_length"].to_numpy()
     kept = np.minimum(train_tokens, settings.max_length)
-    return {
+    summary = {
         "tokenizer": settings.tokenizer.to_dict(),
         "boundaries": boundaries,
         "boundaries_mode": "given" if settings.boundaries is not None else "auto",
@@ -203,6 +204,14 @@ def build_summary(manifest: pl.DataFrame, settings: BucketSettings, boundaries: 
         "edge_efficiency": round(edge_efficiency(kept, boundaries), 6),
         "padding_efficiency": efficiency_report(train_tokens, kept, train["bucket"].to_numpy(), batch_sizes, seed),
     }
+    return declared(summary, BUCKET_SUMMARY_FIELDS, "bucket summary")
+
+
+def declared(document: dict, fields: tuple[str, ...], what: str) -> dict:
+    """`document`, whose keys must be exactly the `fields` workflow_scripts.artifacts declares."""
+    if tuple(document) != fields:
+        raise ValueError(f"{what}: fields {list(document)} are not the declared {list(fields)}")
+    return document
 
 
 def format_report(summary: dict, n_over_last_boundary: int) -> str:
