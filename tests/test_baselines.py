@@ -83,6 +83,9 @@ def test_kmer_without_a_usable_validation_split_uses_the_fixed_strength():
     train, val, test = by_split(frame)
     _, details = baselines.kmer_scores(train, val.filter(pl.col("label") == 0), test, max_k=3)
     assert details["C"] == baselines.FALLBACK_C and "one class" in details["c_choice"]
+    scores, details = baselines.kmer_scores(train, val.clear(), test, max_k=3)
+    assert details["C"] == baselines.FALLBACK_C and "no windows" in details["c_choice"]
+    assert roc_auc(test["label"].to_numpy(), scores) == 1.0
 
 
 def test_orientation_is_learned_on_train_never_on_test():

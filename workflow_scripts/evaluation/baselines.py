@@ -32,8 +32,8 @@ from sklearn.preprocessing import StandardScaler
 
 from workflow_scripts.evaluation.metrics import roc_auc
 
-C_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
-FALLBACK_C = 1e-2  # when the validation split cannot rank (empty, or one class)
+C_GRID = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+FALLBACK_C = 1e-3  # when the validation split cannot rank (empty, or one class)
 PRIOR_WINDOWS = 1.0
 SITE_OFFSET_COLUMN = "site_offset"
 UNKNOWN_SITE = "unknown"
@@ -138,19 +138,16 @@ def kmer_counts(sequences: list[str], max_k: int) -> sparse.csr_matrix:
     window = np.repeat(np.arange(len(sequences)), lengths)
     code = np.zeros(bases.size, dtype=np.int64)
     usable = np.ones(bases.size, dtype=bool)
-    rows, columns, values, column_offset = [], [], [], 0
+    blocks = []
     for k in range(1, max_k + 1):
         n_starts = bases.size - k + 1
         code = code[:n_starts] * 4 + np.minimum(bases[k - 1:], 3)
         usable = usable[:n_starts] & (bases[k - 1:] < 4) & (window[k - 1:] == window[:n_starts])
-        keys, counts = np.unique(window[:n_starts][usable] * 4**k + code[usable], return_counts=True)
-        rows.append(keys // 4**k)
-        columns.append(column_offset + keys % 4**k)
-        values.append(counts.astype(float))
-        column_offset += 4**k
-    matrix = sparse.coo_matrix((np.concatenate(values), (np.concatenate(rows), np.concatenate(columns))),
-                               shape=(len(sequences), column_offset))
-    return matrix.tocsr()
+        ones = np.ones(int(usable.sum()))
+        block = sparse.csr_matrix((ones, (window[:n_starts][usable], code[usable])), shape=(len(sequences), 4**k))
+        block.sum_duplicates()
+        blocks.append(block)
+    return sparse.csr_matrix(sparse.hstack(blocks, format="csr"))
 
 
 def kmer_frequencies(frame: pl.DataFrame, max_k: int) -> sparse.csr_matrix:
@@ -165,23 +162,28 @@ def fit_logistic(features, labels, c: float) -> LogisticRegression:
     return model.fit(features, labels)
 
 
-def choose_c(train_x, train_y, val_x, val_y) -> tuple[float, dict]:
-    """The C of C_GRID with the best validation ROC-AUC (the smaller C on ties)."""
+def fit_with_chosen_c(train_x, train_y, val_x, val_y) -> tuple[LogisticRegression, dict]:
+    """The fit of C_GRID with the best validation ROC-AUC (the smaller C on ties); FALLBACK_C
+    when the validation split cannot rank."""
     if val_y.size == 0 or val_y.min() == val_y.max():
-        return FALLBACK_C, {"c_choice": f"fixed {FALLBACK_C}: the validation split has "
-                                        f"{'no windows' if val_y.size == 0 else 'one class'}"}
-    val_auc = {c: roc_auc(val_y, fit_logistic(train_x, train_y, c).decision_function(val_x)) for c in C_GRID}
+        reason = "no windows" if val_y.size == 0 else "one class"
+        return fit_logistic(train_x, train_y, FALLBACK_C), {
+            "C": FALLBACK_C, "c_choice": f"fixed {FALLBACK_C}: the validation split has {reason}"}
+    fits = {c: fit_logistic(train_x, train_y, c) for c in C_GRID}
+    val_auc = {c: roc_auc(val_y, fit.decision_function(val_x)) for c, fit in fits.items()}
     best = max(C_GRID, key=lambda c: (val_auc[c], -c))
-    return best, {"c_choice": "validation roc_auc", "val_roc_auc": {str(c): auc for c, auc in val_auc.items()}}
+    return fits[best], {"C": best, "c_choice": "validation roc_auc",
+                        "val_roc_auc": {str(c): auc for c, auc in val_auc.items()}}
 
 
 def kmer_scores(train: pl.DataFrame, val: pl.DataFrame, test: pl.DataFrame, max_k: int) -> tuple[np.ndarray, dict]:
     """Train on train (C from val), return the test windows' decision values (log-odds)."""
     train_y = train["label"].to_numpy().astype(np.int64)
     if train_y.size == 0 or train_y.min() == train_y.max():
-        raise BaselineUnavailable("the train split has one class")
-    scaler = StandardScaler(with_mean=False).fit(kmer_frequencies(train, max_k))
-    train_x, val_x, test_x = (scaler.transform(kmer_frequencies(frame, max_k)) for frame in (train, val, test))
-    c, details = choose_c(train_x, train_y, val_x, val["label"].to_numpy().astype(np.int64))
-    model = fit_logistic(train_x, train_y, c)
-    return model.decision_function(test_x), {"k": [1, max_k], "C": c, **details}
+        raise BaselineUnavailable("the train split has no windows or one class")
+    train_x = kmer_frequencies(train, max_k)
+    scaler = StandardScaler(with_mean=False).fit(train_x)
+    train_x, test_x = scaler.transform(train_x), scaler.transform(kmer_frequencies(test, max_k))
+    val_x = scaler.transform(kmer_frequencies(val, max_k)) if val.height else None  # unused when empty
+    model, details = fit_with_chosen_c(train_x, train_y, val_x, val["label"].to_numpy().astype(np.int64))
+    return model.decision_function(test_x), {"k": [1, max_k], **details}

@@ -110,7 +110,7 @@ def compare_with_baselines(windows: pl.DataFrame, predictions: pl.DataFrame,
     """windows: windows.parquet (all splits); predictions: the model's test predictions (id, prob)."""
     test = predicted_test_windows(windows, predictions)
     fitted = score_baselines(windows.filter(pl.col("split") == "train"), windows.filter(pl.col("split") == "val"),
-                             test, int(windows["length"].max()), cfg)
+                             test, int(windows["length"].to_numpy().max()), cfg)
     scores = {MODEL: test["prob"].to_numpy().astype(float), **fitted.scores}
     per_splice_type = {}
     if "splice_type" in test.columns:
