@@ -209,6 +209,15 @@ def test_training_curves_with_gpu_memory_draw_it(tmp_path):
     ]
 
 
+def test_a_one_epoch_run_with_one_record_shows_it_as_a_point(tmp_path):
+    log = read_steps(write_step_log(tmp_path / "steps.jsonl", epochs=1, steps_per_epoch=10, log_every=50))
+    assert log.train["step"].tolist() == [10]
+    fig = training_curves_figure(log)
+    loss_line = fig.axes[0].get_lines()[0]
+    assert loss_line.get_marker() == "o"
+    assert fig.axes[0].get_xlim()[0] == 0
+
+
 def test_a_log_without_step_records_still_plots(tmp_path):
     path = tmp_path / "steps.jsonl"
     path.write_text("")  # max_steps below log_every_steps: the trainer wrote nothing

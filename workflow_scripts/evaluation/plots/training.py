@@ -10,6 +10,12 @@ from workflow_scripts.evaluation.plots.figure import new_figure, note_in_axes
 from workflow_scripts.evaluation.plots.inputs import TrainingLog
 
 GPU_MEMORY_NAMES = dict(zip(GPU_MEMORY_FIELDS, ("GPU allocated", "GPU reserved", "GPU peak allocated")))
+# Up to this many records, each one gets a marker: a short run's single record is a visible point.
+MARKED_RECORDS = 40
+
+
+def series_style(train: dict[str, np.ndarray]) -> dict:
+    return {"marker": "o", "ms": 3} if train["step"].size <= MARKED_RECORDS else {}
 
 
 def epoch_boundaries(train: dict[str, np.ndarray]) -> np.ndarray:
@@ -34,7 +40,12 @@ def draw_epoch_boundaries(ax, train: dict[str, np.ndarray]) -> None:
 
 def draw_loss(ax, log: TrainingLog) -> None:
     ax.plot(
-        log.train["step"], log.train["loss"], lw=1, alpha=0.8, label="training loss (mean since last point)"
+        log.train["step"],
+        log.train["loss"],
+        lw=1,
+        alpha=0.8,
+        label="training loss (mean since last point)",
+        **series_style(log.train),
     )
     if log.val["step"].size:
         ax.plot(
@@ -50,22 +61,24 @@ def draw_loss(ax, log: TrainingLog) -> None:
 
 
 def draw_learning_rate(ax, log: TrainingLog) -> None:
-    ax.plot(log.train["step"], log.train["lr"], color="purple")
+    ax.plot(log.train["step"], log.train["lr"], color="purple", **series_style(log.train))
     ax.set(ylabel="learning rate", title="Learning-rate schedule")
     ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3))
 
 
 def draw_throughput(ax, log: TrainingLog) -> None:
-    ax.plot(log.train["step"], log.train["tokens_per_s"], color="seagreen")
+    ax.plot(log.train["step"], log.train["tokens_per_s"], color="seagreen", **series_style(log.train))
     ax.set(ylabel="real tokens per second (all ranks)", title="Training throughput")
     ax.set_ylim(bottom=0)
 
 
 def draw_memory(ax, log: TrainingLog) -> None:
-    ax.plot(log.train["step"], log.train["rss_mb"], label="host RAM (RSS, rank 0)")
+    ax.plot(log.train["step"], log.train["rss_mb"], label="host RAM (RSS, rank 0)", **series_style(log.train))
     for field in ("gpu_allocated_mb", "gpu_peak_mb"):
         if not np.isnan(log.train[field]).all():
-            ax.plot(log.train["step"], log.train[field], label=GPU_MEMORY_NAMES[field])
+            ax.plot(
+                log.train["step"], log.train[field], label=GPU_MEMORY_NAMES[field], **series_style(log.train)
+            )
     ax.set(ylabel="memory (MB)", title="Memory use")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
@@ -97,5 +110,6 @@ def training_curves_figure(log: TrainingLog) -> Figure:
         ax.grid(alpha=0.3)
     for ax in axes[1]:
         ax.set_xlabel("optimizer step")
+    axes[0, 0].set_xlim(left=0)  # shared by all four
     fig.suptitle(training_title(log))
     return fig
