@@ -5,7 +5,7 @@
 
 Builds the inputs from scratch in --work-dir (demo genome of --n-genes genes → extract →
 bucket with the nucleotide tokenizer; a learnt BPE tokenizer and a BERT config for the HF
-cases), then trains each case with `python -m workflow_scripts.training.launch --gpus 1` (one process
+cases), then trains each case with `python -m workflow_scripts.rules.train --gpus 1` (one process
 per GPU, NCCL), one after another, for --steps optimizer steps, and evaluates some of the
 models. Prints a Markdown table per group: the device and backend the run logged, its
 strategy line, median step time, windows/s and real tokens/s over the step-log records after
@@ -44,7 +44,7 @@ class Case:
     model: dict
     train: dict
     data: str = "nt"  # nt (nucleotides, 12,800-token batches), nt64k (65,536), bpe
-    launcher: str = "gpu"  # gpu: launch --gpus 1; torchrun2: 2 ranks on one GPU; cpu2: launch --gpus 0
+    launcher: str = "gpu"  # gpu: rules.train --gpus 1; torchrun2: 2 ranks on one GPU; cpu2: rules.train --gpus 0
     evaluate: bool = False
     timeout_s: int = 240
     result: dict = field(default_factory=dict)
@@ -83,7 +83,7 @@ def cases(steps: int) -> list[Case]:
              evaluate=True, timeout_s=400),
         Case("cnn ddp, 2 ranks on 1 GPU (plain torchrun)", "cnn", DEMO_CNN, t(precision="bf16", max_steps=20),
              launcher="torchrun2", timeout_s=120),
-        Case("cnn ddp, launch --gpus 0 --cpu-procs 2", "cnn", DEMO_CNN, t(precision="fp32", max_steps=20),
+        Case("cnn ddp, rules.train --gpus 0 --cpu-procs 2", "cnn", DEMO_CNN, t(precision="fp32", max_steps=20),
              launcher="cpu2", timeout_s=180),
     ]
     bert = {"backbone": "hf", "path": hf_ckpt, "init": "random", "dropout": 0.1}
@@ -185,19 +185,20 @@ def run_case(case: Case, work: Path, threads: int) -> dict:
         model["path"] = str(data / "bert")
     bucket = data / case.data
     train = {key: value for key, value in case.train.items() if value is not None}
-    train_args = [
+    paths = [
         "--windows", str(data / "windows.parquet"), "--manifest", str(bucket / "manifest.parquet"),
-        "--bucket-summary", str(bucket / "summary.json"), "--model-config", json.dumps(model),
-        "--train-config", json.dumps(train), "--checkpoint-dir", str(run / "checkpoints"),
-        "--out-model", str(run / "model.pt"), "--out-config", str(run / "model.json"),
-        "--out-steps", str(run / "steps.jsonl"), "--experiment", "fp_vs_tp",
+        "--bucket-summary", str(bucket / "summary.json"), "--checkpoint-dir", str(run / "checkpoints"),
+        "--out-config", str(run / "model.json"), "--out-steps", str(run / "steps.jsonl"),
+        "--experiment", "fp_vs_tp", "--config", json.dumps({"model": model, "train": train}),
     ]
     if case.launcher == "torchrun2":
         command = [PY, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-                   "--max_restarts=0", "-m", "workflow_scripts.training.train", *train_args]
+                   "--max_restarts=0", "-m", "workflow_scripts.training.worker", "--objective", "classification",
+                   "--out-weights", str(run / "model.pt"), *paths]
     else:
         gpus = ["--gpus", "0", "--cpu-procs", "2"] if case.launcher == "cpu2" else ["--gpus", "1"]
-        command = [PY, "-m", "workflow_scripts.training.launch", *gpus, "--threads", str(threads), "--", *train_args]
+        command = [PY, "-m", "workflow_scripts.rules.train", *gpus, "--threads", str(threads),
+                   "--out-model", str(run / "model.pt"), *paths]
     rc, seconds = sh(command, run / "train.log", case.timeout_s, env={"NCCL_DEBUG": "WARN"})
     result = {"rc": rc, "wall_s": round(seconds, 1), **summarise(run, rc)}
     if case.evaluate and rc == 0:

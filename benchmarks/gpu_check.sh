@@ -27,6 +27,6 @@ for name in ("deepspeed", "transformers", "tokenizers", "polars", "numpy"):
         print(f"{name}: not importable ({type(error).__name__}: {error})")
 PYEOF
 echo "## generated DeepSpeed JSON (zero_stage auto, precision auto, 25M parameters, this hardware)"
-"$PY" -m workflow_scripts.training.strategies.deepspeed_config --train-config '{"zero_stage": "auto", "precision": "auto"}' \
+"$PY" -m workflow_scripts.training.strategies.deepspeed_config --config '{"train": {"zero_stage": "auto", "precision": "auto"}}' \
     --params 25000000 | "$PY" -c 'import json,sys; c=json.load(sys.stdin); print(json.dumps({k: c[k] for k in ("bf16","fp16","zero_optimization")}))'
 PYTHONUNBUFFERED=1 exec "$PY" -m benchmarks.gpu_check --work-dir "$WORK" "$@"

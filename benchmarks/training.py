@@ -99,19 +99,21 @@ def throughput_rows(data: SplitData, batch_size: int, repeats: int) -> list[list
 def trainer_epoch(data: SplitData, batch_sizes: list[int], work: Path) -> float:
     from workflow_scripts.training.checkpoint import CheckpointManager
     from workflow_scripts.training.distributed import DistContext
+    from workflow_scripts.training.loop import Trainer
+    from workflow_scripts.training.objectives import build_objective
     from workflow_scripts.training.strategies import build_engine
     from workflow_scripts.training.telemetry import MetricsSink
-    from workflow_scripts.config.train import TrainConfig
-    from workflow_scripts.training.loop import Trainer
 
-    cfg = TrainConfig(epochs=1, lr=1e-3, warmup_fraction=0.0, precision="fp32", grad_clip=1.0,
-                      checkpoint_every_steps=10**9, log_every_steps=10, seed=0)
+    objective = build_objective("classification", {"train": {
+        "epochs": 1, "lr": 1e-3, "warmup_fraction": 0.0, "precision": "fp32", "grad_clip": 1.0,
+        "checkpoint_every_steps": 10**9, "log_every_steps": 10, "seed": 0}})
+    cfg = objective.train_config
     ctx = DistContext(rank=0, local_rank=0, world_size=1, device=torch.device("cpu"), backend=None)
     empty = SplitData([], [], [], np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
     model = fresh_model()
     collator = BatchCollator(data, TOKENIZER, MAX_TOKENS)
     began = time.perf_counter()
-    trainer = Trainer(cfg, ctx, lambda total: build_engine(model, ctx, cfg, total), data, empty,
+    trainer = Trainer(objective, ctx, lambda total: build_engine(model, ctx, cfg, total), data, empty,
                       (collator, BatchCollator(empty, TOKENIZER, MAX_TOKENS)), batch_sizes,
                       CheckpointManager(work / "checkpoints", True), MetricsSink(work / "steps.jsonl", True))
     trainer.bar.enabled = False

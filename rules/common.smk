@@ -95,10 +95,6 @@ def extract_source_args(wildcards, input):
     return f"--genome {shlex_quote(genome_dir)} --calls {shlex_quote(input.calls)}"
 
 
-def section_json(section):
-    return json.dumps(config[section], sort_keys=True)
-
-
 # ---- models, tokenizers and pretraining (docs/models.md) ----
 def tokenizer_kind():
     return resolve_tokenizer_kind(config["tokenizer"], config["model"])
@@ -126,7 +122,8 @@ def pretrained_encoder_input(wildcards):
 
 
 def init_encoder_args(wildcards, input):
-    if config["pretrain"]["enabled"]:
+    """--init-encoder ENCODER (pretrain.enabled), else nothing."""
+    if input.encoder:
         return f"--init-encoder {shlex_quote(input.encoder)}"
     return ""
 
@@ -137,19 +134,8 @@ def pretrain_genome_input(wildcards):
     return []
 
 
-def pretrain_train_json():
-    """The train: section with pretrain:'s epochs, lr and max_steps."""
-    p = config["pretrain"]
-    merged = {**config["train"], "epochs": p["epochs"], "lr": p["lr"]}
-    merged.pop("max_steps", None)
-    if p.get("max_steps"):
-        merged["max_steps"] = p["max_steps"]
-    return json.dumps(merged, sort_keys=True)
-
-
-def pretrain_cli_args():
-    p = config["pretrain"]
-    return (
-        f"--source {p['source']} --mask-fraction {p['mask_fraction']} "
-        f"--genome-windows {p['genome_windows']} --genome-dir results/genome"
-    )
+def pretrain_genome_args(wildcards, input):
+    """--genome-index INDEX (pretrain.source genome), else nothing."""
+    if input.genome:
+        return f"--genome-index {shlex_quote(input.genome)}"
+    return ""

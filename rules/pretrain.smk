@@ -23,16 +23,15 @@ rule pretrain:
         cpu_procs=2,
         nodes=1,
     params:
-        model=section_json("model"),
-        train=pretrain_train_json(),
-        extra=pretrain_cli_args(),
+        config=rule_config("model", "train", "pretrain"),
         checkpoints=lambda wildcards: f"results/{wildcards.experiment}/pretrain/checkpoints",
+        genome=pretrain_genome_args,
     shell:
-        "python -m workflow_scripts.training.launch --module workflow_scripts.training.pretrain "
-        "--gpus {resources.gpu} --cpu-procs {resources.cpu_procs} --threads {threads} "
-        "--nodes {resources.nodes} -- "
+        "python -m workflow_scripts.rules.pretrain --config {params.config:q} "
         "--windows {input.windows:q} --manifest {input.manifest:q} "
-        "--bucket-summary {input.summary:q} --model-config {params.model:q} "
-        "--train-config {params.train:q} {params.extra} --checkpoint-dir {params.checkpoints:q} "
-        "--out-encoder {output.encoder:q} --out-config {output.config:q} "
-        "--out-steps {output.steps:q} --experiment {wildcards.experiment} > {log:q} 2>&1"
+        "--bucket-summary {input.summary:q} {params.genome} "
+        "--checkpoint-dir {params.checkpoints:q} --out-encoder {output.encoder:q} "
+        "--out-config {output.config:q} --out-steps {output.steps:q} "
+        "--experiment {wildcards.experiment} --gpus {resources.gpu} "
+        "--cpu-procs {resources.cpu_procs} --threads {threads} --nodes {resources.nodes} "
+        "> {log:q} 2>&1"

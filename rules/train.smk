@@ -23,17 +23,15 @@ rule train:
         cpu_procs=2,
         nodes=1,
     params:
-        model=section_json("model"),
-        train=section_json("train"),
+        config=rule_config("model", "train"),
         checkpoints=lambda wildcards: f"results/{wildcards.experiment}/model/checkpoints",
         init=init_encoder_args,
     shell:
-        "python -m workflow_scripts.training.launch --gpus {resources.gpu} "
-        "--cpu-procs {resources.cpu_procs} --threads {threads} --nodes {resources.nodes} "
-        "-- "
+        "python -m workflow_scripts.rules.train --config {params.config:q} "
         "--windows {input.windows:q} --manifest {input.manifest:q} "
-        "--bucket-summary {input.summary:q} --model-config {params.model:q} "
-        "--train-config {params.train:q} --checkpoint-dir {params.checkpoints:q} "
-        "--out-model {output.model:q} --out-config {output.config:q} "
-        "--out-steps {output.steps:q} --experiment {wildcards.experiment} {params.init} "
+        "--bucket-summary {input.summary:q} {params.init} "
+        "--checkpoint-dir {params.checkpoints:q} --out-model {output.model:q} "
+        "--out-config {output.config:q} --out-steps {output.steps:q} "
+        "--experiment {wildcards.experiment} --gpus {resources.gpu} "
+        "--cpu-procs {resources.cpu_procs} --threads {threads} --nodes {resources.nodes} "
         "> {log:q} 2>&1"

@@ -1,6 +1,6 @@
 """Run the same few optimizer steps under several strategies in one torchrun launch.
 
-    torchrun --standalone --nproc_per_node 2 tests/strategy_harness.py SPEC.json OUT_DIR
+    torchrun --standalone --nproc_per_node 2 -m tests.strategy_harness SPEC.json OUT_DIR   (from the repository root)
 
 SPEC: {"model": {...}, "steps": N, "global_batch": B, "seq_len": T, "cases": {name: train_cfg}}.
 Every rank takes its contiguous 1/world of each global batch; rank 0 writes OUT_DIR/results.json
@@ -17,14 +17,12 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from workflow_scripts.training.distributed import DistContext, init_distributed  # noqa: E402
-from workflow_scripts.models.builtin import build_model  # noqa: E402
-from workflow_scripts.training.strategies import build_engine  # noqa: E402
-from workflow_scripts.config.train import TrainConfig  # noqa: E402
-from workflow_scripts.training.loop import classification_loss  # noqa: E402
+from tests.train_fixtures import train_config
+from workflow_scripts.models.builtin import build_model
+from workflow_scripts.training.distributed import DistContext, init_distributed
+from workflow_scripts.training.loop import forward_loss
+from workflow_scripts.training.objectives.classification import classification_loss
+from workflow_scripts.training.strategies import build_engine
 
 VOCAB = 8
 
@@ -54,7 +52,7 @@ def micro_batches(batch: dict, rank: int, world: int, accumulation: int) -> list
 
 
 def train_case(spec: dict, train_cfg: dict, ctx: DistContext) -> tuple[object, list[float], float]:
-    cfg = TrainConfig.from_dict({"warmup_fraction": 0.0, "seed": 0, **train_cfg})
+    cfg = train_config(**{"warmup_fraction": 0.0, "seed": 0, **train_cfg})
     torch.manual_seed(0)
     model = build_model(spec["model"], VOCAB, spec["seq_len"])
     engine = build_engine(model, ctx, cfg, spec["steps"], micro_batch=spec["global_batch"])
@@ -64,7 +62,7 @@ def train_case(spec: dict, train_cfg: dict, ctx: DistContext) -> tuple[object, l
         total = 0.0
         parts = micro_batches(batch, ctx.rank, ctx.world_size, cfg.grad_accumulation)
         for i, part in enumerate(parts):
-            loss = classification_loss(engine, part) / len(parts)
+            loss = forward_loss(engine, classification_loss, part) / len(parts)
             engine.backward(loss, sync=i == len(parts) - 1)
             total += loss.item()
         engine.clip_and_step()

@@ -283,26 +283,35 @@ def test_a_model_file_that_is_not_a_state_dict(training_inputs, tmp_path):
 
 GPU_PRETEND = (
     "import sys, torch; torch.cuda.is_available = lambda: True; torch.cuda.device_count = lambda: {visible}; "
-    "from workflow_scripts.errors import run_cli; from workflow_scripts.training.launch import main; "
+    "from workflow_scripts.errors import run_cli; from workflow_scripts.rules.train import main; "
     "run_cli(main, sys.argv[1:])"
 )
 
 
-def test_more_gpus_asked_than_present(tmp_path):
+def train_args(inputs: dict, out: Path, train: dict | None = None) -> list[str]:
+    """The train rule's arguments (paths, --config) without the resources."""
+    return ["--windows", str(inputs["windows"]), "--manifest", str(inputs["manifest"]),
+            "--bucket-summary", str(inputs["summary"]), "--checkpoint-dir", str(out / "checkpoints"),
+            "--out-model", str(out / "m.pt"), "--out-config", str(out / "m.json"),
+            "--out-steps", str(out / "steps.jsonl"), "--experiment", "fp_vs_tp",
+            "--config", json.dumps({"train": train or {}})]
+
+
+def test_more_gpus_asked_than_present(training_inputs, tmp_path):
     """The launcher compares resources.gpu with the visible CUDA devices. A CPU-only torch cannot
     see GPUs at all: there `gpu > 0` runs CPU ranks with a warning (documented), so this test
     stands in a machine with one visible GPU."""
-    command = ["-c", GPU_PRETEND.format(visible=1), "--gpus", "2", "--", "--out-model", str(tmp_path / "m.pt")]
+    command = ["-c", GPU_PRETEND.format(visible=1), "--gpus", "2", *train_args(training_inputs, tmp_path)]
     result = run_module(command, ROOT)
     assert result.returncode == 2
     assert_one_clear_line(result.stderr, ("resources: gpu: asks for 2 GPUs but only 1 are visible",))
     assert "torch.distributed.run" not in result.stderr and not list(tmp_path.iterdir())
 
 
-def test_fp16_with_fsdp_stops_in_the_launcher_on_any_machine(tmp_path):
-    train = json.dumps({"strategy": "fsdp", "precision": "fp16"})
-    result = run_module(["-m", "workflow_scripts.training.launch", "--cpu-procs", "2", "--", "--train-config", train,
-                         "--out-model", str(tmp_path / "m.pt")], ROOT)
+def test_fp16_with_fsdp_stops_in_the_launcher_on_any_machine(training_inputs, tmp_path):
+    train = {"strategy": "fsdp", "precision": "fp16"}
+    result = run_module(["-m", "workflow_scripts.rules.train", "--cpu-procs", "2",
+                         *train_args(training_inputs, tmp_path, train)], ROOT)
     assert result.returncode == 2
     assert_one_clear_line(result.stderr, ("config: train.precision: fsdp trains in fp32 or bf16",))
     assert "torch.distributed.run" not in result.stderr and not list(tmp_path.iterdir())

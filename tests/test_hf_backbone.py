@@ -14,12 +14,13 @@ from tests.hf_fixtures import save_remote_code_model, save_tiny_bert  # noqa: E4
 from tests.train_fixtures import make_training_inputs  # noqa: E402
 from workflow_scripts.errors import InputError  # noqa: E402
 from workflow_scripts.evaluation.evaluate import load_trained_model  # noqa: E402
-from workflow_scripts.models.hf import HFSequenceClassifier, centre_crop_ids  # noqa: E402
-from workflow_scripts.training.mlm import (IGNORE_INDEX, MaskedLanguageModel, MaskingCollator,  # noqa: E402
-                                  encoder_state, load_pretrained_encoder)
-from workflow_scripts.training.batches import BatchCollator, load_split  # noqa: E402
 from workflow_scripts.models.builtin import build_model  # noqa: E402
+from workflow_scripts.models.hf import HFSequenceClassifier, centre_crop_ids  # noqa: E402
+from workflow_scripts.models.masked_lm import MaskedLanguageModel, encoder_state  # noqa: E402
+from workflow_scripts.models.pretrained_encoder import load_pretrained_encoder  # noqa: E402
 from workflow_scripts.tokenization.tokenizers import load_tokenizer  # noqa: E402
+from workflow_scripts.training.batches import BatchCollator, load_split  # noqa: E402
+from workflow_scripts.training.objectives.masking import IGNORE_INDEX, MaskingCollator  # noqa: E402
 
 
 @pytest.fixture(scope="module")

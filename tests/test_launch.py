@@ -4,7 +4,19 @@ import sys
 import pytest
 
 from workflow_scripts.errors import InputError
-from workflow_scripts.training.launch import parse_args, processes_per_node, torchrun_command
+from workflow_scripts.rules.train import parse_args
+from workflow_scripts.training.launch import (
+    Resources,
+    cluster_section,
+    processes_per_node,
+    resources_from_args,
+    torchrun_command,
+)
+from workflow_scripts.training.run_spec import RunSpec
+
+PATHS = ["--windows", "w.parquet", "--manifest", "m.parquet", "--bucket-summary", "s.json",
+         "--checkpoint-dir", "ck", "--out-model", "a b;rm -rf x", "--out-config", "model.json",
+         "--out-steps", "steps.jsonl", "--experiment", "fp_vs_tp"]
 
 
 def test_one_process_per_gpu_else_the_configured_cpu_processes():
@@ -15,12 +27,17 @@ def test_one_process_per_gpu_else_the_configured_cpu_processes():
         processes_per_node(gpus=-1, cpu_procs=2)
 
 
-def test_command_is_one_torchrun_with_the_train_arguments_untouched():
-    args, rest = parse_args(["--gpus", "0", "--cpu-procs", "2", "--", "--out", "a b;rm -rf x"])
-    assert args.cpu_procs == 2 and rest == ["--out", "a b;rm -rf x"]
-    command = torchrun_command(2, "workflow_scripts.training.train", rest)
+def test_command_is_one_torchrun_of_the_worker_with_the_run_arguments_untouched():
+    args = parse_args([*PATHS, "--gpus", "0", "--cpu-procs", "3"])
+    assert resources_from_args(args) == Resources(gpus=0, cpu_procs=3, threads=args.threads, nodes=1)
+    spec = RunSpec(experiment="fp_vs_tp", windows="w.parquet", manifest="m.parquet", bucket_summary="s.json",
+                   checkpoint_dir="ck", out_weights="a b;rm -rf x", out_config="model.json",
+                   out_steps="steps.jsonl", init_encoder="enc.pt")
+    rest = spec.to_argv()
+    assert rest[rest.index("--out-weights") + 1] == "a b;rm -rf x" and "--genome-dir" not in rest
+    command = torchrun_command(2, rest)
     assert command[:3] == [sys.executable, "-m", "torch.distributed.run"]
-    assert "--nproc_per_node=2" in command and command[-2:] == rest
+    assert "--nproc_per_node=2" in command and command[-len(rest) - 2 :] == ["-m", "workflow_scripts.training.worker", *rest]
 
 
 def test_several_nodes_run_one_srun_torchrun_per_node_with_a_c10d_rendezvous():
@@ -29,7 +46,7 @@ def test_several_nodes_run_one_srun_torchrun_per_node_with_a_c10d_rendezvous():
     assert gpus_per_node(8, 2) == 4
     with pytest.raises(InputError, match="split evenly"):
         gpus_per_node(6, 4)
-    command = srun_torchrun_command(2, 4, 4, "node001", 29500, "workflow_scripts.training.train", ["--x"])
+    command = srun_torchrun_command(2, 4, 4, "node001", 29500, ["--x"])
     assert command[0] == "srun" and "--ntasks-per-node=1" in command and "--gpus-per-node=4" in command
     assert command.count("torch.distributed.run") == 1
     assert {"--nnodes=2", "--nproc_per_node=4", "--rdzv-backend=c10d",
@@ -38,7 +55,11 @@ def test_several_nodes_run_one_srun_torchrun_per_node_with_a_c10d_rendezvous():
 
 
 def test_cluster_presets_become_environment_variables_unless_already_set():
-    from workflow_scripts.training.cluster_env import apply_environment, parse_cluster_section, preset_environment
+    from workflow_scripts.training.cluster_env import (
+        apply_environment,
+        parse_cluster_section,
+        preset_environment,
+    )
 
     section = parse_cluster_section(json.dumps({"nccl_debug": "INFO", "nccl_socket_ifname": "",
                                          "nccl_ib_disable": True, "nccl_async_error_handling": True,
@@ -52,12 +73,16 @@ def test_cluster_presets_become_environment_variables_unless_already_set():
         parse_cluster_section("[1, 2]")
 
 
-def test_cluster_section_comes_from_the_workflow_environment(monkeypatch):
+def test_cluster_section_comes_from_the_config_else_the_workflow_environment(monkeypatch):
     from workflow_scripts.training.cluster_env import CLUSTER_ENV_VARIABLE, parse_cluster_section
 
     monkeypatch.setenv(CLUSTER_ENV_VARIABLE, json.dumps({"nccl_debug": "INFO"}))
-    args, _ = parse_args(["--gpus", "0", "--"])
-    assert parse_cluster_section(args.cluster_env) == {"nccl_debug": "INFO"}
+    from_environment = cluster_section({"train": {}})
+    assert from_environment["nccl_debug"] == "INFO" and from_environment["rdzv_port"] == 29500  # schema default
+    assert cluster_section({"cluster": {"rdzv_port": 29600}})["nccl_debug"] == "WARN"
+    monkeypatch.setenv(CLUSTER_ENV_VARIABLE, json.dumps({"nccl_debgu": "INFO"}))
+    with pytest.raises(InputError, match="config: cluster.nccl_debgu: unknown key"):
+        cluster_section({})
     with pytest.raises(InputError, match="config: cluster"):
         parse_cluster_section("{'nccl_debug': 'INFO'}")
 
@@ -69,14 +94,51 @@ def test_no_gpus_requested_hides_visible_gpus_from_the_workers(monkeypatch):
     monkeypatch.setattr(launch.torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(launch.torch.cuda, "device_count", lambda: 1)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
-    args, rest = parse_args(["--gpus", "0", "--cpu-procs", "2", "--threads", "2", "--", "--x"])
-    command = launch.build_command(args, rest, 29500)
+    command = launch.build_command(Resources(gpus=0, cpu_procs=2, threads=2, nodes=1), ["--x"], 29500)
     assert "--nproc_per_node=2" in command
     assert launch.os.environ["CUDA_VISIBLE_DEVICES"] == ""
-    args, rest = parse_args(["--gpus", "1", "--threads", "2", "--", "--x"])
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
-    assert "--nproc_per_node=1" in launch.build_command(args, rest, 29500)
+    assert "--nproc_per_node=1" in launch.build_command(Resources(gpus=1, cpu_procs=2, threads=2, nodes=1),
+                                                        ["--x"], 29500)
     assert launch.os.environ["CUDA_VISIBLE_DEVICES"] == "0"
+
+
+@pytest.mark.parametrize("strategy, precision, cuda, message", [
+    ("fsdp", "fp16", True, "fsdp trains in fp32 or bf16"),
+    ("ddp", "fp16", False, "fp16 needs a CUDA GPU"),
+    ("deepspeed", "fp16", False, "fp16 needs a CUDA GPU"),
+])
+def test_fp16_rules_are_checked_before_torchrun_starts(strategy, precision, cuda, message):
+    from tests.train_fixtures import train_config
+    from workflow_scripts.training.launch import check_before_launch
+
+    with pytest.raises(InputError, match=f"config: train.precision: {message}"):
+        check_before_launch(train_config(strategy=strategy, precision=precision), cuda=cuda)
+    check_before_launch(train_config(strategy="ddp", precision="fp16"), cuda=True)
+
+
+def test_one_precision_rule_for_every_strategy():
+    from workflow_scripts.training.precision import resolve_precision
+
+    assert resolve_precision("ddp", "auto", cuda=False, bf16=True) == "fp32"
+    assert resolve_precision("fsdp", "auto", cuda=True, bf16=True) == "bf16"
+    assert resolve_precision("deepspeed", "auto", cuda=True, bf16=False) == "fp32"
+    assert resolve_precision("fsdp", "bf16", cuda=False, bf16=True) == "bf16"
+    with pytest.raises(InputError, match="bf16 is not supported on this GPU"):
+        resolve_precision("ddp", "bf16", cuda=True, bf16=False)
+
+
+def test_pretrain_takes_epochs_lr_and_max_steps_from_its_own_section():
+    from workflow_scripts.training.objectives import build_objective
+
+    sections = {"train": {"epochs": 7, "lr": 0.1, "max_steps": 50, "strategy": "fsdp"},
+                "pretrain": {"epochs": 2, "lr": 0.004}}
+    pretrain = build_objective("masked_lm", sections).train_config
+    assert (pretrain.epochs, pretrain.lr, pretrain.max_steps, pretrain.strategy) == (2, 0.004, None, "fsdp")
+    sections["pretrain"]["max_steps"] = 5
+    assert build_objective("masked_lm", sections).train_config.max_steps == 5
+    train = build_objective("classification", sections).train_config
+    assert (train.epochs, train.lr, train.max_steps) == (7, 0.1, 50)
 
 
 def test_cuda_ranks_turn_off_cudnn_attention_which_rebuilds_for_every_new_length():

@@ -1,6 +1,8 @@
 import pytest
 import torch
 
+from workflow_scripts.config.sections import section_defaults
+from workflow_scripts.errors import InputError
 from workflow_scripts.models.builtin import build_model, count_parameters
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
 
@@ -41,8 +43,17 @@ def test_gradient_checkpointing_gives_the_same_gradients(arch):
 
 
 def test_unknown_arch_is_rejected():
-    with pytest.raises(ValueError, match="model.arch"):
+    with pytest.raises(InputError, match="config: model.arch: 'lstm' is not one of"):
         build_model({"arch": "lstm"}, TOKENIZER.vocab_size, 64)
+    with pytest.raises(InputError, match="config: model.n_heads: must divide model.d_model"):
+        build_model({"arch": "transformer", "d_model": 30, "n_heads": 4}, TOKENIZER.vocab_size, 64)
+
+
+def test_missing_keys_take_the_schema_defaults():
+    defaults = section_defaults("model")
+    model = build_model({}, TOKENIZER.vocab_size, 64)
+    assert model.embed.embedding_dim == defaults["d_model"] and len(model.blocks) == defaults["n_layers"]
+    assert model.arch == defaults["arch"]
 
 
 def test_size_follows_the_config():

@@ -1,16 +1,16 @@
 """Which unlabeled windows `pretrain` learns from (pretrain.source), without training."""
 
-import argparse
 import json
 
 import numpy as np
 import pytest
 
 from tests.train_fixtures import make_training_inputs
-from workflow_scripts.errors import InputError
+from workflow_scripts.config.sections import complete_section
 from workflow_scripts.data.genome import Genome
-from workflow_scripts.training.pretrain import unlabeled_data
+from workflow_scripts.errors import InputError
 from workflow_scripts.tokenization.tokenizers import load_tokenizer
+from workflow_scripts.training.pretrain_data import unlabeled_data
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +29,9 @@ def inputs(tmp_path_factory):
 def windows_for(inputs, source: str, genome_windows: int = 50):
     paths, genome_dir = inputs
     summary = json.loads(paths["summary"].read_text())
-    args = argparse.Namespace(windows=str(paths["windows"]), manifest=str(paths["manifest"]), source=source,
-                              genome_dir=str(genome_dir), genome_windows=genome_windows)
-    return unlabeled_data(args, summary, load_tokenizer(summary["tokenizer"]), seed=0)
+    pretrain = complete_section("pretrain", {"source": source, "genome_windows": genome_windows})
+    return unlabeled_data(str(paths["windows"]), str(paths["manifest"]), pretrain, str(genome_dir), summary,
+                          load_tokenizer(summary["tokenizer"]), seed=0)
 
 
 def test_train_windows_and_all_windows_sources(inputs):
@@ -60,3 +60,11 @@ def test_a_genome_of_gaps_is_one_clear_error(inputs, tmp_path):
     Genome(["chrN"], np.array([3000]), np.full(3000, ord("N"), np.uint8)).save_cached(tmp_path)
     with pytest.raises(InputError, match="pretrain.source: found only 0 of 10 random windows"):
         windows_for((paths, tmp_path), "genome", genome_windows=10)
+
+
+def test_genome_source_without_a_genome_is_one_clear_error(inputs):
+    paths, _ = inputs
+    summary = json.loads(paths["summary"].read_text())
+    with pytest.raises(InputError, match="pretrain.source: genome needs the genome index"):
+        unlabeled_data(str(paths["windows"]), str(paths["manifest"]), complete_section("pretrain", {"source": "genome"}),
+                       None, summary, load_tokenizer(summary["tokenizer"]), seed=0)

@@ -43,7 +43,7 @@ def launch_harness(out, model: dict, cases: dict) -> tuple[dict, dict, dict]:
     (out / "spec.json").write_text(json.dumps(spec))
     result = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-         "--max_restarts=0", str(ROOT / "tests" / "strategy_harness.py"), str(out / "spec.json"), str(out)],
+         "--max_restarts=0", "-m", "tests.strategy_harness", str(out / "spec.json"), str(out)],
         cwd=ROOT, env={**subprocess_env(), "OMP_NUM_THREADS": "1"}, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     results = json.loads((out / "results.json").read_text())

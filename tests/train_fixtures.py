@@ -10,6 +10,8 @@ import numpy as np
 import polars as pl
 
 from tests.workflow_helpers import subprocess_env  # noqa: F401  (re-exported: one env for all subprocesses)
+from workflow_scripts.config.sections import section_defaults
+from workflow_scripts.config.train import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 MOTIF = "GATTACAGG"
@@ -47,16 +49,21 @@ def make_training_inputs(directory: Path, n: int = 240, seed: int = 0) -> dict[s
 
 def launch_command(inputs: dict[str, Path], out: Path, train_cfg: dict, model_cfg: dict,
                    procs: int = 2) -> list[str]:
+    """The train rule's entry point on these inputs: torchrun with `procs` CPU ranks."""
     return [
-        sys.executable, "-m", "workflow_scripts.training.launch", "--cpu-procs", str(procs), "--threads", "2", "--",
+        sys.executable, "-m", "workflow_scripts.rules.train",
+        "--config", json.dumps({"model": model_cfg, "train": train_cfg}),
         "--windows", str(inputs["windows"]), "--manifest", str(inputs["manifest"]),
         "--bucket-summary", str(inputs["summary"]),
-        "--model-config", json.dumps(model_cfg), "--train-config", json.dumps(train_cfg),
         "--checkpoint-dir", str(out / "checkpoints"), "--out-model", str(out / "model.pt"),
         "--out-config", str(out / "model.json"), "--out-steps", str(out / "steps.jsonl"),
+        "--experiment", "experiment", "--gpus", "0", "--cpu-procs", str(procs), "--threads", "2",
     ]
 
 
+def train_config(**values) -> TrainConfig:
+    """A TrainConfig of the schema's defaults with `values` over them."""
+    return TrainConfig.from_section({**section_defaults("train"), **values})
 
 
 def child_pids(pid: int) -> list[int]:

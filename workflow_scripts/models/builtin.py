@@ -1,7 +1,7 @@
 """Built-in sequence classifiers for DNA windows: a dilated 1D-CNN and a small transformer.
 
 Both take token ids [B, T] and a boolean attention mask [B, T] and return logits [B, 2]
-(index 1 = the error class).
+(index 1 = the error class). Their settings are the `model:` section, completed by the schema.
 """
 
 from __future__ import annotations
@@ -12,17 +12,7 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-MODEL_DEFAULTS = {
-    "backbone": "builtin",  # builtin | hf (workflow_scripts.models.hf)
-    "arch": "cnn",
-    "d_model": 64,
-    "n_layers": 4,
-    "kernel_size": 9,
-    "n_heads": 4,
-    "ffn_multiplier": 4,
-    "dropout": 0.1,
-    "gradient_checkpointing": False,
-}
+from workflow_scripts.config.sections import complete_section
 
 
 class ConvBlock(nn.Module):
@@ -64,9 +54,8 @@ class TransformerBlock(nn.Module):
 class SequenceClassifier(nn.Module):
     """Embedding → stack of blocks → pooled representation → two-class head."""
 
-    def __init__(self, vocab_size: int, max_tokens: int, **cfg):
+    def __init__(self, cfg: dict, vocab_size: int, max_tokens: int):
         super().__init__()
-        cfg = {**MODEL_DEFAULTS, **cfg}
         self.arch = cfg["arch"]
         self.gradient_checkpointing = bool(cfg["gradient_checkpointing"])
         d_model = cfg["d_model"]
@@ -87,12 +76,10 @@ class SequenceClassifier(nn.Module):
                 ConvBlock(cfg["d_model"], cfg["kernel_size"], 2 ** (i % 4), cfg["dropout"])
                 for i in range(cfg["n_layers"])
             ]
-        if cfg["arch"] == "transformer":
-            return [
-                TransformerBlock(cfg["d_model"], cfg["n_heads"], cfg["ffn_multiplier"], cfg["dropout"])
-                for _ in range(cfg["n_layers"])
-            ]
-        raise ValueError(f"unknown model.arch {cfg['arch']!r} (expected cnn or transformer)")
+        return [
+            TransformerBlock(cfg["d_model"], cfg["n_heads"], cfg["ffn_multiplier"], cfg["dropout"])
+            for _ in range(cfg["n_layers"])
+        ]
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self.head(self._pool(self.encode(ids, mask), mask))
@@ -129,13 +116,15 @@ class SequenceClassifier(nn.Module):
 
 
 def build_model(model_cfg: dict, vocab_size: int, max_tokens: int, pretrained: bool = True) -> nn.Module:
-    """Build the classifier described by the `model:` config section. For `backbone: hf`,
+    """Build the classifier described by the `model:` config section (missing keys take the
+    schema's defaults; a bad value is an InputError naming `model.<key>`). For `backbone: hf`,
     pretrained=False builds the architecture without loading model.path's weights."""
-    if model_cfg.get("backbone", "builtin") == "hf":
+    cfg = complete_section("model", model_cfg)
+    if cfg["backbone"] == "hf":
         from workflow_scripts.models.hf import build_hf_classifier
 
-        return build_hf_classifier(model_cfg, vocab_size, max_tokens, pretrained)
-    return SequenceClassifier(vocab_size=vocab_size, max_tokens=max_tokens, **model_cfg)
+        return build_hf_classifier(cfg, vocab_size, max_tokens, pretrained)
+    return SequenceClassifier(cfg, vocab_size, max_tokens)
 
 
 def count_parameters(model: nn.Module) -> int:

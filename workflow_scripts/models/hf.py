@@ -12,8 +12,8 @@ network: files are loaded with `local_files_only=True` and HF_HUB_OFFLINE=1.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -156,8 +156,8 @@ class HFSequenceClassifier(nn.Module):
 
 
 def hf_config(transformers, model_cfg: dict):
-    """The AutoConfig of model.path, made a two-class classifier."""
-    trust = bool(model_cfg.get("trust_remote_code"))
+    """The AutoConfig of model.path, made a two-class classifier (model_cfg: a completed model: section)."""
+    trust = model_cfg["trust_remote_code"]
     config = load_offline(transformers.AutoConfig, model_cfg["path"], "model.path", trust_remote_code=trust)
     shipped = next((ref for key, ref in (getattr(config, "auto_map", None) or {}).items()
                     if key.startswith("AutoModel")), None)
@@ -167,7 +167,7 @@ def hf_config(transformers, model_cfg: dict):
                          f"{config.model_type!r} class and leave weights unused. Read the .py files, "
                          "then set model.trust_remote_code: true")
     config.num_labels = 2
-    if model_cfg.get("dropout") is not None and hasattr(config, "hidden_dropout_prob"):
+    if hasattr(config, "hidden_dropout_prob"):
         config.hidden_dropout_prob = float(model_cfg["dropout"])
     return config
 
@@ -179,9 +179,9 @@ def build_hf_classifier(model_cfg: dict, vocab_size: int, max_tokens: int,
     architecture without loading weights."""
     transformers = require_transformers()
     config = hf_config(transformers, model_cfg)
-    load_weights = pretrained and model_cfg.get("init", "pretrained") == "pretrained"
+    load_weights = pretrained and model_cfg["init"] == "pretrained"
     check_fits(config, model_cfg, vocab_size, max_tokens, load_weights)
-    trust = bool(model_cfg.get("trust_remote_code"))
+    trust = model_cfg["trust_remote_code"]
     auto = transformers.AutoModelForSequenceClassification
     if load_weights:
         hf_model, info = load_offline(auto, model_cfg["path"], "model.path", config=config,
@@ -190,7 +190,7 @@ def build_hf_classifier(model_cfg: dict, vocab_size: int, max_tokens: int,
         materialise_plain_tensors(hf_model, model_cfg["path"])
     else:
         hf_model = auto.from_config(config, trust_remote_code=trust)
-    if model_cfg.get("gradient_checkpointing"):
+    if model_cfg["gradient_checkpointing"]:
         enable_checkpointing(hf_model)
     return HFSequenceClassifier(hf_model)
 

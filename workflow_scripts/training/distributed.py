@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import datetime
 import ctypes
+import datetime
 import os
 import signal
 import socket
@@ -100,7 +100,7 @@ def free_port() -> int:
 
 
 def ensure_rendezvous_env() -> None:
-    """A plain `python -m workflow_scripts.training.train` is a world of one (FSDP and DeepSpeed need a group)."""
+    """A plain `python -m workflow_scripts.training.worker` is a world of one (FSDP and DeepSpeed need a group)."""
     if "MASTER_ADDR" in os.environ:
         return
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),

@@ -1,45 +1,92 @@
-"""Start training with torchrun, one process per GPU (or a set number of CPU processes).
+"""Start torchrun with one training worker per GPU (or a set number of CPU processes).
 
-    python -m workflow_scripts.training.launch --gpus 0 --cpu-procs 2 --threads 2 -- <train arguments>
-
-The process count comes from the rule's resources, never from CUDA_VISIBLE_DEVICES alone.
-One node: a single `torchrun --standalone`. Several nodes (`--nodes N`, inside a SLURM
+The rules train and pretrain call `launch` (workflow_scripts.rules.train / .pretrain). The
+process count comes from the rule's resources, never from CUDA_VISIBLE_DEVICES alone.
+One node: a single `torchrun --standalone`. Several nodes (`nodes > 1`, inside a SLURM
 allocation): `srun` starts one torchrun per node, and they meet through the c10d rendezvous
-on the allocation's first node; `--gpus` is then the job's total, split evenly over the nodes.
+on the allocation's first node; `gpus` is then the job's total, split evenly over the nodes.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import subprocess
 import sys
+from dataclasses import dataclass
 
 import torch
 
-from workflow_scripts.training.cluster_env import CLUSTER_ENV_VARIABLE, apply_environment, parse_cluster_section, preset_environment
-from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.config.sections import complete_section
 from workflow_scripts.config.train import TrainConfig
+from workflow_scripts.errors import InputError
+from workflow_scripts.training.cluster_env import (
+    CLUSTER_ENV_VARIABLE,
+    apply_environment,
+    parse_cluster_section,
+    preset_environment,
+)
+from workflow_scripts.training.objectives import build_objective
+from workflow_scripts.training.precision import check_precision
+from workflow_scripts.training.run_spec import RunSpec
+from workflow_scripts.training.telemetry import require_tensorboard
 
-TRAIN_MODULE = "workflow_scripts.training.train"
-DEFAULT_RDZV_PORT = 29500
+WORKER_MODULE = "workflow_scripts.training.worker"
 
 
-def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    split_at = argv.index("--") if "--" in argv else len(argv)
-    parser = argparse.ArgumentParser(description=__doc__)
+@dataclass(frozen=True)
+class Resources:
+    """The rule's resources: GPUs of the job (0 = CPU processes), CPU processes, cores, nodes."""
+
+    gpus: int
+    cpu_procs: int
+    threads: int
+    nodes: int
+
+
+def add_resource_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpus", type=int, default=0, help="GPUs given to this job (resources.gpu)")
-    parser.add_argument("--cpu-procs", type=int, default=2, help="processes when there is no GPU")
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="CPU cores of the job")
-    parser.add_argument("--module", default=TRAIN_MODULE)
+    parser.add_argument("--cpu-procs", type=int, default=2, help="processes when there is no GPU (resources.cpu_procs)")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="CPU cores of the job (threads)")
     parser.add_argument("--nodes", type=int, default=1, help="nodes of the job (resources.nodes)")
-    parser.add_argument(
-        "--cluster-env", default=os.environ.get(CLUSTER_ENV_VARIABLE, "{}"),
-        help=f"the config's cluster: section as JSON (default: ${CLUSTER_ENV_VARIABLE})",
-    )
-    return parser.parse_args(argv[:split_at]), argv[split_at + 1 :]
+
+
+def resources_from_args(args: argparse.Namespace) -> Resources:
+    return Resources(args.gpus, args.cpu_procs, args.threads, args.nodes)
+
+
+def launch(objective_name: str, spec: RunSpec, sections: dict, resources: Resources) -> None:
+    """Check the config once, here, then replace this process with torchrun (never returns)."""
+    objective = build_objective(objective_name, sections)
+    check_before_launch(objective.train_config, cuda=resources.gpus > 0 and torch.cuda.is_available())
+    cluster = cluster_section(sections)
+    applied = apply_environment(preset_environment(cluster))
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    worker_args = ["--objective", objective_name, *spec.to_argv(), "--config", json.dumps(sections)]
+    command = build_command(resources, worker_args, int(cluster["rdzv_port"]))
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "unset")
+    presets = " ".join(f"{name}={value}" for name, value in sorted(applied.items()))
+    print(f"launch: CUDA_VISIBLE_DEVICES={visible} {presets} " + shlex.join(command),
+          file=sys.stderr, flush=True)
+    os.execvp(command[0], command)
+
+
+def check_before_launch(cfg: TrainConfig, cuda: bool) -> None:
+    """What every rank would otherwise fail on alike: precision the workers' device lacks, a
+    missing tensorboard package (the ranges and keys were checked when the config was parsed)."""
+    check_precision(cfg.strategy, cfg.precision, cuda)
+    if cfg.tensorboard:
+        require_tensorboard()
+
+
+def cluster_section(sections: dict) -> dict:
+    """The cluster: section of --config, else the one the workflow exports for every job (not a
+    rule param, so changing an NCCL setting does not retrain)."""
+    if "cluster" in sections:
+        return complete_section("cluster", sections["cluster"])
+    return complete_section("cluster", parse_cluster_section(os.environ.get(CLUSTER_ENV_VARIABLE, "{}")))
 
 
 def processes_per_node(gpus: int, cpu_procs: int) -> int:
@@ -53,32 +100,20 @@ def processes_per_node(gpus: int, cpu_procs: int) -> int:
     return gpus if gpus > 0 else cpu_procs
 
 
-def check_train_config(train_args: list[str]) -> None:
-    """Check the train: section once, here, before torchrun starts N ranks that would each fail
-    with the same error: unknown keys and ranges (TrainConfig), fp16 without CUDA, fp16 with fsdp."""
-    if "--train-config" not in train_args[:-1]:
-        return
-    cfg = TrainConfig.from_json(train_args[train_args.index("--train-config") + 1])
-    if cfg.precision == "fp16" and cfg.strategy == "fsdp":
-        raise InputError("config", "train.precision", "fsdp trains in fp32 or bf16 here; use bf16")
-    if cfg.precision == "fp16" and not torch.cuda.is_available():
-        raise InputError("config", "train.precision", "fp16 needs a CUDA GPU; use bf16 or fp32 on CPU")
-
-
-def torchrun_command(nproc: int, module: str, train_args: list[str]) -> list[str]:
-    return [
-        sys.executable, "-m", "torch.distributed.run",
-        "--standalone", f"--nproc_per_node={nproc}", "--max_restarts=0",
-        "-m", module, *train_args,
-    ]
-
-
 def gpus_per_node(gpus: int, nodes: int) -> int:
     if nodes < 1:
         raise InputError("resources", "nodes", f"must be ≥ 1 (got {nodes})")
     if gpus % nodes:
         raise InputError("resources", "gpu", f"{gpus} GPUs cannot be split evenly over {nodes} nodes")
     return gpus // nodes
+
+
+def torchrun_command(nproc: int, worker_args: list[str]) -> list[str]:
+    return [
+        sys.executable, "-m", "torch.distributed.run",
+        "--standalone", f"--nproc_per_node={nproc}", "--max_restarts=0",
+        "-m", WORKER_MODULE, *worker_args,
+    ]
 
 
 def allocation_head_node() -> str:
@@ -95,7 +130,7 @@ def allocation_head_node() -> str:
 
 
 def srun_torchrun_command(nodes: int, nproc: int, gpus_each: int, head: str, port: int,
-                          module: str, train_args: list[str]) -> list[str]:
+                          worker_args: list[str]) -> list[str]:
     """One torchrun per node through srun; the nodes meet at head:port (c10d rendezvous)."""
     srun = ["srun", f"--nodes={nodes}", f"--ntasks={nodes}", "--ntasks-per-node=1",
             "--kill-on-bad-exit=1", *([f"--gpus-per-node={gpus_each}"] if gpus_each else [])]
@@ -104,7 +139,7 @@ def srun_torchrun_command(nodes: int, nproc: int, gpus_each: int, head: str, por
         f"--nnodes={nodes}", f"--nproc_per_node={nproc}", "--max_restarts=0",
         "--rdzv-backend=c10d", f"--rdzv-endpoint={head}:{port}",
         f"--rdzv-id=errorseq-{os.environ.get('SLURM_JOB_ID', 'local')}",
-        "-m", module, *train_args,
+        "-m", WORKER_MODULE, *worker_args,
     ]
 
 
@@ -116,34 +151,16 @@ def hide_gpus(nproc: int) -> None:
           "(snakemake --set-resources train:gpu=N trains on N GPUs)", file=sys.stderr)
 
 
-def build_command(args: argparse.Namespace, train_args: list[str], rdzv_port: int) -> list[str]:
-    gpus_each = gpus_per_node(args.gpus, args.nodes)
-    nproc = processes_per_node(gpus_each, args.cpu_procs)
-    os.environ["OMP_NUM_THREADS"] = str(max(1, args.threads // nproc))
-    if args.gpus > 0 and not torch.cuda.is_available():
-        print(f"warning: {args.gpus} GPUs requested but CUDA is not available; "
+def build_command(resources: Resources, worker_args: list[str], rdzv_port: int) -> list[str]:
+    gpus_each = gpus_per_node(resources.gpus, resources.nodes)
+    nproc = processes_per_node(gpus_each, resources.cpu_procs)
+    os.environ["OMP_NUM_THREADS"] = str(max(1, resources.threads // nproc))
+    if resources.gpus > 0 and not torch.cuda.is_available():
+        print(f"warning: {resources.gpus} GPUs requested but CUDA is not available; "
               f"running {nproc} CPU processes per node with gloo", file=sys.stderr)
-    if args.gpus == 0 and torch.cuda.is_available():
+    if resources.gpus == 0 and torch.cuda.is_available():
         hide_gpus(nproc)
-    if args.nodes == 1:
-        return torchrun_command(nproc, args.module, train_args)
-    return srun_torchrun_command(args.nodes, nproc, gpus_each, allocation_head_node(),
-                                 rdzv_port, args.module, train_args)
-
-
-def main(argv: list[str] | None = None) -> None:
-    args, train_args = parse_args(argv)
-    check_train_config(train_args)
-    cluster = parse_cluster_section(args.cluster_env)
-    applied = apply_environment(preset_environment(cluster))
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    command = build_command(args, train_args, int(cluster.get("rdzv_port", DEFAULT_RDZV_PORT)))
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "unset")
-    presets = " ".join(f"{name}={value}" for name, value in sorted(applied.items()))
-    print(f"launch: CUDA_VISIBLE_DEVICES={visible} {presets} " + shlex.join(command),
-          file=sys.stderr, flush=True)
-    os.execvp(command[0], command)
-
-
-if __name__ == "__main__":
-    run_cli(main)
+    if resources.nodes == 1:
+        return torchrun_command(nproc, worker_args)
+    return srun_torchrun_command(resources.nodes, nproc, gpus_each, allocation_head_node(),
+                                 rdzv_port, worker_args)

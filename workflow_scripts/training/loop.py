@@ -1,25 +1,26 @@
-"""The training loop: bucketed batches, accumulation, clipping, validation, checkpoints."""
+"""The training loop for every objective and strategy: bucketed batches, accumulation, clipping,
+validation, checkpoints. The objective (training/objectives) gives the loss and the validation
+metrics; the engine (training/strategies) does forward, backward and the optimizer step."""
 
 from __future__ import annotations
 
 import math
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-import numpy as np
 import torch
-import torch.nn.functional as F
 
-from workflow_scripts.training.checkpoint import CheckpointManager, capture_rng, restore_rng
-from workflow_scripts.evaluation.metrics import binary_metrics
-from workflow_scripts.training.batches import BatchCollator, SplitData, sorted_batches
-from workflow_scripts.training.distributed import DistContext
 from workflow_scripts.bucketing.sampler import DistributedBucketBatchSampler
+from workflow_scripts.training.batches import SplitData, sorted_batches
+from workflow_scripts.training.checkpoint import CheckpointManager, capture_rng, restore_rng
+from workflow_scripts.training.distributed import DistContext
+from workflow_scripts.training.objectives.base import Objective
 from workflow_scripts.training.strategies.base import Engine
 from workflow_scripts.training.telemetry import MetricsSink, Progress, memory_snapshot
-from workflow_scripts.config.train import TrainConfig
+
+VALIDATION_BATCH_SIZE = 256
 
 
 class TrainingInterrupted(RuntimeError):
@@ -53,23 +54,25 @@ class LogWindow:
         self.steps += 1
 
 
-def classification_loss(engine: Engine, batch: dict) -> torch.Tensor:
+def forward_loss(engine: Engine, loss: Callable[[torch.Tensor, dict], torch.Tensor], batch: dict) -> torch.Tensor:
+    """The model's forward pass in the engine's precision; the loss itself in fp32."""
     with engine.autocast():
         logits = engine.model(batch["ids"], batch["mask"])
-    return F.cross_entropy(logits.float(), batch["labels"])
+    return loss(logits, batch)
 
 
 class Trainer:
-    """The loop for every strategy: `make_engine(total_steps)` wraps the model (see strategies)."""
+    """`make_engine(total_steps)` wraps the model for the strategy (see strategies); the objective's
+    train_config drives the loop."""
 
-    def __init__(self, cfg: TrainConfig, ctx: DistContext, make_engine: Callable[[int], Engine],
-                 train: SplitData, val: SplitData, collators: tuple[BatchCollator, BatchCollator],
+    def __init__(self, objective: Objective, ctx: DistContext, make_engine: Callable[[int], Engine],
+                 train: SplitData, val: SplitData, collators: tuple,
                  batch_sizes: list[int], checkpoints: CheckpointManager, metrics: MetricsSink):
-        self.cfg, self.ctx = cfg, ctx
+        self.objective, self.cfg, self.ctx = objective, objective.train_config, ctx
         self.train_data, self.val_data = train, val
         self.collator, self.val_collator = collators
         self.sampler = DistributedBucketBatchSampler(
-            train.buckets, batch_sizes, ctx.world_size, ctx.rank, cfg.seed, token_lengths=train.token_lengths
+            train.buckets, batch_sizes, ctx.world_size, ctx.rank, self.cfg.seed, token_lengths=train.token_lengths
         )
         self.total_steps = self._count_optimizer_steps()
         self.engine = make_engine(self.total_steps)
@@ -127,7 +130,7 @@ class Trainer:
         total_loss, tokens, windows = 0.0, 0, 0
         for position, indices in enumerate(group):
             batch = self._to_device(self.collator(indices))
-            loss = self._forward_loss(batch) / len(group)
+            loss = forward_loss(self.engine, self.objective.loss, batch) / len(group)
             self.engine.backward(loss, sync=position == len(group) - 1)
             total_loss += loss.item()
             tokens += int(batch["mask"].sum())
@@ -135,9 +138,6 @@ class Trainer:
         self._check_finite(total_loss)
         self.engine.clip_and_step()
         return total_loss, tokens, windows
-
-    def _forward_loss(self, batch: dict) -> torch.Tensor:
-        return classification_loss(self.engine, batch)
 
     def _to_device(self, batch: dict) -> dict:
         return {key: value.to(self.ctx.device, non_blocking=True) for key, value in batch.items()}
@@ -153,7 +153,7 @@ class Trainer:
         return self.cfg.max_steps is not None and self.progress.step >= self.cfg.max_steps
 
     # ---- metrics --------------------------------------------------------------------------
-    def _log_step(self, window: "LogWindow") -> None:
+    def _log_step(self, window: LogWindow) -> None:
         seconds = time.monotonic() - window.start
         total_loss, total_tokens, total_windows = self.ctx.all_reduce_sum(
             [window.loss_sum, float(window.tokens), float(window.windows)])
@@ -191,32 +191,23 @@ class Trainer:
 
     @torch.no_grad()
     def validate(self) -> dict:
-        """Loss, accuracy and ROC-AUC on the validation split, combined across ranks."""
+        """The objective's validation metrics over the whole split, combined across ranks."""
         module = self.engine.eval_model()
         module.eval()
-        labels, probs = [], []
+        scores = []
         for indices, keep in self._padded_val_batches():
             batch = self._to_device(self.val_collator(indices))
             with self.engine.autocast():
                 logits = module(batch["ids"], batch["mask"]).float()
             if keep:
-                probs.append(torch.softmax(logits, -1)[:, 1].cpu().numpy())
-                labels.append(batch["labels"].cpu().numpy())
+                scores.append(self.objective.score_batch(logits, batch))
         module.train()
-        local = (np.concatenate(labels or [np.zeros(0)]), np.concatenate(probs or [np.zeros(0)]))
-        gathered = self.ctx.gather_objects(local)
-        all_labels = np.concatenate([g[0] for g in gathered]).astype(int)
-        all_probs = np.concatenate([g[1] for g in gathered]).astype(float)
-        metrics = binary_metrics(all_labels, all_probs)
-        eps = 1e-7
-        clipped = np.clip(all_probs, eps, 1 - eps)
-        loss = -np.mean(all_labels * np.log(clipped) + (1 - all_labels) * np.log(1 - clipped))
-        return {"val_loss": float(loss), "val_accuracy": metrics["accuracy"], "val_roc_auc": metrics["roc_auc"]}
+        return self.objective.summarise(scores, self.ctx)
 
     def _padded_val_batches(self) -> list[tuple[list[int], bool]]:
         """This rank's batches, padded with discarded repeats so that every rank runs as many
         forward passes (sharded strategies gather parameters collectively in forward)."""
-        batches = sorted_batches(self.val_data, 256, self.ctx.rank, self.ctx.world_size)
+        batches = sorted_batches(self.val_data, VALIDATION_BATCH_SIZE, self.ctx.rank, self.ctx.world_size)
         longest = int(self.ctx.all_reduce_max(len(batches)))
         filler = batches[-1] if batches else [0]
         return [(b, True) for b in batches] + [(filler, False)] * (longest - len(batches))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
+from workflow_scripts.config.train import TrainConfig
 from workflow_scripts.training.distributed import DistContext
 from workflow_scripts.training.strategies.base import Engine
-from workflow_scripts.config.train import TrainConfig
 
 
 def build_engine(model: torch.nn.Module, ctx: DistContext, cfg: TrainConfig, total_steps: int,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import torch
 
+from workflow_scripts.config.train import TrainConfig
 from workflow_scripts.training.distributed import DistContext
 from workflow_scripts.training.optim import build_optimizer, build_scheduler
-from workflow_scripts.config.train import TrainConfig
 
 
 def tensor_bytes(tensors) -> int:

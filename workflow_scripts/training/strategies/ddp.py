@@ -7,27 +7,17 @@ from pathlib import Path
 
 import torch
 
-from workflow_scripts.errors import InputError
+from workflow_scripts.training.precision import AUTOCAST_DTYPES, device_precision
 from workflow_scripts.training.strategies.base import Engine
 
 STATE_FILE = "model_optimizer.pt"
-
-
-def autocast_dtype(precision: str, device: torch.device) -> torch.dtype | None:
-    """The autocast dtype for a `train.precision` value, or None for plain fp32."""
-    if precision == "auto":
-        cuda_bf16 = device.type == "cuda" and torch.cuda.is_bf16_supported()
-        return torch.bfloat16 if cuda_bf16 else None
-    if precision == "fp16" and device.type != "cuda":
-        raise InputError("config", "train.precision", "fp16 needs a CUDA GPU; use bf16 or fp32 on CPU")
-    return {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
 
 
 class DDPEngine(Engine):
     name = "ddp"
 
     def __init__(self, model, ctx, cfg, total_steps):
-        self.dtype = autocast_dtype(cfg.precision, ctx.device)
+        self.dtype = AUTOCAST_DTYPES[device_precision("ddp", cfg.precision, ctx.device)]
         model = model.to(ctx.device)
         super().__init__(model, ctx, cfg, total_steps)
         if ctx.initialized and ctx.world_size > 1:

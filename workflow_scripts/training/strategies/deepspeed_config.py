@@ -1,7 +1,7 @@
 """Write a DeepSpeed JSON from the `train:` config and the hardware in sight.
 
     python -m workflow_scripts.training.strategies.deepspeed_config --zero-stage 2 --offload-optimizer --bf16
-    python -m workflow_scripts.training.strategies.deepspeed_config --train-config '{"strategy": "deepspeed"}' \
+    python -m workflow_scripts.training.strategies.deepspeed_config --config '{"train": {"zero_stage": "auto"}}' \
         --params 20000000 --world-size 8 --out ds_config.json
 
 `zero_stage: auto` picks the lowest ZeRO stage (1–3) whose per-rank model state fits in 60 % of
@@ -21,9 +21,11 @@ from pathlib import Path
 
 import torch
 
+from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.config.train import TrainConfig
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_json
-from workflow_scripts.config.train import TrainConfig
+from workflow_scripts.training.precision import resolve_precision
 
 GPU_FRACTION_FOR_STATE = 0.6  # the rest is left for activations and buffers
 CLIENT_OWNED_KEYS = ("optimizer", "scheduler")  # errorseq passes its own AdamW and schedule
@@ -33,22 +35,15 @@ CLIENT_OWNED_KEYS = ("optimizer", "scheduler")  # errorseq passes its own AdamW 
 class Hardware:
     gpu_count: int
     gpu_memory_bytes: int  # the smallest visible GPU; 0 without one
-    bf16: bool
-    fp16: bool
-
-
-def fp16_supported() -> bool:
-    from deepspeed.accelerator import get_accelerator
-
-    return bool(get_accelerator().is_fp16_supported())
+    bf16: bool  # CPUs compute bf16; GPUs say whether they do
 
 
 def detect_hardware() -> Hardware:
     if not torch.cuda.is_available():
-        return Hardware(0, 0, bf16=True, fp16=fp16_supported())
+        return Hardware(0, 0, bf16=True)
     count = torch.cuda.device_count()
     memory = min(torch.cuda.get_device_properties(i).total_memory for i in range(count))
-    return Hardware(count, memory, bf16=torch.cuda.is_bf16_supported(), fp16=True)
+    return Hardware(count, memory, bf16=torch.cuda.is_bf16_supported())
 
 
 def model_state_bytes(params: int, stage: int, world_size: int, mixed: bool) -> float:
@@ -72,17 +67,6 @@ def choose_zero(params: int | None, hardware: Hardware, world_size: int, mixed: 
     return 3, True, weights_only > budget
 
 
-def resolve_precision(precision: str, hardware: Hardware) -> str:
-    if precision == "auto":
-        return "bf16" if hardware.gpu_count and hardware.bf16 else "fp32"
-    if precision == "fp16" and not hardware.fp16:
-        raise InputError("config", "train.precision",
-                         "fp16 is not supported on this device (DeepSpeed says so); use bf16 or fp32")
-    if precision == "bf16" and not hardware.bf16:
-        raise InputError("config", "train.precision", "bf16 is not supported on this GPU; use fp16 or fp32")
-    return precision
-
-
 def zero_section(stage: int, offload_optimizer: bool, offload_params: bool, cfg: TrainConfig,
                  hardware: Hardware) -> dict:
     on_gpu = hardware.gpu_count > 0
@@ -91,12 +75,12 @@ def zero_section(stage: int, offload_optimizer: bool, offload_params: bool, cfg:
         "overlap_comm": bool(cfg.overlap_comm and on_gpu),
         "contiguous_gradients": True,
         "reduce_scatter": True,
-        "reduce_bucket_size": cfg.bucket_size,
+        "reduce_bucket_size": cfg.deepspeed_bucket_elements,
     }
     if stage in (1, 2):
-        section["allgather_bucket_size"] = cfg.bucket_size
+        section["allgather_bucket_size"] = cfg.deepspeed_bucket_elements
     if stage == 3:
-        section.update(stage3_prefetch_bucket_size=cfg.bucket_size,
+        section.update(stage3_prefetch_bucket_size=cfg.deepspeed_bucket_elements,
                        stage3_param_persistence_threshold=10_000,
                        stage3_gather_16bit_weights_on_model_save=True)
     if offload_optimizer and stage > 0:
@@ -109,7 +93,7 @@ def zero_section(stage: int, offload_optimizer: bool, offload_params: bool, cfg:
 def generate(cfg: TrainConfig, *, world_size: int, micro_batch: int, hardware: Hardware,
              params: int | None = None) -> dict:
     """The DeepSpeed config for this run, before any user override."""
-    precision = resolve_precision(cfg.precision, hardware)
+    precision = resolve_precision("deepspeed", cfg.precision, cuda=hardware.gpu_count > 0, bf16=hardware.bf16)
     if cfg.zero_stage == "auto":
         stage, off_opt, off_par = choose_zero(params, hardware, world_size, precision != "fp32")
         off_opt, off_par = off_opt or cfg.offload_optimizer, off_par or (cfg.offload_params and stage == 3)
@@ -175,7 +159,7 @@ def build(cfg: TrainConfig, *, world_size: int, micro_batch: int, hardware: Hard
     return config
 
 
-def validate(config: dict) -> None:
+def check_with_deepspeed(config: dict) -> None:
     """Parse with DeepSpeed's own config class (batch size re-derived for one process)."""
     from deepspeed.runtime.config import DeepSpeedConfig
 
@@ -186,7 +170,7 @@ def validate(config: dict) -> None:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--train-config", default="{}", help="the train: section as JSON")
+    add_config_argument(parser, "train")
     parser.add_argument("--zero-stage", choices=["auto", "0", "1", "2", "3"])
     parser.add_argument("--offload-optimizer", action="store_true")
     parser.add_argument("--offload-params", action="store_true")
@@ -200,12 +184,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
-    values = {**json.loads(args.train_config), "strategy": "deepspeed"}
+    """The train: section of --config, strategy deepspeed, with the flags given over it."""
+    values = {**parse_rule_config(args.config, required=("train",))["train"], "strategy": "deepspeed"}
     flags = {"zero_stage": args.zero_stage, "offload_optimizer": args.offload_optimizer or None,
              "offload_params": args.offload_params or None,
              "precision": "bf16" if args.bf16 else "fp16" if args.fp16 else None}
     values.update({key: value for key, value in flags.items() if value is not None})
-    return TrainConfig.from_dict(values)
+    return TrainConfig.from_section(values)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -215,7 +200,7 @@ def main(argv: list[str] | None = None) -> None:
     hardware = detect_hardware()
     world = args.world_size or max(hardware.gpu_count, 1)
     config = build(cfg, world_size=world, micro_batch=args.micro_batch, hardware=hardware, params=args.params)
-    validate(config)
+    check_with_deepspeed(config)
     if args.out:
         write_json(args.out, config)
     else:

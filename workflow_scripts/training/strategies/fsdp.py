@@ -7,31 +7,32 @@ from pathlib import Path
 
 import torch
 import torch.distributed.checkpoint as dcp
-from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict,
-                                                     get_state_dict, set_state_dict)
+from torch.distributed.checkpoint.state_dict import (
+    StateDictOptions,
+    get_model_state_dict,
+    get_state_dict,
+    set_state_dict,
+)
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, fully_shard
 
-from workflow_scripts.errors import InputError
+from workflow_scripts.training.precision import device_precision
 from workflow_scripts.training.strategies.base import Engine
 
 DCP_FOLDER = "dcp"
 
 
-def mixed_precision(precision: str, device: torch.device) -> MixedPrecisionPolicy:
-    if precision == "fp16":
-        raise InputError("config", "train.precision", "fsdp trains in fp32 or bf16 here; use bf16")
-    bf16 = precision == "bf16" or (precision == "auto" and device.type == "cuda"
-                                   and torch.cuda.is_bf16_supported())
-    if not bf16:
+def mixed_precision(precision: str) -> MixedPrecisionPolicy:
+    """bf16 compute with fp32 gradient reduction, or plain fp32 (the precision as resolved)."""
+    if precision == "fp32":
         return MixedPrecisionPolicy()
     return MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
 
 
-def shard_model(model: torch.nn.Module, ctx, cfg) -> torch.nn.Module:
+def shard_model(model: torch.nn.Module, ctx, cfg, precision: str) -> torch.nn.Module:
     """One FSDP unit per block (the ModuleList), then the root for the rest."""
     mesh = init_device_mesh(ctx.device.type, (ctx.world_size,))
-    options = {"mesh": mesh, "mp_policy": mixed_precision(cfg.precision, ctx.device)}
+    options = {"mesh": mesh, "mp_policy": mixed_precision(precision)}
     if cfg.offload_params and ctx.device.type == "cuda":
         options["offload_policy"] = CPUOffloadPolicy()
     elif cfg.offload_params and ctx.is_main:
@@ -46,10 +47,9 @@ class FSDPEngine(Engine):
     name = "fsdp"
 
     def __init__(self, model, ctx, cfg, total_steps):
-        model = shard_model(model.to(ctx.device), ctx, cfg)
+        self.precision = device_precision("fsdp", cfg.precision, ctx.device)  # fp32 or bf16
+        model = shard_model(model.to(ctx.device), ctx, cfg, self.precision)
         super().__init__(model, ctx, cfg, total_steps)
-        bf16 = mixed_precision(cfg.precision, ctx.device).param_dtype == torch.bfloat16
-        self.precision = "bf16" if bf16 else "fp32"
 
     def describe(self) -> str:
         return f"fsdp (FSDP2 fully_shard) {self.precision}"

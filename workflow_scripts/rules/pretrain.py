@@ -1,0 +1,48 @@
+"""The `pretrain` rule: masked-LM pretraining of the classifier's encoder with torchrun (same
+strategies, buckets and resources as `train`); writes the encoder.pt that `train` starts from.
+
+`--config` holds the sections model, train and pretrain (pretrain's epochs, lr and max_steps
+replace train's); `--genome-index` is the indexed genome, with pretrain.source genome only.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.errors import run_cli
+from workflow_scripts.training.launch import add_resource_arguments, launch, resources_from_args
+from workflow_scripts.training.run_spec import RunSpec
+
+SECTIONS = ("model", "train", "pretrain")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--windows", required=True, help="windows parquet (extract)")
+    parser.add_argument("--manifest", required=True, help="bucket manifest (bucket)")
+    parser.add_argument("--bucket-summary", required=True, help="bucket summary.json (bucket)")
+    parser.add_argument("--genome-index", help="index.tsv of the indexed genome (pretrain.source genome)")
+    parser.add_argument("--checkpoint-dir", required=True, help="resumable checkpoints")
+    parser.add_argument("--out-encoder", required=True, help="encoder.pt: the encoder's state dict")
+    parser.add_argument("--out-config", required=True, help="pretrain.json")
+    parser.add_argument("--out-steps", required=True, help="steps.jsonl")
+    parser.add_argument("--experiment", required=True, help="the experiment wildcard")
+    add_config_argument(parser, *SECTIONS)
+    add_resource_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    sections = parse_rule_config(args.config, required=SECTIONS)
+    spec = RunSpec(experiment=args.experiment, windows=args.windows, manifest=args.manifest,
+                   bucket_summary=args.bucket_summary, checkpoint_dir=args.checkpoint_dir,
+                   out_weights=args.out_encoder, out_config=args.out_config, out_steps=args.out_steps,
+                   genome_dir=str(Path(args.genome_index).parent) if args.genome_index else None)
+    launch("masked_lm", spec, sections, resources_from_args(args))
+
+
+if __name__ == "__main__":
+    run_cli(main)

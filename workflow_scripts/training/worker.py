@@ -1,0 +1,41 @@
+"""One training process; torchrun starts one per GPU (or CPU process) for the rules train and
+pretrain (workflow_scripts.rules.train / .pretrain start torchrun through training.launch).
+
+    torchrun --standalone --nproc_per_node 2 -m workflow_scripts.training.worker \\
+        --objective classification --experiment fp_vs_tp --windows ... --config '{"model": {}, "train": {}}'
+
+A plain `python -m workflow_scripts.training.worker ...` trains in one process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.errors import run_cli
+from workflow_scripts.training.distributed import run_in_process_group
+from workflow_scripts.training.objectives import OBJECTIVES, build_objective
+from workflow_scripts.training.run import run
+from workflow_scripts.training.run_spec import add_run_arguments, run_spec_from_args
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--objective", required=True, choices=sorted(OBJECTIVES))
+    add_run_arguments(parser)
+    add_config_argument(parser, "model", "train", "pretrain")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    args = parse_args(argv)
+    objective = build_objective(args.objective, parse_rule_config(args.config))
+    spec = run_spec_from_args(args)
+    cfg = objective.train_config
+    run_in_process_group(cfg.strategy, cfg.seed, lambda ctx: run(objective, spec, ctx))
+
+
+if __name__ == "__main__":
+    run_cli(main)
