@@ -15,6 +15,8 @@ from workflow_scripts.evaluation.comparison_fields import (
     METRICS,
     MODEL,
     REPORT_FIELDS,
+    ROW_FIELDS,
+    comparison_rows,
 )
 from workflow_scripts.evaluation.metrics import roc_auc
 
@@ -207,6 +209,11 @@ def test_comparison_document_layout_and_known_answers():
     model_roc = overall["predictors"][MODEL]["roc_auc"]["estimate"]
     assert overall["differences"]["kmer"]["roc_auc"]["estimate"] == pytest.approx(model_roc - 1.0)
     assert report["per_splice_type"]["donor"]["n"] + report["per_splice_type"]["acceptor"]["n"] == 60
+    rows = comparison_rows(report)
+    assert len(rows) == 3 * len(METRICS) * (1 + len(BASELINES)) and all(tuple(row) == ROW_FIELDS for row in rows)
+    kmer_row = next(r for r in rows if (r["group"], r["predictor"], r["metric"]) == ("overall", "kmer", "roc_auc"))
+    assert kmer_row["estimate"] == 1.0 and kmer_row["difference"] == pytest.approx(model_roc - 1.0)
+    assert rows[0]["predictor"] == MODEL and rows[0]["difference"] is None
 
 
 def test_without_score_or_splice_type_the_document_says_so():

@@ -7,7 +7,10 @@ Each baseline returns a test score where higher means "more likely an error" (la
   chosen on the TRAIN split (the one giving ROC-AUC >= 0.5 there), never on the test split.
 * kmer: a logistic regression on 1..k-mer counts divided by the window length (each feature then
   scaled by its train standard deviation so the penalty treats k-mer sizes alike), class_weight
-  balanced, its strength C picked on the validation split's ROC-AUC from C_GRID.
+  balanced, its strength C picked on the validation split's ROC-AUC from C_GRID. (As C goes to 0
+  the ranking tends to that of the class-balanced mean difference of the scaled features, so the
+  grid's small end is a limit, not a cut: weak k-mer signal spread over thousands of features
+  often validates best there.)
 * chance: one constant score (ROC-AUC 0.5, PR-AUC = prevalence).
 * length (leak detector): the window length, oriented on train like base_score.
 * dinucleotide (leak detector): the intron's two bases at the site (GT after a donor, AG before an

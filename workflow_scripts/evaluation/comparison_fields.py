@@ -23,6 +23,9 @@ summary read it with these names only. Every number is a plain float/int, undefi
       estimate   the metric on the group's windows as they are (null with one class)
       low, high  the 95% percentile interval over the valid replicates (null when too few)
       reason     why estimate or interval is null; null when both exist
+
+`comparison_rows(report)` flattens it for tables and plots (ROW_FIELDS, one row per group,
+predictor and metric, with the paired difference to the reference on the same row).
 """
 
 from __future__ import annotations
@@ -74,3 +77,27 @@ class ComparisonReport(TypedDict):
 ESTIMATE_FIELDS = tuple(Estimate.__annotations__)
 GROUP_FIELDS = tuple(GroupComparison.__annotations__)
 REPORT_FIELDS = tuple(ComparisonReport.__annotations__)
+
+# One flat row per (group, predictor, metric), for tables and plots: group is OVERALL or a splice
+# type; the difference columns hold reference - predictor (null on the reference's own rows).
+OVERALL = "overall"
+ROW_FIELDS = ("group", "predictor", "metric", "estimate", "low", "high",
+              "difference", "difference_low", "difference_high")
+
+
+def comparison_rows(report: ComparisonReport) -> list[dict[str, Any]]:
+    """The report as ROW_FIELDS rows: overall first, then each splice type; model first."""
+    groups = {OVERALL: report["overall"], **report["per_splice_type"]}
+    rows = []
+    for group_name, group in groups.items():
+        for predictor, metrics in group["predictors"].items():
+            for metric, value in metrics.items():
+                paired = group["differences"].get(predictor, {}).get(metric)
+                rows.append({
+                    "group": group_name, "predictor": predictor, "metric": metric,
+                    "estimate": value["estimate"], "low": value["low"], "high": value["high"],
+                    "difference": paired["estimate"] if paired else None,
+                    "difference_low": paired["low"] if paired else None,
+                    "difference_high": paired["high"] if paired else None,
+                })
+    return rows
