@@ -134,7 +134,10 @@ def expected_envs() -> dict[str, str]:
         for module in modules:
             dists |= distributions_of(imports_of(module))
         users.setdefault(env, []).append(rule)
-    return {env: render(sorted(pins[d] for d in dists if d in pins), users[env]) for env, dists in needs.items()}
+    unpinned = sorted({d for dists in needs.values() for d in dists} - set(pins))
+    if unpinned:
+        raise LookupError(f"imported by a rule but not pinned in requirements.txt: {', '.join(unpinned)}")
+    return {env: render(sorted(pins[d] for d in dists), users[env]) for env, dists in needs.items()}
 
 
 def render(pip_lines: list[str], rules: list[str]) -> str:
