@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: setup demo test test-fast lint format envs bench clean
+.PHONY: setup demo test test-fast lint format envs config-docs bench clean
 
 setup: $(VENV)/.installed
 
@@ -42,6 +42,10 @@ format: setup
 	$(RUN) ruff format workflow_scripts tests benchmarks
 	$(RUN) ruff check --fix workflow_scripts tests benchmarks
 	$(RUN) snakefmt Snakefile rules
+
+# Regenerate config/README.md from the schema (tests/test_config_catalogue.py checks it).
+config-docs: setup
+	$(RUN) python -m workflow_scripts.config.catalogue > config/README.md
 
 # Regenerate envs/*.yaml from requirements.txt and the rules' imports (tests/test_envs.py checks them).
 envs: setup
