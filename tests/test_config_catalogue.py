@@ -5,7 +5,7 @@ from workflow_scripts.config.sections import SCHEMA_PATH, schema
 
 KEYWORDS = {"type", "properties", "additionalProperties", "required", "default", "description", "enum",
             "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "items",
-            "oneOf", "anyOf", "pattern", "$schema", "const", "uniqueItems"}
+            "oneOf", "anyOf", "pattern", "$schema", "const", "uniqueItems", "propertyNames"}
 
 
 def keyword_problems(spec, path="(schema)"):

@@ -98,3 +98,33 @@ def test_a_config_file_with_a_duplicate_key_is_refused_naming_file_and_key(tmp_p
     assert str(error.value) == f"{path}: train: duplicate key (line 4); YAML keeps only the last one"
     path.write_text("train:\n  epochs: 2\n  lr: 0.1\n")
     check_config_file(path)  # no error
+
+
+@pytest.mark.parametrize(
+    "change, key, message",
+    [
+        (lambda c: c["train"].update(seed=-1), "train.seed", "-1 is less than the minimum of 0"),
+        (lambda c: c["split"].update(seed=-3), "split.seed", "-3 is less than the minimum of 0"),
+        (lambda c: c["train"].update(lr=float("inf")), "train.lr", "must be a finite number, got inf"),
+        (lambda c: c["evaluate"].update(threshold=float("nan")), "evaluate.threshold",
+         "must be a finite number, got nan"),
+        (lambda c: c["cluster"]["env"].update({"A=B": "1"}), "cluster.env",
+         "'A=B' is not a valid environment variable name"),
+        (lambda c: c["train"].update(epochs=2.5), "train.epochs", "2.5 is not of type 'integer'"),
+        (lambda c: c["split"]["fractions"].update(train=0.9, test=0.0), "split.fractions.test",
+         "0.0 is less than or equal to the minimum of 0"),
+    ],
+)
+def test_values_the_schema_used_to_pass_but_that_crash_later_are_refused(change, key, message):
+    config = default_config()
+    change(config)
+    with pytest.raises(InputError) as error:
+        validate_config(config, SCHEMA)
+    assert str(error.value) == f"config: {key}: {message}"
+
+
+def test_an_integral_float_is_taken_as_the_integer_it_means():
+    config = default_config()
+    config["train"]["epochs"] = 2.0
+    checked = validate_config(config, SCHEMA)
+    assert checked["train"]["epochs"] == 2 and isinstance(checked["train"]["epochs"], int)

@@ -6,6 +6,7 @@ Every problem is an InputError naming the config key, e.g. `config: train.strate
 from __future__ import annotations
 
 import copy
+import math
 import re
 from pathlib import Path
 
@@ -80,6 +81,8 @@ def coerce_strings(value, schema: dict):
         return {k: coerce_strings(v, props.get(k, {})) for k, v in value.items()}
     if isinstance(value, list) and kind == "array":
         return [coerce_strings(v, schema.get("items", {})) for v in value]
+    if kind == "integer" and isinstance(value, float) and value.is_integer():
+        return int(value)  # 2.0 in YAML means 2; 2.5 is left for the schema to reject
     if isinstance(value, str) and kind in ("integer", "number", "boolean"):
         parsed = yaml.safe_load(value) if value.strip() else value
         if kind == "number" and isinstance(parsed, int) and not isinstance(parsed, bool):
@@ -117,14 +120,29 @@ def key_path(error: jsonschema.ValidationError, prefix: str = "") -> str:
     return ".".join(parts) or "(top level)"
 
 
+def check_finite(value, path: str) -> None:
+    """YAML's .inf and .nan are numbers to JSON schema; no errorseq setting means them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError("config", path or "(top level)", f"must be a finite number, got {value}")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            check_finite(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            check_finite(item, f"{path}.{index}")
+
+
 def validate_section(values, schema: dict, prefix: str = ""):
     """Coerce strings, validate and fill defaults; raises InputError naming the first bad key."""
     values = coerce_strings(values, schema)
+    check_finite(values, prefix)
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(values), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]
         message = "unknown key" if first.validator == "additionalProperties" else first.message
+        if "propertyNames" in first.relative_schema_path:
+            message = f"{first.instance!r} is not a valid environment variable name"
         raise InputError("config", key_path(first, prefix), message)
     return fill_defaults(values, schema)
 
@@ -189,6 +207,9 @@ def check_input_mode(config: dict) -> None:
         raise InputError("config", "calling.annotation", f"calling.start {start} needs a GTF or GFF3 annotation")
     if start == "scores" and not calling.get("scores"):
         raise InputError("config", "calling.scores", "calling.start scores needs a scores table")
+    if start == "annotation" and not calling.get("base_model", {}).get("weights"):
+        raise InputError("config", "calling.base_model.weights", "calling.start annotation needs the base model's "
+                         "Keras .h5 files (a directory or a list), e.g. the spliceai package's models/ folder")
 
 
 def check_backbone(model: dict, tokenizer: dict) -> None:
