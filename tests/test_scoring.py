@@ -237,13 +237,34 @@ def test_real_spliceai_scores_annotated_arabidopsis_sites_high(tmp_path):
                           settings(batch_size=2, chunk_length=5000), progress_every_s=1e9)
     scores = pl.read_parquet(tmp_path / "s.parquet")
     sites = splice_sites(exons)
-    both = {"donor": 0, "acceptor": 0}
-    for splice_type in both:
-        at_sites = sites.filter(pl.col("splice_type") == splice_type).join(
-            scores, on=["gene_id", "position"], how="inner")[splice_type]
-        both[splice_type] = float(at_sites.median())
-        assert at_sites.len() >= 20 and both[splice_type] > 0.5, (splice_type, at_sites.describe())
-    non_sites = scores.join(sites.select("gene_id", "position"), on=["gene_id", "position"], how="anti")
-    sampled = non_sites.sample(2000, seed=0)
-    assert sampled["donor"].mean() < 0.02 and sampled["acceptor"].mean() < 0.02
+    for splice_type in ("donor", "acceptor"):
+        annotated = sites.filter(pl.col("splice_type") == splice_type).select("gene_id", "position")
+        at_sites = annotated.join(scores, on=["gene_id", "position"])[splice_type]
+        elsewhere = scores.join(annotated, on=["gene_id", "position"], how="anti")[splice_type]
+        # SpliceAI learnt human splicing: on these plant genes (36 donors, 34 acceptors) the median is
+        # ~0.4 (0.53/0.59 over the 24 genes of chr1:1-100,000, docs/performance.md); elsewhere ~3e-4
+        assert at_sites.len() >= 30 and at_sites.median() > 0.3 and elsewhere.mean() < 1e-3, splice_type
+        assert at_sites.median() > 100 * elsewhere.quantile(0.99), splice_type
+        # the model's top-k positions (k = annotated sites) lie within ±2 nt of an annotated site
+        top = scores.sort(splice_type, descending=True).head(annotated.height)
+        near = (top.join(annotated.rename({"position": "site"}), on="gene_id")
+                .filter((pl.col("position") - pl.col("site")).abs() <= 2).select("gene_id", "position").unique())
+        assert near.height >= 0.6 * annotated.height, (splice_type, near.height, annotated.height)
     assert summary["nt"] == scores.height
+
+
+def test_start_annotation_needs_the_model_files(tmp_path, weights):
+    from workflow_scripts.config.preflight import check_calling_inputs
+    from workflow_scripts.config.sections import schema
+    from workflow_scripts.config.validate import validate_config
+
+    config = {"genome": "g.fa", "experiments": [{"name": "e", "error_label": "FN", "correct_label": "TN"}],
+              "calling": {"start": "annotation", "annotation": "a.gtf"}}
+    with pytest.raises(InputError, match="config: calling.base_model.weights: calling.start annotation needs"):
+        validate_config(config, schema())
+    config["calling"]["base_model"] = {"weights": str(weights)}
+    assert validate_config(config, schema())["calling"]["base_model"]["batch_size"] >= 1
+    calling = {"start": "annotation", "base_model": {"weights": [str(weights / "model1.h5"), str(tmp_path / "x.h5")]}}
+    with pytest.raises(InputError, match=r"x.h5: calling.base_model.weights: file not found"):
+        check_calling_inputs(calling)
+    check_calling_inputs({"start": "annotation", "base_model": {"weights": str(weights)}})

@@ -23,6 +23,7 @@ from tests.spliceai_fixtures import (
     write_spliceai_h5,
 )
 from workflow_scripts.calling.keras_h5 import read_keras_model
+from workflow_scripts.calling.model_files import weight_files
 from workflow_scripts.calling.spliceai import (
     SpliceAIEnsemble,
     SpliceAIModel,
@@ -30,7 +31,6 @@ from workflow_scripts.calling.spliceai import (
     load_ensemble,
     load_model,
     one_hot,
-    weight_files,
 )
 from workflow_scripts.errors import InputError
 
@@ -207,5 +207,7 @@ def test_ensemble_refuses_models_with_different_context(tmp_path):
 def test_empty_weight_directory(tmp_path):
     with pytest.raises(InputError, match="no .h5 files"):
         weight_files(tmp_path)
-    with pytest.raises(InputError, match="not found"):
+    with pytest.raises(InputError, match="calling.base_model.weights: not found"):
         weight_files(tmp_path / "missing")
+    with pytest.raises(InputError, match="calling.base_model.weights: file not found"):
+        weight_files([tmp_path / "missing.h5"])

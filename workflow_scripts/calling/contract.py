@@ -21,3 +21,4 @@ CALLS_COLUMNS = ("gene_id", "chrom", "position", "strand", "splice_type", "pred_
 # The calling: keys each rule's entry point reads (the others take the schema defaults there).
 ANNOTATE_SITES_KEYS = ("biotypes", "transcripts", "region")
 MAKE_CALLS_KEYS = ("threshold", "consensus_window", "negatives")
+SCORE_BASE_MODEL_KEYS = ("base_model",)

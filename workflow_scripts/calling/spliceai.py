@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from workflow_scripts.calling.keras_h5 import KerasLayer, KerasModel, read_keras_model
+from workflow_scripts.calling.model_files import weight_files
 from workflow_scripts.errors import InputError
 
 BASES = "ACGT"
@@ -169,20 +170,6 @@ class SpliceAIEnsemble(nn.Module):
         for model in self.models[1:]:
             total = total + model(x)
         return total / len(self.models)
-
-
-def weight_files(spec: str | Path | list) -> list[Path]:
-    """A directory (its *.h5 files, sorted) or a list of .h5 files; at least one."""
-    if isinstance(spec, (str, Path)):
-        spec = Path(spec)
-        if not spec.exists():
-            raise InputError(spec, "weights", "not found; give a directory of Keras .h5 models or a list of files")
-        files = sorted(spec.glob("*.h5")) if spec.is_dir() else [spec]
-    else:
-        files = [Path(item) for item in spec]
-    if not files:
-        raise InputError(spec, "weights", "no .h5 files in this directory")
-    return files
 
 
 def load_model(path: str | Path) -> SpliceAIModel:

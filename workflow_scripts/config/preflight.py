@@ -17,6 +17,7 @@ import zlib
 from pathlib import Path
 
 from workflow_scripts.calling.contract import SCORE_COLUMNS
+from workflow_scripts.calling.model_files import weight_files
 from workflow_scripts.data.calls import CALL_COLUMNS, SEQUENCE_COLUMNS
 from workflow_scripts.data.tables import GZIP_MAGIC, require_columns, table_columns
 from workflow_scripts.errors import InputError
@@ -40,12 +41,14 @@ def check_input_files(config: dict) -> None:
 
 
 def check_calling_inputs(calling: dict) -> None:
-    """The annotation and the scores table of calling.start annotation / scores."""
+    """The annotation, the scores table (calling.start scores) and the model files (annotation)."""
     start = calling.get("start", "calls")
     if start != "calls" and calling.get("annotation") and is_user_file(calling["annotation"]):
         check_readable_file(calling["annotation"], "calling.annotation")
     if start == "scores" and calling.get("scores") and is_user_file(calling["scores"]):
         check_table(calling["scores"], "calling.scores", SCORE_COLUMNS)
+    if start == "annotation" and calling.get("base_model", {}).get("weights"):
+        weight_files(calling["base_model"]["weights"])
 
 
 def is_user_file(path: str) -> bool:
