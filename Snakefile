@@ -9,6 +9,7 @@ configfile: f"{workflow.basedir}/config/config.yaml"
 
 include: "rules/common.smk"
 include: "rules/demo.smk"
+include: "rules/calling.smk"
 include: "rules/extract.smk"
 include: "rules/tokenizer.smk"
 include: "rules/bucket.smk"

@@ -7,6 +7,12 @@ from snakemake.settings.types import DeploymentMethod
 
 # The package is installed (make setup: pip install -e .); rules import nothing else.
 from workflow_scripts.artifacts import PLOTS, plot_file_name
+from workflow_scripts.calling.contract import (
+    ANNOTATE_SITES_KEYS,
+    MAKE_CALLS_KEYS,
+    SCORE_BASE_MODEL_KEYS,
+)
+from workflow_scripts.calling.model_files import weight_files
 from workflow_scripts.config.preflight import check_input_files
 from workflow_scripts.config.sections import rule_config_json, schema
 from workflow_scripts.config.validate import check_config_file, validate_config
@@ -41,7 +47,9 @@ wildcard_constraints:
 
 if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
     # envs/*.yaml hold the third-party packages; errorseq itself is this checkout.
-    shell.prefix(f"set -euo pipefail; export PYTHONPATH={shlex_quote(workflow.basedir)}; ")
+    shell.prefix(
+        f"set -euo pipefail; export PYTHONPATH={shlex_quote(workflow.basedir)}; "
+    )
 else:
     shell.prefix("set -euo pipefail; ")
 
@@ -83,8 +91,51 @@ def extract_inputs(wildcards):
     return {
         "index": "results/genome/index.tsv",
         "sequence": "results/genome/sequence.npy",
-        "calls": config["calls"],
+        "calls": calls_table(),
     }
+
+
+# ---- calls made by the pipeline (docs/calling.md) ----
+def calling_start():
+    return config["calling"]["start"]
+
+
+def calls_table():
+    """The user's calls table (calling.start calls), else the make_calls rule's output."""
+    if calling_start() == "calls":
+        return config["calls"]
+    return "results/calls/calls.parquet"
+
+
+def scores_table():
+    """The user's scores table (calling.start scores), else the score_base_model rule's output."""
+    if calling_start() == "scores":
+        return config["calling"]["scores"]
+    return "results/base_model/scores.parquet"
+
+
+def calling_annotation():
+    return config["calling"].get("annotation", [])
+
+
+def base_model_weights():
+    """The base model's .h5 files (calling.start annotation): the score_base_model rule's inputs."""
+    if calling_start() != "annotation":
+        return []
+    weights = config["calling"]["base_model"]["weights"]
+    return [str(path) for path in weight_files(weights)]
+
+
+def genome_index_dir(wildcards, input):
+    """The genome index directory (index_genome's outputs), for --genome."""
+    return os.path.dirname(input.index)
+
+
+def calling_config(keys):
+    """--config for one calling rule: only its keys of calling: (calling/contract.py), so a
+    change to another key (say the threshold) does not re-run it."""
+    calling = {key: config["calling"][key] for key in keys if key in config["calling"]}
+    return json.dumps({"calling": calling}, sort_keys=True)
 
 
 def extract_source_args(wildcards, input):

@@ -230,12 +230,13 @@ def top_ancestor(path, features: dict, identifier: str) -> str:
 
 def assemble_gff3(path, features: dict, exons: list[tuple], coding_parents: list[tuple]) -> Annotation:
     annotation = Annotation(str(path), "GFF3")
-    via_transcript, direct = [], []
+    via_transcript: list[tuple] = []
+    direct: list[tuple] = []
     for chrom, start, end, strand, parents, line in exons:
         if not parents:
             raise InputError(path, f"line {line} Parent", "exon without a Parent attribute")
         for parent in parents:
-            record = defined_parent(path, features, parent, line)
+            defined_parent(path, features, parent, line)
             gene = top_ancestor(path, features, parent)
             target = direct if gene == parent else via_transcript
             target.append((chrom, start, end, strand, parent, gene, line))

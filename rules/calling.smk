@@ -1,0 +1,79 @@
+# Calls made by the pipeline (calling.start scores | annotation; docs/calling.md):
+# annotation -> annotate_sites -> [score_base_model] -> make_calls -> results/calls/calls.parquet
+
+
+rule annotate_sites:
+    input:
+        annotation=calling_annotation(),
+        index="results/genome/index.tsv",
+        sequence="results/genome/sequence.npy",
+    output:
+        sites="results/annotation/sites.parquet",
+        genes="results/annotation/genes.parquet",
+        summary="results/annotation/summary.json",
+    log:
+        "logs/annotate_sites.log",
+    benchmark:
+        "results/benchmarks/annotate_sites.tsv"
+    conda:
+        "../envs/data.yaml"
+    params:
+        config=calling_config(ANNOTATE_SITES_KEYS),
+        genome=genome_index_dir,
+    shell:
+        "python -m workflow_scripts.rules.annotate_sites --config {params.config:q} "
+        "--annotation {input.annotation:q} --genome {params.genome:q} "
+        "--out-sites {output.sites:q} --out-genes {output.genes:q} "
+        "--out-summary {output.summary:q} > {log:q} 2>&1"
+
+
+rule score_base_model:
+    input:
+        genes="results/annotation/genes.parquet",
+        index="results/genome/index.tsv",
+        sequence="results/genome/sequence.npy",
+        weights=base_model_weights(),
+    output:
+        scores="results/base_model/scores.parquet",
+    log:
+        "logs/score_base_model.log",
+    benchmark:
+        "results/benchmarks/score_base_model.tsv"
+    conda:
+        "../envs/train.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+    params:
+        config=calling_config(SCORE_BASE_MODEL_KEYS),
+        genome=genome_index_dir,
+    shell:
+        "python -m workflow_scripts.rules.score_base_model --config {params.config:q} "
+        "--genes {input.genes:q} --genome {params.genome:q} --weights {input.weights:q} "
+        "--out {output.scores:q} > {log:q} 2>&1"
+
+
+rule make_calls:
+    input:
+        scores=scores_table(),
+        sites="results/annotation/sites.parquet",
+        genes="results/annotation/genes.parquet",
+        index="results/genome/index.tsv",
+        sequence="results/genome/sequence.npy",
+    output:
+        calls="results/calls/calls.parquet",
+        summary="results/calls/summary.json",
+    log:
+        "logs/make_calls.log",
+    benchmark:
+        "results/benchmarks/make_calls.tsv"
+    conda:
+        "../envs/data.yaml"
+    params:
+        config=calling_config(MAKE_CALLS_KEYS),
+        genome=genome_index_dir,
+    shell:
+        "python -m workflow_scripts.rules.make_calls --config {params.config:q} "
+        "--scores {input.scores:q} --sites {input.sites:q} --genes {input.genes:q} "
+        "--genome {params.genome:q} --out {output.calls:q} "
+        "--out-summary {output.summary:q} > {log:q} 2>&1"

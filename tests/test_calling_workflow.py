@@ -1,0 +1,121 @@
+"""The calling entry points in the real Snakemake workflow: what `snakemake -n` plans for each
+`calling.start`, a run from a user scores table to windows, and what a changed threshold reruns."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from tests.workflow_helpers import planned_rules, snakemake, write_config
+from workflow_scripts.calling.annotation import build_site_tables
+from workflow_scripts.calling.gff import read_annotation
+
+pytestmark = pytest.mark.slow
+
+DATA = Path(__file__).parent / "data"
+FASTA, GTF = "athaliana_chr1_1-14000.fa", "athaliana_chr1_1-14000.gtf.gz"
+CHAIN = {"extract", "bucket", "train", "evaluate", "plot", "all"}
+
+
+def slice_scores(path: Path) -> None:
+    """A user's scores table for the slice's protein-coding genes: high at most annotated sites."""
+    tables = build_site_tables(read_annotation(DATA / GTF), ["protein_coding"])
+    rng = np.random.default_rng(0)
+    parts = []
+    for gene in tables.genes.iter_rows(named=True):
+        positions = np.arange(gene["start"], gene["end"] + 1)
+        parts.append(pl.DataFrame({"gene_id": gene["gene_id"], "chrom": gene["chrom"], "strand": gene["strand"],
+                                   "position": positions, "donor": rng.random(len(positions)) ** 20,
+                                   "acceptor": rng.random(len(positions)) ** 20}))
+    scores = pl.concat(parts)
+    sites = tables.sites.with_columns(pl.Series("planted", rng.choice([0.97, 0.2], tables.sites.height)))
+    for splice_type in ("donor", "acceptor"):
+        typed = sites.filter(pl.col("splice_type") == splice_type).select("chrom", "strand", "position", "planted")
+        scores = (scores.join(typed, on=["chrom", "strand", "position"], how="left")
+                  .with_columns(pl.coalesce("planted", splice_type).alias(splice_type)).drop("planted"))
+    scores.write_csv(path, separator="\t")
+
+
+def scores_workdir(directory: Path, **calling) -> Path:
+    for name in (FASTA, GTF):
+        shutil.copy(DATA / name, directory / name)
+    slice_scores(directory / "scores.tsv")
+    values = {"start": "scores", "annotation": GTF, "scores": "scores.tsv", **calling}
+    return write_config(directory, "calling.yaml", {"genome": FASTA, "calling": values})
+
+
+def test_calls_mode_plans_no_calling_rule(tmp_path):
+    result = snakemake(tmp_path, "-n")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert planned_rules(result.stdout) == {"demo_data", "index_genome"} | CHAIN
+
+
+def test_scores_mode_plans_annotation_and_calls(tmp_path):
+    config = scores_workdir(tmp_path)
+    result = snakemake(tmp_path, "-n", "--configfile", str(config))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert planned_rules(result.stdout) == {"index_genome", "annotate_sites", "make_calls"} | CHAIN
+    assert "results/calls/calls.parquet" in result.stdout
+
+
+def test_annotation_mode_plans_the_base_model(tmp_path):
+    spec = importlib.util.find_spec("spliceai")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("the spliceai package (its Keras models) is not installed")
+    for name in (FASTA, GTF):
+        shutil.copy(DATA / name, tmp_path / name)
+    weights = str(Path(spec.submodule_search_locations[0]) / "models")
+    config = write_config(tmp_path, "calling.yaml", {"genome": FASTA, "calling": {
+        "start": "annotation", "annotation": GTF, "base_model": {"weights": weights}}})
+    result = snakemake(tmp_path, "-n", "--configfile", str(config))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert planned_rules(result.stdout) == {"index_genome", "annotate_sites", "score_base_model",
+                                            "make_calls"} | CHAIN
+
+
+@pytest.mark.parametrize("calling,line", [
+    ({"start": "scores", "annotation": GTF}, "config: calling.scores: calling.start scores needs a scores table"),
+    ({"start": "annotation"}, "config: calling.annotation: calling.start annotation needs a GTF or GFF3 annotation"),
+    ({"start": "scores", "annotation": GTF, "scores": "scores.tsv", "threshold": 1.5},
+     "config: calling.threshold: 1.5 is greater than or equal to the maximum of 1"),
+])
+def test_calling_config_errors_are_one_line(tmp_path, calling, line):
+    config = write_config(tmp_path, "bad.yaml", {"genome": FASTA, "calling": calling})
+    shutil.copy(DATA / FASTA, tmp_path / FASTA)
+    (tmp_path / "scores.tsv").write_text("gene_id\tchrom\tstrand\tposition\tdonor\tacceptor\n")
+    result = snakemake(tmp_path, "-n", "--configfile", str(config))
+    assert result.returncode != 0
+    errors = [text for text in (result.stdout + result.stderr).splitlines() if text.startswith("errorseq: error:")]
+    assert errors == [f"errorseq: error: {line}"]
+
+
+def test_scores_table_without_a_column_fails_before_any_job(tmp_path):
+    config = scores_workdir(tmp_path)
+    table = pl.read_csv(tmp_path / "scores.tsv", separator="\t").drop("acceptor")
+    table.write_csv(tmp_path / "scores.tsv", separator="\t")
+    result = snakemake(tmp_path, "-n", "--configfile", str(config))
+    errors = [text for text in (result.stdout + result.stderr).splitlines() if text.startswith("errorseq: error:")]
+    assert errors == ["errorseq: error: scores.tsv: column 'acceptor': required column missing "
+                      "(found: gene_id, chrom, strand, position, donor)"]
+
+
+def test_scores_mode_runs_to_windows_and_a_new_threshold_reruns_only_calls(tmp_path):
+    config = scores_workdir(tmp_path)
+    targets = ("results/fn_vs_tn/windows.parquet", "results/fp_vs_tp/windows.parquet")
+    result = snakemake(tmp_path, *targets, "--configfile", str(config))
+    assert result.returncode == 0, result.stderr[-4000:]
+    calls = pl.read_parquet(tmp_path / "results/calls/calls.parquet")
+    assert set(calls["pred_type"]) == {"TP", "FP", "FN", "TN"}
+    assert calls["gene_start"].is_not_null().all() and calls["score"].is_not_null().all()
+    windows = pl.read_parquet(tmp_path / "results/fn_vs_tn/windows.parquet")
+    assert windows.height == calls.filter(pl.col("pred_type").is_in(["FN", "TN"])).height
+    log = (tmp_path / "logs/annotate_sites.log").read_text()
+    assert "16 donors (100.0% GT), 15 acceptors (100.0% AG)" in log
+    changed = write_config(tmp_path, "threshold.yaml", {"calling": {"threshold": 0.3}})
+    dry = snakemake(tmp_path, "-n", *targets, "--configfile", str(config), str(changed))
+    assert planned_rules(dry.stdout) == {"make_calls", "extract"}, dry.stdout[-2000:]
