@@ -274,3 +274,12 @@ def test_threshold_outside_zero_one_is_one_line(tmp_path, capsys, threshold, mes
     toy = Toy(np.random.default_rng(4))
     argv = write_cli_inputs(tmp_path, toy, toy.scores) + ["--config", json.dumps({"calling": {"threshold": threshold}})]
     assert one_line_error(capsys, argv) == f"errorseq: error: config: calling.threshold: {message}"
+
+
+def test_sites_on_a_chromosome_the_genome_lacks_are_one_line(tmp_path, capsys):
+    toy = Toy(np.random.default_rng(4))
+    argv = write_cli_inputs(tmp_path, toy, toy.scores) + ["--config", "{}"]
+    toy.sites.with_columns(pl.col("chrom").str.replace("c1", "chr1")).write_parquet(tmp_path / "sites.parquet")
+    line = one_line_error(capsys, argv)
+    assert line == (f"errorseq: error: {tmp_path / 'sites.parquet'}: column 'chrom': chromosome 'chr1' not in genome; "
+                    "genome has c1, c2 (1 of its chromosomes missing; or restrict with calling.region)")

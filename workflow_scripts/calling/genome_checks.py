@@ -11,13 +11,13 @@ from workflow_scripts.data.windows import chrom_hint
 from workflow_scripts.errors import InputError
 
 
-def check_chromosomes(frame: pl.DataFrame, genome: Genome, path, what: str = "gene") -> None:
+def check_chromosomes(frame: pl.DataFrame, genome: Genome, path, field: str = "seqid") -> None:
     """Every chromosome of `frame` is in the genome (the same hint as the calls table gets)."""
     missing = [name for name in frame["chrom"].unique(maintain_order=True).to_list() if name not in genome.index_of]
     if missing:
         name = missing[0]
-        raise InputError(path, "seqid", f"chromosome '{name}' not in genome{chrom_hint(name, genome)} "
-                         f"({len(missing)} annotation chromosome(s) missing; or restrict with calling.region)")
+        raise InputError(path, field, f"chromosome '{name}' not in genome{chrom_hint(name, genome)} "
+                         f"({len(missing)} of its chromosomes missing; or restrict with calling.region)")
 
 
 def chromosome_columns(frame: pl.DataFrame, genome: Genome) -> tuple[np.ndarray, np.ndarray]:

@@ -25,7 +25,6 @@ from workflow_scripts.errors import run_cli
 from workflow_scripts.io_utils import write_json, write_parquet
 
 
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scores", required=True, help="scores table (.parquet, .tsv, .csv)")
@@ -54,7 +53,8 @@ def main(argv: list[str] | None = None) -> None:
     genome = open_genome(args.genome)
     sites = read_table(args.sites, required=SITE_COLUMNS).with_columns(pl.col("position").cast(pl.Int64))
     genes = read_table(args.genes, required=GENE_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
-    check_chromosomes(genes, genome, args.genes)
+    check_chromosomes(genes, genome, args.genes, "column 'chrom'")
+    check_chromosomes(sites, genome, args.sites, "column 'chrom'")
     scores, read_report = read_scores(args.scores, genes, genome.names)
     calls, summary = make_calls(scores, sites, genes, genome, settings)
     summary = {**summary, **read_report, "seconds": round(time.perf_counter() - began, 2)}
