@@ -79,13 +79,13 @@ def site_table(exons: pl.DataFrame) -> pl.DataFrame:
     ]).unique()
 
 
-def site_medians(scores: pl.DataFrame, sites: pl.DataFrame) -> list[float]:
+def site_medians(scores: pl.DataFrame, sites: pl.DataFrame) -> list:
     values = []
     for splice_type in ("donor", "acceptor"):
         at_sites = sites.filter(pl.col("splice_type") == splice_type).join(scores, on=["gene_id", "position"])
         values.append(float(at_sites[splice_type].median()))
     rest = scores.join(sites.select("gene_id", "position").unique(), on=["gene_id", "position"], how="anti")
-    return values + [float(rest["donor"].mean()), float(rest["acceptor"].mean())]
+    return values + [f"{rest['donor'].mean():.1e}", f"{rest['acceptor'].mean():.1e}"]
 
 
 def main(argv: list[str] | None = None) -> None:

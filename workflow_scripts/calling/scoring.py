@@ -134,6 +134,9 @@ class RegionScorer:
     def __init__(self, ensemble: SpliceAIEnsemble, genome: Genome, device: torch.device, batch_size: int,
                  chunk_length: int):
         self.ensemble = ensemble.to(device)
+        if device.type == "cuda":
+            torch.backends.cudnn.allow_tf32 = False  # fp32 as Keras computed it (TF32 shifts ~1e-3)
+            torch.backends.cudnn.benchmark = True  # every chunk has one shape: tune once
         self.genome, self.device = genome, device
         self.batch_size, self.chunk_length = batch_size, chunk_length
 
