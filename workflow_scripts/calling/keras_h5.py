@@ -189,7 +189,8 @@ def check_conv(path: Path, layer: KerasLayer, in_channels: int) -> None:
         lost = (kernel_size - 1) * dilation
         layer.crop = (layer.crop[0] + lost // 2, layer.crop[1] + lost - lost // 2)
     layer.channels = int(config["filters"])
-    expected = {"kernel": (kernel_size, in_channels, layer.channels), "bias": (layer.channels,)}
+    expected: dict[str, tuple[int, ...]] = {"kernel": (kernel_size, in_channels, layer.channels),
+                                            "bias": (layer.channels,)}
     if not config.get("use_bias", True):
         expected.pop("bias")
     check_weights(path, layer, expected)
@@ -198,7 +199,7 @@ def check_conv(path: Path, layer: KerasLayer, in_channels: int) -> None:
 def check_batch_norm(path: Path, layer: KerasLayer) -> None:
     if layer.config.get("axis", -1) not in (-1, 2, [-1], [2]):
         raise InputError(path, f"layer {layer.name}", f"axis {layer.config['axis']}: only the channel axis is supported")
-    expected = {role: (layer.channels,) for role in ("moving_mean", "moving_variance")}
+    expected: dict[str, tuple[int, ...]] = {role: (layer.channels,) for role in ("moving_mean", "moving_variance")}
     if layer.config.get("scale", True):
         expected["gamma"] = (layer.channels,)
     if layer.config.get("center", True):

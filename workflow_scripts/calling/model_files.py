@@ -23,7 +23,8 @@ def weight_files(spec: str | Path | list) -> list[Path]:
     else:
         files = [Path(item) for item in spec]
     if not files:
-        raise InputError(spec, FIELD, "no .h5 files in this directory")
+        raise InputError(str(spec), FIELD, "no .h5 files in this directory" if isinstance(spec, (str, Path))
+                         else "an empty list")
     for path in files:
         if not path.is_file():
             raise InputError(path, FIELD, "file not found" if not path.exists() else "not a regular file")

@@ -102,19 +102,14 @@ def plan_regions(genes: pl.DataFrame, genome: Genome, merge_gap: int) -> list[Re
     """Genes (chrom, start, end 1-based inclusive, strand) grouped into regions, in genome order."""
     order = genes.with_row_index("row").sort("chrom", "strand", "start", "end")
     regions: list[Region] = []
-    current = None
     for row, chrom, strand, start, end in order.select("row", "chrom", "strand", "start", "end").iter_rows():
-        key = (genome.index_of[chrom], strand == "-")
-        joins = (current is not None and (current[0], current[1]) == key and start - 1 - current[3] < merge_gap
-                 and max(end, current[3]) - current[2] <= MAX_REGION)
-        if joins:
-            current = (*key, current[2], max(end, current[3]), current[4] + (row,))
+        gene = Region(genome.index_of[chrom], strand == "-", start - 1, end, (row,))
+        last = regions[-1] if regions else None
+        if (last is not None and (last.chrom, last.minus) == (gene.chrom, gene.minus)
+                and gene.start - last.end < merge_gap and max(gene.end, last.end) - last.start <= MAX_REGION):
+            regions[-1] = Region(last.chrom, last.minus, last.start, max(gene.end, last.end), last.genes + (row,))
         else:
-            if current is not None:
-                regions.append(Region(*current))
-            current = (*key, start - 1, end, (row,))
-    if current is not None:
-        regions.append(Region(*current))
+            regions.append(gene)
     return regions
 
 

@@ -46,9 +46,10 @@ class KerasConv1d(nn.Module):
         kernel = torch.from_numpy(layer.weights["kernel"]).permute(2, 1, 0)  # (k, in, out) → (out, in, k)
         self.conv = nn.Conv1d(kernel.shape[1], kernel.shape[0], kernel_size, dilation=dilation,
                               bias="bias" in layer.weights)
-        self.conv.weight.data.copy_(kernel)
+        state = {"weight": kernel}
         if "bias" in layer.weights:
-            self.conv.bias.data.copy_(torch.from_numpy(layer.weights["bias"]))
+            state["bias"] = torch.from_numpy(layer.weights["bias"])
+        self.conv.load_state_dict(state)
         total = (kernel_size - 1) * dilation if layer.config["padding"] == "same" else 0
         self.padding = (total // 2, total - total // 2)
         if self.padding[0] == self.padding[1]:
@@ -65,12 +66,12 @@ def keras_batch_norm(layer: KerasLayer) -> nn.BatchNorm1d:
     """Keras BatchNormalization at inference: (x - moving_mean) / sqrt(moving_variance + eps) · gamma + beta."""
     weights = layer.weights
     norm = nn.BatchNorm1d(len(weights["moving_mean"]), eps=float(layer.config.get("epsilon", 1e-3)))
-    norm.running_mean.copy_(torch.from_numpy(weights["moving_mean"]))
-    norm.running_var.copy_(torch.from_numpy(weights["moving_variance"]))
-    if "gamma" in weights:
-        norm.weight.data.copy_(torch.from_numpy(weights["gamma"]))
-    if "beta" in weights:
-        norm.bias.data.copy_(torch.from_numpy(weights["beta"]))
+    state = norm.state_dict()  # gamma 1 and beta 0 where the layer has none (scale/center false)
+    for ours, theirs in (("running_mean", "moving_mean"), ("running_var", "moving_variance"),
+                         ("weight", "gamma"), ("bias", "beta")):
+        if theirs in weights:
+            state[ours] = torch.from_numpy(weights[theirs])
+    norm.load_state_dict(state)
     return norm.eval()
 
 
@@ -160,6 +161,10 @@ class SpliceAIEnsemble(nn.Module):
                                                     f"{models[0].source}'s {models[0].flank_left}+{models[0].flank_right}")
         self.models = nn.ModuleList(models)
         self.flank_left, self.flank_right = flanks.pop()
+
+    @property
+    def sources(self) -> list[str]:
+        return [str(model.source) for model in self.models]
 
     @property
     def context(self) -> int:

@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     ensemble = load_ensemble(args.weights[0] if len(args.weights) == 1 else args.weights)
     genome = open_genome(args.genome)
     genes = read_genes(args.genes, genome)
-    print(f"score_base_model: {len(ensemble.models)} models from {', '.join(m.source for m in ensemble.models)}; "
+    print(f"score_base_model: {len(ensemble.models)} models from {', '.join(ensemble.sources)}; "
           f"{torch.get_num_threads()} CPU threads", file=sys.stderr)
     score_genes(ensemble, genome, genes, args.out, settings)
 
