@@ -110,6 +110,7 @@ def test_real_spliceai_architecture_from_its_file():
     assert pairs == [(11, 1)] * 4 + [(11, 4)] * 4 + [(21, 10)] * 4 + [(41, 25)] * 4
 
 
+@pytest.mark.slow  # six 10 kb passes of the real models (~3 s idle); averaging is also tested on random weights
 def test_real_ensemble_averages_its_five_models():
     files = installed_spliceai_models()
     ensemble = load_ensemble(files[0].parent)
