@@ -6,8 +6,13 @@ from pathlib import Path
 
 import pytest
 
-TINY_BERT = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
-             "intermediate_size": 64, "max_position_embeddings": 512}
+TINY_BERT = {
+    "hidden_size": 32,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "intermediate_size": 64,
+    "max_position_embeddings": 512,
+}
 
 
 def save_tiny_bert(directory: Path, sequences: list[str], vocab_size: int = 64) -> Path:
@@ -25,8 +30,13 @@ def save_tiny_bert(directory: Path, sequences: list[str], vocab_size: int = 64) 
 
 REMOTE_CODE_DIR = Path(__file__).parent / "remote_code_model"
 REMOTE_CODE_CONFIG = {
-    "model_type": "bert", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
-    "intermediate_size": 64, "max_position_embeddings": 64, "alibi_starting_size": 64,
+    "model_type": "bert",
+    "hidden_size": 32,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "intermediate_size": 64,
+    "max_position_embeddings": 64,
+    "alibi_starting_size": 64,
     "auto_map": {
         "AutoConfig": "configuration_alibi_bert.BertConfig",
         "AutoModel": "modeling_alibi_bert.AlibiBertModel",

@@ -91,8 +91,12 @@ def main(spec_path: str, out_dir: str) -> None:
             shard_bytes = ctx.gather_objects(engine.shard_bytes())
             if ctx.is_main:
                 torch.save(state, out / f"{name}.pt")
-                results[name] = {"losses": losses, "step_s": step_s, "bytes": shard_bytes,
-                                 "strategy": engine.describe()}
+                results[name] = {
+                    "losses": losses,
+                    "step_s": step_s,
+                    "bytes": shard_bytes,
+                    "strategy": engine.describe(),
+                }
                 print(f"{name}: {engine.describe()} {step_s * 1e3:.1f} ms/step {shard_bytes}", flush=True)
             del engine
     finally:

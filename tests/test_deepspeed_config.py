@@ -18,12 +18,15 @@ def config(**train):
     return train_config(**{"strategy": "deepspeed", **train})
 
 
-@pytest.mark.parametrize("train", [
-    {"zero_stage": 0},
-    {"zero_stage": 1, "offload_optimizer": True},
-    {"zero_stage": 2, "precision": "bf16", "grad_accumulation": 4, "grad_clip": 0.0},
-    {"zero_stage": 3, "offload_optimizer": True, "offload_params": True, "precision": "bf16"},
-])
+@pytest.mark.parametrize(
+    "train",
+    [
+        {"zero_stage": 0},
+        {"zero_stage": 1, "offload_optimizer": True},
+        {"zero_stage": 2, "precision": "bf16", "grad_accumulation": 4, "grad_clip": 0.0},
+        {"zero_stage": 3, "offload_optimizer": True, "offload_params": True, "precision": "bf16"},
+    ],
+)
 def test_generated_json_loads_in_deepspeeds_parser(train):
     generated = dsc.build(config(**train), world_size=4, micro_batch=16, hardware=CPU)
     dsc.check_with_deepspeed(generated)
@@ -57,17 +60,29 @@ def test_fp16_is_refused_where_the_device_lacks_it():
     old_gpu = dsc.Hardware(gpu_count=1, gpu_memory_bytes=16 * 2**30, bf16=False)
     with pytest.raises(InputError, match="train.precision: bf16 is not supported on this GPU"):
         dsc.build(config(precision="bf16", zero_stage=2), world_size=1, micro_batch=4, hardware=old_gpu)
-    assert not dsc.build(config(zero_stage=2), world_size=1, micro_batch=4, hardware=old_gpu)["bf16"]["enabled"]
+    assert not dsc.build(config(zero_stage=2), world_size=1, micro_batch=4, hardware=old_gpu)["bf16"][
+        "enabled"
+    ]
 
 
 def test_communication_buckets_follow_deepspeed_bucket_elements():
-    for stage, keys in ((2, ("reduce_bucket_size", "allgather_bucket_size")),
-                        (3, ("reduce_bucket_size", "stage3_prefetch_bucket_size"))):
-        zero = dsc.build(config(zero_stage=stage, deepspeed_bucket_elements=12_345), world_size=2, micro_batch=4,
-                         hardware=CPU)["zero_optimization"]
+    for stage, keys in (
+        (2, ("reduce_bucket_size", "allgather_bucket_size")),
+        (3, ("reduce_bucket_size", "stage3_prefetch_bucket_size")),
+    ):
+        zero = dsc.build(
+            config(zero_stage=stage, deepspeed_bucket_elements=12_345),
+            world_size=2,
+            micro_batch=4,
+            hardware=CPU,
+        )["zero_optimization"]
         assert all(zero[key] == 12_345 for key in keys), zero
-    assert dsc.build(config(zero_stage=2), world_size=2, micro_batch=4,
-                     hardware=CPU)["zero_optimization"]["reduce_bucket_size"] == 50_000_000  # schema default
+    assert (
+        dsc.build(config(zero_stage=2), world_size=2, micro_batch=4, hardware=CPU)["zero_optimization"][
+            "reduce_bucket_size"
+        ]
+        == 50_000_000
+    )  # schema default
     with pytest.raises(InputError, match="train.bucket_size: unknown key"):
         config(bucket_size=10)
 
@@ -75,8 +90,14 @@ def test_communication_buckets_follow_deepspeed_bucket_elements():
 def test_user_json_overrides_key_by_key_and_is_checked(tmp_path):
     user = tmp_path / "ds.json"
     user.write_text(json.dumps({"zero_optimization": {"reduce_bucket_size": 123}, "steps_per_print": 5}))
-    merged = dsc.build(config(zero_stage=2, deepspeed_config=str(user)), world_size=2, micro_batch=4, hardware=CPU)
-    assert merged["zero_optimization"] == {**merged["zero_optimization"], "stage": 2, "reduce_bucket_size": 123}
+    merged = dsc.build(
+        config(zero_stage=2, deepspeed_config=str(user)), world_size=2, micro_batch=4, hardware=CPU
+    )
+    assert merged["zero_optimization"] == {
+        **merged["zero_optimization"],
+        "stage": 2,
+        "reduce_bucket_size": 123,
+    }
     assert merged["steps_per_print"] == 5
     user.write_text(json.dumps({"optimizer": {"type": "AdamW"}}))
     with pytest.raises(InputError, match="optimizer: errorseq builds"):
@@ -99,10 +120,27 @@ def test_bad_offload_settings_name_the_key():
 def test_cli_writes_a_valid_json(tmp_path):
     out = tmp_path / "ds.json"
     result = subprocess.run(
-        [sys.executable, "-m", "workflow_scripts.training.strategies.deepspeed_config", "--zero-stage", "2",
-         "--offload-optimizer", "--bf16", "--world-size", "2", "--out", str(out),
-         "--config", json.dumps({"train": {"deepspeed_bucket_elements": 777}})],
-        cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "workflow_scripts.training.strategies.deepspeed_config",
+            "--zero-stage",
+            "2",
+            "--offload-optimizer",
+            "--bf16",
+            "--world-size",
+            "2",
+            "--out",
+            str(out),
+            "--config",
+            json.dumps({"train": {"deepspeed_bucket_elements": 777}}),
+        ],
+        cwd=ROOT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     written = json.loads(out.read_text())
     assert written["zero_optimization"]["offload_optimizer"]["device"] == "cpu"
@@ -130,16 +168,38 @@ def test_tensorboard_gets_the_step_log_records(tmp_path):
 
     sink = MetricsSink(tmp_path / "steps.jsonl", enabled=True, tensorboard_dir=str(tmp_path / "tb"))
     sink.open(keep_until_step=None)
-    sink.write({"kind": "train", "epoch": 1, "step": 5, "loss": 0.5, "lr": 0.001, "tokens_per_s": 10.0,
-                "windows_per_s": 1.0, "step_s": 0.1, "rss_mb": 100.0, "gpu_allocated_mb": None,
-                "gpu_reserved_mb": None, "gpu_peak_mb": None})
-    sink.write({"kind": "val", "epoch": 1, "step": 5, "val_loss": 0.25, "val_accuracy": 0.5, "val_roc_auc": None})
+    sink.write(
+        {
+            "kind": "train",
+            "epoch": 1,
+            "step": 5,
+            "loss": 0.5,
+            "lr": 0.001,
+            "tokens_per_s": 10.0,
+            "windows_per_s": 1.0,
+            "step_s": 0.1,
+            "rss_mb": 100.0,
+            "gpu_allocated_mb": None,
+            "gpu_reserved_mb": None,
+            "gpu_peak_mb": None,
+        }
+    )
+    sink.write(
+        {"kind": "val", "epoch": 1, "step": 5, "val_loss": 0.25, "val_accuracy": 0.5, "val_roc_auc": None}
+    )
     sink.close()
     events = EventAccumulator(str(tmp_path / "tb"))
     events.Reload()
     assert sorted(events.Tags()["scalars"]) == [  # numbers only: null GPU memory and ROC-AUC left out
-        "train/loss", "train/lr", "train/rss_mb", "train/step_s", "train/tokens_per_s", "train/windows_per_s",
-        "val/val_accuracy", "val/val_loss"]
+        "train/loss",
+        "train/lr",
+        "train/rss_mb",
+        "train/step_s",
+        "train/tokens_per_s",
+        "train/windows_per_s",
+        "val/val_accuracy",
+        "val/val_loss",
+    ]
     loss = events.Scalars("train/loss")
     assert [(e.step, e.value) for e in loss] == [(5, 0.5)]
     assert json_module.loads((tmp_path / "steps.jsonl").read_text().splitlines()[0])["loss"] == 0.5

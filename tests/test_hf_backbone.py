@@ -106,8 +106,9 @@ def test_evaluate_rebuilds_the_hf_model_from_model_json(tiny, tmp_path):
     tokenizer = load_tokenizer({"kind": "hf", "path": str(model_dir)})
     model = build_model(hf_cfg(model_dir), tokenizer.vocab_size, 128)
     torch.save({k: v.clone() for k, v in model.state_dict().items()}, tmp_path / "model.pt")
-    (tmp_path / "model.json").write_text(json.dumps(
-        {"model": hf_cfg(model_dir), "tokenizer": tokenizer.to_dict(), "max_tokens": 128}))
+    (tmp_path / "model.json").write_text(
+        json.dumps({"model": hf_cfg(model_dir), "tokenizer": tokenizer.to_dict(), "max_tokens": 128})
+    )
     loaded, _ = load_trained_model(str(tmp_path / "model.pt"), str(tmp_path / "model.json"))
     ids, mask = tokenizer.encode_batch(["ACGTACGTTT", "GGGCCCAAATTT"])
     model.eval()
@@ -138,8 +139,9 @@ def test_remote_code_model_loads_its_weights_and_takes_windows_past_its_position
     mlm = MaskedLanguageModel(build_model(cfg, tokenizer.vocab_size, 200), tokenizer.vocab_size)
     assert mlm(ids, mask).shape == (2, 200, tokenizer.vocab_size)
     torch.save({k: v.clone() for k, v in model.state_dict().items()}, tmp_path / "model.pt")
-    (tmp_path / "model.json").write_text(json.dumps(
-        {"model": cfg, "tokenizer": tokenizer.to_dict(), "max_tokens": 200}))
+    (tmp_path / "model.json").write_text(
+        json.dumps({"model": cfg, "tokenizer": tokenizer.to_dict(), "max_tokens": 200})
+    )
     loaded, _ = load_trained_model(str(tmp_path / "model.pt"), str(tmp_path / "model.json"))
     model.eval()
     np.testing.assert_allclose(loaded(ids, mask).detach(), model(ids, mask).detach(), atol=1e-6)

@@ -2,13 +2,16 @@
 
 import pytest
 
+from tests.workflow_helpers import ROOT
 from workflow_scripts.config.validate import load_schema, validate_config
 from workflow_scripts.errors import InputError
-from tests.workflow_helpers import ROOT
 
 SCHEMA = load_schema(ROOT / "config/config.schema.yaml")
-BASE = {"genome": "g.fa", "calls": "c.tsv",
-        "experiments": [{"name": "e", "error_label": "FP", "correct_label": "TP"}]}
+BASE = {
+    "genome": "g.fa",
+    "calls": "c.tsv",
+    "experiments": [{"name": "e", "error_label": "FP", "correct_label": "TP"}],
+}
 
 
 def check(**sections):
@@ -21,14 +24,17 @@ def test_defaults_keep_the_builtin_model_and_no_pretraining():
     assert config["pretrain"]["enabled"] is False and config["model"]["trust_remote_code"] is False
 
 
-@pytest.mark.parametrize("sections, key", [
-    ({"model": {"backbone": "hf"}}, "model.path"),
-    ({"model": {"backbone": "hf", "path": "m"}, "tokenizer": {"kind": "nucleotide"}}, "tokenizer.kind"),
-    ({"model": {"backbone": "hf", "path": "m"}, "tokenizer": {"kind": "bpe"}}, "tokenizer.kind"),
-    ({"tokenizer": {"kind": "hf"}}, "tokenizer.path"),
-    ({"pretrain": {"enabled": True, "source": "genome"}, "sequences": "s.tsv"}, "pretrain.source"),
-    ({"pretrain": {"mask_fraction": 1.5}}, "pretrain.mask_fraction"),
-])
+@pytest.mark.parametrize(
+    "sections, key",
+    [
+        ({"model": {"backbone": "hf"}}, "model.path"),
+        ({"model": {"backbone": "hf", "path": "m"}, "tokenizer": {"kind": "nucleotide"}}, "tokenizer.kind"),
+        ({"model": {"backbone": "hf", "path": "m"}, "tokenizer": {"kind": "bpe"}}, "tokenizer.kind"),
+        ({"tokenizer": {"kind": "hf"}}, "tokenizer.path"),
+        ({"pretrain": {"enabled": True, "source": "genome"}, "sequences": "s.tsv"}, "pretrain.source"),
+        ({"pretrain": {"mask_fraction": 1.5}}, "pretrain.mask_fraction"),
+    ],
+)
 def test_inconsistent_model_settings_name_the_key(sections, key):
     config = {**BASE, **sections}
     if "sequences" in sections:

@@ -14,9 +14,24 @@ from workflow_scripts.training.launch import (
 )
 from workflow_scripts.training.run_spec import RunSpec
 
-PATHS = ["--windows", "w.parquet", "--manifest", "m.parquet", "--bucket-summary", "s.json",
-         "--checkpoint-dir", "ck", "--out-model", "a b;rm -rf x", "--out-config", "model.json",
-         "--out-steps", "steps.jsonl", "--experiment", "fp_vs_tp"]
+PATHS = [
+    "--windows",
+    "w.parquet",
+    "--manifest",
+    "m.parquet",
+    "--bucket-summary",
+    "s.json",
+    "--checkpoint-dir",
+    "ck",
+    "--out-model",
+    "a b;rm -rf x",
+    "--out-config",
+    "model.json",
+    "--out-steps",
+    "steps.jsonl",
+    "--experiment",
+    "fp_vs_tp",
+]
 
 
 def test_one_process_per_gpu_else_the_configured_cpu_processes():
@@ -30,14 +45,26 @@ def test_one_process_per_gpu_else_the_configured_cpu_processes():
 def test_command_is_one_torchrun_of_the_worker_with_the_run_arguments_untouched():
     args = parse_args([*PATHS, "--gpus", "0", "--cpu-procs", "3"])
     assert resources_from_args(args) == Resources(gpus=0, cpu_procs=3, threads=args.threads, nodes=1)
-    spec = RunSpec(experiment="fp_vs_tp", windows="w.parquet", manifest="m.parquet", bucket_summary="s.json",
-                   checkpoint_dir="ck", out_weights="a b;rm -rf x", out_config="model.json",
-                   out_steps="steps.jsonl", init_encoder="enc.pt")
+    spec = RunSpec(
+        experiment="fp_vs_tp",
+        windows="w.parquet",
+        manifest="m.parquet",
+        bucket_summary="s.json",
+        checkpoint_dir="ck",
+        out_weights="a b;rm -rf x",
+        out_config="model.json",
+        out_steps="steps.jsonl",
+        init_encoder="enc.pt",
+    )
     rest = spec.to_argv()
     assert rest[rest.index("--out-weights") + 1] == "a b;rm -rf x" and "--genome-dir" not in rest
     command = torchrun_command(2, rest)
     assert command[:3] == [sys.executable, "-m", "torch.distributed.run"]
-    assert "--nproc_per_node=2" in command and command[-len(rest) - 2 :] == ["-m", "workflow_scripts.training.worker", *rest]
+    assert "--nproc_per_node=2" in command and command[-len(rest) - 2 :] == [
+        "-m",
+        "workflow_scripts.training.worker",
+        *rest,
+    ]
 
 
 def test_several_nodes_run_one_srun_torchrun_per_node_with_a_c10d_rendezvous():
@@ -49,8 +76,12 @@ def test_several_nodes_run_one_srun_torchrun_per_node_with_a_c10d_rendezvous():
     command = srun_torchrun_command(2, 4, 4, "node001", 29500, ["--x"])
     assert command[0] == "srun" and "--ntasks-per-node=1" in command and "--gpus-per-node=4" in command
     assert command.count("torch.distributed.run") == 1
-    assert {"--nnodes=2", "--nproc_per_node=4", "--rdzv-backend=c10d",
-            "--rdzv-endpoint=node001:29500"} <= set(command)
+    assert {
+        "--nnodes=2",
+        "--nproc_per_node=4",
+        "--rdzv-backend=c10d",
+        "--rdzv-endpoint=node001:29500",
+    } <= set(command)
     assert "--standalone" not in command and command[-1] == "--x"
 
 
@@ -61,12 +92,24 @@ def test_cluster_presets_become_environment_variables_unless_already_set():
         preset_environment,
     )
 
-    section = parse_cluster_section(json.dumps({"nccl_debug": "INFO", "nccl_socket_ifname": "",
-                                         "nccl_ib_disable": True, "nccl_async_error_handling": True,
-                                         "env": {"NCCL_P2P_DISABLE": 1}}))
+    section = parse_cluster_section(
+        json.dumps(
+            {
+                "nccl_debug": "INFO",
+                "nccl_socket_ifname": "",
+                "nccl_ib_disable": True,
+                "nccl_async_error_handling": True,
+                "env": {"NCCL_P2P_DISABLE": 1},
+            }
+        )
+    )
     presets = preset_environment(section)
-    assert presets == {"NCCL_DEBUG": "INFO", "NCCL_IB_DISABLE": "1",
-                       "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1", "NCCL_P2P_DISABLE": "1"}
+    assert presets == {
+        "NCCL_DEBUG": "INFO",
+        "NCCL_IB_DISABLE": "1",
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1",
+        "NCCL_P2P_DISABLE": "1",
+    }
     environ = {"NCCL_DEBUG": "WARN"}
     assert "NCCL_DEBUG" not in apply_environment(presets, environ) and environ["NCCL_DEBUG"] == "WARN"
     with pytest.raises(InputError, match="config: cluster"):
@@ -78,7 +121,9 @@ def test_cluster_section_comes_from_the_config_else_the_workflow_environment(mon
 
     monkeypatch.setenv(CLUSTER_ENV_VARIABLE, json.dumps({"nccl_debug": "INFO"}))
     from_environment = cluster_section({"train": {}})
-    assert from_environment["nccl_debug"] == "INFO" and from_environment["rdzv_port"] == 29500  # schema default
+    assert (
+        from_environment["nccl_debug"] == "INFO" and from_environment["rdzv_port"] == 29500
+    )  # schema default
     assert cluster_section({"cluster": {"rdzv_port": 29600}})["nccl_debug"] == "WARN"
     monkeypatch.setenv(CLUSTER_ENV_VARIABLE, json.dumps({"nccl_debgu": "INFO"}))
     with pytest.raises(InputError, match="config: cluster.nccl_debgu: unknown key"):
@@ -98,16 +143,20 @@ def test_no_gpus_requested_hides_visible_gpus_from_the_workers(monkeypatch):
     assert "--nproc_per_node=2" in command
     assert launch.os.environ["CUDA_VISIBLE_DEVICES"] == ""
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
-    assert "--nproc_per_node=1" in launch.build_command(Resources(gpus=1, cpu_procs=2, threads=2, nodes=1),
-                                                        ["--x"], 29500)
+    assert "--nproc_per_node=1" in launch.build_command(
+        Resources(gpus=1, cpu_procs=2, threads=2, nodes=1), ["--x"], 29500
+    )
     assert launch.os.environ["CUDA_VISIBLE_DEVICES"] == "0"
 
 
-@pytest.mark.parametrize("strategy, precision, cuda, message", [
-    ("fsdp", "fp16", True, "fsdp trains in fp32 or bf16"),
-    ("ddp", "fp16", False, "fp16 needs a CUDA GPU"),
-    ("deepspeed", "fp16", False, "fp16 needs a CUDA GPU"),
-])
+@pytest.mark.parametrize(
+    "strategy, precision, cuda, message",
+    [
+        ("fsdp", "fp16", True, "fsdp trains in fp32 or bf16"),
+        ("ddp", "fp16", False, "fp16 needs a CUDA GPU"),
+        ("deepspeed", "fp16", False, "fp16 needs a CUDA GPU"),
+    ],
+)
 def test_fp16_rules_are_checked_before_torchrun_starts(strategy, precision, cuda, message):
     from tests.train_fixtures import train_config
     from workflow_scripts.training.launch import check_before_launch
@@ -131,8 +180,10 @@ def test_one_precision_rule_for_every_strategy():
 def test_pretrain_takes_epochs_lr_and_max_steps_from_its_own_section():
     from workflow_scripts.training.objectives import build_objective
 
-    sections = {"train": {"epochs": 7, "lr": 0.1, "max_steps": 50, "strategy": "fsdp"},
-                "pretrain": {"epochs": 2, "lr": 0.004}}
+    sections = {
+        "train": {"epochs": 7, "lr": 0.1, "max_steps": 50, "strategy": "fsdp"},
+        "pretrain": {"epochs": 2, "lr": 0.004},
+    }
     pretrain = build_objective("masked_lm", sections).train_config
     assert (pretrain.epochs, pretrain.lr, pretrain.max_steps, pretrain.strategy) == (2, 0.004, None, "fsdp")
     sections["pretrain"]["max_steps"] = 5

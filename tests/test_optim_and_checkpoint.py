@@ -68,7 +68,9 @@ def test_checkpoints_of_another_run_are_not_resumed(tmp_path):
     first = CheckpointManager(tmp_path, is_main=True, signature={"lr": 0.1})
     save(first, 10)
     first.save_best({"w": torch.zeros(1)})
-    assert CheckpointManager(tmp_path, is_main=True, signature={"lr": 0.1}).latest_path().name == "step-00000010"
+    assert (
+        CheckpointManager(tmp_path, is_main=True, signature={"lr": 0.1}).latest_path().name == "step-00000010"
+    )
     other = CheckpointManager(tmp_path, is_main=True, signature={"lr": 0.2})
     assert other.latest_path() is None and other.load_best() is None
 
@@ -76,11 +78,20 @@ def test_checkpoints_of_another_run_are_not_resumed(tmp_path):
 def test_run_signature_changes_with_inputs_and_settings_not_logging(tmp_path):
     data = tmp_path / "windows.parquet"
     data.write_bytes(b"x")
-    base = run_signature({"lr": 0.1, "log_every_steps": 5}, {"d_model": 8}, 2, {"windows": data, "genome": None},
-                         genome_windows=100)
+    base = run_signature(
+        {"lr": 0.1, "log_every_steps": 5},
+        {"d_model": 8},
+        2,
+        {"windows": data, "genome": None},
+        genome_windows=100,
+    )
     assert base["inputs"] == {"windows": [1, data.stat().st_mtime_ns]}
-    assert run_signature({"lr": 0.1, "log_every_steps": 50}, {"d_model": 8}, 2, {"windows": data},
-                         genome_windows=100) == base
+    assert (
+        run_signature(
+            {"lr": 0.1, "log_every_steps": 50}, {"d_model": 8}, 2, {"windows": data}, genome_windows=100
+        )
+        == base
+    )
     assert run_signature({"lr": 0.1}, {"d_model": 8}, 2, {"windows": data}, genome_windows=200) != base
     data.write_bytes(b"xy")
     assert run_signature({"lr": 0.1}, {"d_model": 8}, 2, {"windows": data}, genome_windows=100) != base

@@ -22,7 +22,9 @@ def inputs(tmp_path_factory):
     sequence = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, sum(chromosomes.values()))].copy()
     sequence[5300:] = ord("N")
     sequence[1000:2000] = ord("N")  # and a gap inside chr1
-    Genome(list(chromosomes), np.array(list(chromosomes.values())), sequence).save_cached(directory / "genome")
+    Genome(list(chromosomes), np.array(list(chromosomes.values())), sequence).save_cached(
+        directory / "genome"
+    )
     return paths, directory / "genome"
 
 
@@ -30,8 +32,15 @@ def windows_for(inputs, source: str, genome_windows: int = 50):
     paths, genome_dir = inputs
     summary = json.loads(paths["summary"].read_text())
     pretrain = complete_section("pretrain", {"source": source, "genome_windows": genome_windows})
-    return unlabeled_data(str(paths["windows"]), str(paths["manifest"]), pretrain, str(genome_dir), summary,
-                          load_tokenizer(summary["tokenizer"]), seed=0)
+    return unlabeled_data(
+        str(paths["windows"]),
+        str(paths["manifest"]),
+        pretrain,
+        str(genome_dir),
+        summary,
+        load_tokenizer(summary["tokenizer"]),
+        seed=0,
+    )
 
 
 def test_train_windows_and_all_windows_sources(inputs):
@@ -66,5 +75,12 @@ def test_genome_source_without_a_genome_is_one_clear_error(inputs):
     paths, _ = inputs
     summary = json.loads(paths["summary"].read_text())
     with pytest.raises(InputError, match="pretrain.source: genome needs the genome index"):
-        unlabeled_data(str(paths["windows"]), str(paths["manifest"]), complete_section("pretrain", {"source": "genome"}),
-                       None, summary, load_tokenizer(summary["tokenizer"]), seed=0)
+        unlabeled_data(
+            str(paths["windows"]),
+            str(paths["manifest"]),
+            complete_section("pretrain", {"source": "genome"}),
+            None,
+            summary,
+            load_tokenizer(summary["tokenizer"]),
+            seed=0,
+        )

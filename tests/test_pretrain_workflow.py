@@ -59,10 +59,15 @@ def test_dag_has_tokenizer_and_pretrain_only_when_asked(tmp_path):
     cnn = snakemake(tmp_path, "-n", "--configfile", str(write_config(tmp_path, "b.yaml", CNN_CONFIG)))
     assert cnn.returncode == 0 and "pretrain" in planned_rules(cnn.stdout), cnn.stderr[-2000:]
     graph = snakemake(tmp_path, "--rulegraph", "--configfile", str(tmp_path / "b.yaml"))
-    names = {line.split("\t")[-1].split("[")[0].strip(): line.split('"')[1]
-             for line in graph.stdout.splitlines() if "[label" in line}
-    edges = {(names[a.strip()], names[b.strip().rstrip(";")])
-             for a, b in (line.split("->") for line in graph.stdout.splitlines() if "->" in line)}
+    names = {
+        line.split("\t")[-1].split("[")[0].strip(): line.split('"')[1]
+        for line in graph.stdout.splitlines()
+        if "[label" in line
+    }
+    edges = {
+        (names[a.strip()], names[b.strip().rstrip(";")])
+        for a, b in (line.split("->") for line in graph.stdout.splitlines() if "->" in line)
+    }
     assert ("pretrain", "train") in edges and ("bucket", "pretrain") in edges
 
 
@@ -93,10 +98,14 @@ def finetune_history(workdir) -> list[dict]:
 def test_finetuning_from_the_pretrained_encoder_beats_random_init(tmp_path):
     """Measured: val loss 0.5823 / 0.3742 after epochs 1 / 2 (74 steps) from the pretrained encoder,
     0.6451 / 0.6163 from random init."""
-    scratch = snakemake(tmp_path, "--until", "train", "--configfile", str(write_config(tmp_path, "a.yaml", SCRATCH_CONFIG)))
+    scratch = snakemake(
+        tmp_path, "--until", "train", "--configfile", str(write_config(tmp_path, "a.yaml", SCRATCH_CONFIG))
+    )
     assert scratch.returncode == 0, scratch.stdout[-2000:] + scratch.stderr[-4000:]
     from_scratch = finetune_history(tmp_path)
-    pretrained = snakemake(tmp_path, "--until", "train", "--configfile", str(write_config(tmp_path, "b.yaml", CNN_CONFIG)))
+    pretrained = snakemake(
+        tmp_path, "--until", "train", "--configfile", str(write_config(tmp_path, "b.yaml", CNN_CONFIG))
+    )
     assert pretrained.returncode == 0, pretrained.stdout[-2000:] + pretrained.stderr[-4000:]
     assert "encoder tensors from" in (tmp_path / f"logs/{EXPERIMENT}/train.log").read_text()
     pretrain = json.loads((tmp_path / f"results/{EXPERIMENT}/pretrain/pretrain.json").read_text())
@@ -105,7 +114,10 @@ def test_finetuning_from_the_pretrained_encoder_beats_random_init(tmp_path):
     assert [r["step"] for r in from_pretrained] == [r["step"] for r in from_scratch]
     for ours, theirs in zip(from_pretrained, from_scratch):
         assert ours["val_loss"] < theirs["val_loss"], (from_pretrained, from_scratch)
-    assert from_pretrained[-1]["val_loss"] < from_scratch[-1]["val_loss"] - 0.1, (from_pretrained, from_scratch)
+    assert from_pretrained[-1]["val_loss"] < from_scratch[-1]["val_loss"] - 0.1, (
+        from_pretrained,
+        from_scratch,
+    )
 
 
 def test_model_with_its_own_code_runs_from_a_local_directory(tmp_path):
@@ -115,9 +127,12 @@ def test_model_with_its_own_code_runs_from_a_local_directory(tmp_path):
     sequences = ["".join(rng.choice("ACGT") for _ in range(400)) for _ in range(300)]
     (tmp_path / "alibi_bert").mkdir()
     model_dir = save_remote_code_model(tmp_path / "alibi_bert", sequences)
-    config = {**TINY_CONFIG, "bucket": {"max_length": 96, "max_tokens_per_batch": 3200},
-              "model": {"backbone": "hf", "path": str(model_dir), "trust_remote_code": True},
-              "train": {"epochs": 1, "lr": 0.0005}}
+    config = {
+        **TINY_CONFIG,
+        "bucket": {"max_length": 96, "max_tokens_per_batch": 3200},
+        "model": {"backbone": "hf", "path": str(model_dir), "trust_remote_code": True},
+        "train": {"epochs": 1, "lr": 0.0005},
+    }
     result = snakemake(tmp_path, "--configfile", str(write_config(tmp_path, "remote.yaml", config)))
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     summary = json.loads((tmp_path / f"results/{EXPERIMENT}/buckets/summary.json").read_text())

@@ -12,8 +12,15 @@ import torch
 from tests.strategy_harness import reference_run
 from tests.train_fixtures import ROOT, subprocess_env
 
-MODEL = {"arch": "transformer", "d_model": 32, "n_layers": 2, "n_heads": 2, "ffn_multiplier": 2,
-         "dropout": 0.0, "gradient_checkpointing": True}
+MODEL = {
+    "arch": "transformer",
+    "d_model": 32,
+    "n_layers": 2,
+    "n_heads": 2,
+    "ffn_multiplier": 2,
+    "dropout": 0.0,
+    "gradient_checkpointing": True,
+}
 BASE = {"grad_clip": 0.5, "lr": 0.01}
 FP32_CASES = {
     "ddp": {"strategy": "ddp"},
@@ -23,13 +30,22 @@ FP32_CASES = {
     "zero2": {"strategy": "deepspeed", "zero_stage": 2},
     "zero3": {"strategy": "deepspeed", "zero_stage": 3},  # + user JSON: shard every parameter
     "fsdp_acc2": {"strategy": "fsdp", "grad_accumulation": 2},
-    "zero2_acc2_offload": {"strategy": "deepspeed", "zero_stage": 2, "grad_accumulation": 2,
-                           "offload_optimizer": True},
+    "zero2_acc2_offload": {
+        "strategy": "deepspeed",
+        "zero_stage": 2,
+        "grad_accumulation": 2,
+        "offload_optimizer": True,
+    },
 }
 BF16_CASES = {
     "fsdp_bf16": {"strategy": "fsdp", "precision": "bf16"},
-    "zero3_bf16_offload": {"strategy": "deepspeed", "zero_stage": 3, "precision": "bf16",
-                           "offload_optimizer": True, "offload_params": True},
+    "zero3_bf16_offload": {
+        "strategy": "deepspeed",
+        "zero_stage": 3,
+        "precision": "bf16",
+        "offload_optimizer": True,
+        "offload_params": True,
+    },
 }
 
 
@@ -42,9 +58,24 @@ def launch_harness(out, model: dict, cases: dict) -> tuple[dict, dict, dict]:
     spec = {"model": model, "steps": 4, "global_batch": 8, "seq_len": 24, "cases": cases}
     (out / "spec.json").write_text(json.dumps(spec))
     result = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-         "--max_restarts=0", "-m", "tests.strategy_harness", str(out / "spec.json"), str(out)],
-        cwd=ROOT, env={**subprocess_env(), "OMP_NUM_THREADS": "1"}, capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node=2",
+            "--max_restarts=0",
+            "-m",
+            "tests.strategy_harness",
+            str(out / "spec.json"),
+            str(out),
+        ],
+        cwd=ROOT,
+        env={**subprocess_env(), "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     results = json.loads((out / "results.json").read_text())
     states = {name: torch.load(out / f"{name}.pt", weights_only=True) for name in results}
@@ -61,12 +92,23 @@ def hf_harness(tmp_path_factory):
     """A tiny BERT (random init, no dropout) under DDP, FSDP2 (one unit per BertLayer) and ZeRO-3."""
     transformers = pytest.importorskip("transformers")
     out = tmp_path_factory.mktemp("hf_strategies")
-    config = transformers.BertConfig(vocab_size=16, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                                     intermediate_size=64, max_position_embeddings=32,
-                                     attention_probs_dropout_prob=0.0)
+    config = transformers.BertConfig(
+        vocab_size=16,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=32,
+        attention_probs_dropout_prob=0.0,
+    )
     config.save_pretrained(str(out / "bert"))
-    model = {"backbone": "hf", "path": str(out / "bert"), "init": "random", "dropout": 0.0,
-             "gradient_checkpointing": True}
+    model = {
+        "backbone": "hf",
+        "path": str(out / "bert"),
+        "init": "random",
+        "dropout": 0.0,
+        "gradient_checkpointing": True,
+    }
     return launch_harness(out, model, {name: FP32_CASES[name] for name in ("ddp", "fsdp", "zero3")})
 
 
@@ -113,7 +155,9 @@ def test_sharding_shrinks_per_rank_bytes_as_promised(harness):
     adam_states = 2 * full_params
     rank_bytes = {name: r["bytes"] for name, r in results.items()}
     for name in ("ddp", "zero0"):  # replicated
-        assert all(b == {"param_bytes": full_params, "optimizer_bytes": adam_states} for b in rank_bytes[name])
+        assert all(
+            b == {"param_bytes": full_params, "optimizer_bytes": adam_states} for b in rank_bytes[name]
+        )
     for name in ("zero1", "zero2", "zero2_acc2_offload"):  # optimizer state sharded
         for b in rank_bytes[name]:
             assert b["param_bytes"] == full_params

@@ -18,8 +18,9 @@ TRAIN = {"epochs": 3, "lr": 0.005, "checkpoint_every_steps": 3, "log_every_steps
 
 
 def run(command, **kwargs):
-    return subprocess.run(command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True,
-                          timeout=300, **kwargs)
+    return subprocess.run(
+        command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=300, **kwargs
+    )
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +54,15 @@ def test_two_ranks_train_and_write_a_plain_state_dict(uninterrupted):
 
 def start_and_stop_after_a_checkpoint(command, out, signum, after="step-00000006"):
     """Start a training launch; send `signum` to the launcher once checkpoint `after` exists."""
-    process = subprocess.Popen(command, cwd=ROOT, env=subprocess_env(), start_new_session=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=subprocess_env(),
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     pointer = out / "checkpoints" / "latest"
     deadline = time.monotonic() + 120
     while not pointer.exists() or pointer.read_text().strip() < after:
@@ -72,13 +80,17 @@ def resumed_step(stdout: str) -> int:
     return int(match.group(1))
 
 
-@pytest.mark.parametrize("strategy, signum, train_extra", [
-    ("ddp", signal.SIGKILL, {}),
-    ("deepspeed", signal.SIGKILL, {"zero_stage": 3}),
-    ("fsdp", signal.SIGTERM, {}),
-])
-def test_stopped_training_resumes_to_the_uninterrupted_weights(inputs, uninterrupted, tmp_path,
-                                                                strategy, signum, train_extra):
+@pytest.mark.parametrize(
+    "strategy, signum, train_extra",
+    [
+        ("ddp", signal.SIGKILL, {}),
+        ("deepspeed", signal.SIGKILL, {"zero_stage": 3}),
+        ("fsdp", signal.SIGTERM, {}),
+    ],
+)
+def test_stopped_training_resumes_to_the_uninterrupted_weights(
+    inputs, uninterrupted, tmp_path, strategy, signum, train_extra
+):
     """SIGKILL of the launcher kills its workers too (no orphans); SIGTERM makes every rank save a
     checkpoint and exit non-zero. The rerun resumes mid-epoch and ends where the uninterrupted DDP
     run ends (FSDP2 and ZeRO-3 train the same model as DDP: see test_strategies.py)."""
@@ -99,13 +111,22 @@ def test_stopped_training_resumes_to_the_uninterrupted_weights(inputs, uninterru
         torch.testing.assert_close(resumed[key], value, rtol=0, atol=atol, msg=key)
     if strategy == "deepspeed":
         saved = json.loads((tmp_path / "deepspeed_config.json").read_text())
-        assert saved["zero_optimization"]["stage"] == 3 and saved["gradient_clipping"] == TRAIN.get("grad_clip", 1.0)
+        assert saved["zero_optimization"]["stage"] == 3 and saved["gradient_clipping"] == TRAIN.get(
+            "grad_clip", 1.0
+        )
 
 
 def test_a_crashed_rank_ends_the_whole_job_quickly(inputs, tmp_path):
     command = launch_command(inputs, tmp_path, {**TRAIN, "epochs": 20}, MODEL)
-    process = subprocess.Popen(command, cwd=ROOT, env=subprocess_env(), start_new_session=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=subprocess_env(),
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while not (tmp_path / "checkpoints" / "latest").exists():
         assert time.monotonic() < deadline and process.poll() is None, "no checkpoint appeared"

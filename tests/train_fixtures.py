@@ -33,31 +33,79 @@ def make_training_inputs(directory: Path, n: int = 240, seed: int = 0) -> dict[s
     boundaries, batch_sizes = [60, 90, 121], [8, 6, 4]
     token_lengths = lengths + 1
     buckets = np.searchsorted(boundaries, token_lengths)
-    paths = {k: directory / v for k, v in
-             {"windows": "windows.parquet", "manifest": "manifest.parquet", "summary": "summary.json"}.items()}
-    pl.DataFrame({"id": ids, "gene_id": [f"g{i // 3}" for i in range(n)], "split": splits,
-                  "label": labels.astype(np.int8), "sequence": sequences,
-                  "length": lengths.astype(np.int32)}).write_parquet(paths["windows"])
-    pl.DataFrame({"id": ids, "split": splits, "label": labels.astype(np.int8),
-                  "length": lengths.astype(np.int32), "token_length": token_lengths.astype(np.int32),
-                  "bucket": buckets.astype(np.int16)}).write_parquet(paths["manifest"])
-    paths["summary"].write_text(json.dumps({"tokenizer": {"kind": "nucleotide", "k": 1},
-                                            "boundaries": boundaries, "batch_sizes": batch_sizes,
-                                            "max_length": 128}))
+    paths = {
+        k: directory / v
+        for k, v in {
+            "windows": "windows.parquet",
+            "manifest": "manifest.parquet",
+            "summary": "summary.json",
+        }.items()
+    }
+    pl.DataFrame(
+        {
+            "id": ids,
+            "gene_id": [f"g{i // 3}" for i in range(n)],
+            "split": splits,
+            "label": labels.astype(np.int8),
+            "sequence": sequences,
+            "length": lengths.astype(np.int32),
+        }
+    ).write_parquet(paths["windows"])
+    pl.DataFrame(
+        {
+            "id": ids,
+            "split": splits,
+            "label": labels.astype(np.int8),
+            "length": lengths.astype(np.int32),
+            "token_length": token_lengths.astype(np.int32),
+            "bucket": buckets.astype(np.int16),
+        }
+    ).write_parquet(paths["manifest"])
+    paths["summary"].write_text(
+        json.dumps(
+            {
+                "tokenizer": {"kind": "nucleotide", "k": 1},
+                "boundaries": boundaries,
+                "batch_sizes": batch_sizes,
+                "max_length": 128,
+            }
+        )
+    )
     return paths
 
 
-def launch_command(inputs: dict[str, Path], out: Path, train_cfg: dict, model_cfg: dict,
-                   procs: int = 2) -> list[str]:
+def launch_command(
+    inputs: dict[str, Path], out: Path, train_cfg: dict, model_cfg: dict, procs: int = 2
+) -> list[str]:
     """The train rule's entry point on these inputs: torchrun with `procs` CPU ranks."""
     return [
-        sys.executable, "-m", "workflow_scripts.rules.train",
-        "--config", json.dumps({"model": model_cfg, "train": train_cfg}),
-        "--windows", str(inputs["windows"]), "--manifest", str(inputs["manifest"]),
-        "--bucket-summary", str(inputs["summary"]),
-        "--checkpoint-dir", str(out / "checkpoints"), "--out-model", str(out / "model.pt"),
-        "--out-config", str(out / "model.json"), "--out-steps", str(out / "steps.jsonl"),
-        "--experiment", "experiment", "--gpus", "0", "--cpu-procs", str(procs), "--threads", "2",
+        sys.executable,
+        "-m",
+        "workflow_scripts.rules.train",
+        "--config",
+        json.dumps({"model": model_cfg, "train": train_cfg}),
+        "--windows",
+        str(inputs["windows"]),
+        "--manifest",
+        str(inputs["manifest"]),
+        "--bucket-summary",
+        str(inputs["summary"]),
+        "--checkpoint-dir",
+        str(out / "checkpoints"),
+        "--out-model",
+        str(out / "model.pt"),
+        "--out-config",
+        str(out / "model.json"),
+        "--out-steps",
+        str(out / "steps.jsonl"),
+        "--experiment",
+        "experiment",
+        "--gpus",
+        "0",
+        "--cpu-procs",
+        str(procs),
+        "--threads",
+        "2",
     ]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from workflow_scripts.config.sections import complete_section
 from workflow_scripts.errors import InputError
@@ -48,15 +49,20 @@ class TrainConfig:
     def from_section(cls, values: dict) -> TrainConfig:
         """Fill and check the section against the schema (InputError names `train.<key>`)."""
         completed = complete_section("train", values)
-        return cls(**{f.name: completed.get(f.name) for f in dataclasses.fields(cls)})
+        fields: dict[str, Any] = {f.name: completed.get(f.name) for f in dataclasses.fields(cls)}
+        return cls(**fields)
 
     def _check_offload(self) -> None:
         if self.strategy != "deepspeed":
             return
-        self._require(not self.offload_optimizer or self.zero_stage != 0, "offload_optimizer",
-                      "needs zero_stage 1, 2 or 3")
-        self._require(not self.offload_params or self.zero_stage in (3, "auto"), "offload_params",
-                      "needs zero_stage 3")
+        self._require(
+            not self.offload_optimizer or self.zero_stage != 0,
+            "offload_optimizer",
+            "needs zero_stage 1, 2 or 3",
+        )
+        self._require(
+            not self.offload_params or self.zero_stage in (3, "auto"), "offload_params", "needs zero_stage 3"
+        )
 
     def _require(self, ok: bool, key: str, message: str) -> None:
         if not ok:

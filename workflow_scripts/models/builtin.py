@@ -104,7 +104,7 @@ class SequenceClassifier(nn.Module):
 
     def drop_classification_head(self) -> None:
         """Keep only what `encode` uses, so no parameter goes without a gradient (DDP)."""
-        self.head = None
+        del self.head
 
     def _pool(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         if self.arch == "transformer":

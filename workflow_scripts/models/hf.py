@@ -6,53 +6,22 @@ as `blocks` so FSDP shards one unit per layer. `HFTokenizer` gives an `AutoToken
 interface of `NucleotideTokenizer` (encode_batch, token counts, to_dict).
 
 transformers and tokenizers are an optional extra (requirements-hf.txt); nothing here touches the
-network: files are loaded with `local_files_only=True` and HF_HUB_OFFLINE=1.
+network (models/hf_offline.py loads local files only).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
 from workflow_scripts.errors import InputError
+from workflow_scripts.models.hf_offline import load_offline, require_transformers
 
 TOKEN_COUNT_CHUNK = 4096
-
-
-def require_transformers():
-    """Import transformers offline, or explain how to install the optional extra."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    try:
-        import transformers
-    except ImportError:
-        raise InputError("config", "model.backbone", "hf needs the optional extra: "
-                         "pip install -r requirements-hf.txt (transformers, tokenizers)") from None
-    transformers.logging.set_verbosity_error()
-    transformers.utils.logging.disable_progress_bar()
-    return transformers
-
-
-def load_offline(loader, path: str, what: str, **kwargs):
-    """`loader.from_pretrained(path)` from local files only; a missing model is one clear error."""
-    if Path(path).is_absolute() or path.startswith(".") or path.count("/") > 1:
-        if not Path(path).is_dir():
-            raise InputError(path, what, "no such directory (a local model or tokenizer directory)")
-    try:
-        return loader.from_pretrained(path, local_files_only=True, **kwargs)
-    except (OSError, ValueError) as error:
-        hint = "" if Path(path).is_dir() else (
-            " (not a local directory, and not in the Hugging Face cache; download it once with "
-            "`hf download NAME` or save_pretrained, then point model.path at it; errorseq never "
-            "downloads at run time)")
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise InputError(path, what, f"cannot load offline{hint}: {first_line}") from None
 
 
 class HFTokenizer:
@@ -64,8 +33,9 @@ class HFTokenizer:
     def __init__(self, path: str, trust_remote_code: bool = False):
         transformers = require_transformers()
         self.path, self.trust_remote_code = str(path), bool(trust_remote_code)
-        self.tokenizer = load_offline(transformers.AutoTokenizer, self.path, "tokenizer",
-                                      trust_remote_code=self.trust_remote_code)
+        self.tokenizer = load_offline(
+            transformers.AutoTokenizer, self.path, "tokenizer", trust_remote_code=self.trust_remote_code
+        )
         if self.tokenizer.pad_token_id is None:
             raise InputError(self.path, "tokenizer", "has no padding token (pad_token)")
         self.pad_id = int(self.tokenizer.pad_token_id)
@@ -75,8 +45,9 @@ class HFTokenizer:
         return f"HFTokenizer({self.path!r})"
 
     def encode_ids(self, seqs: Sequence[str]) -> list[list[int]]:
-        return self.tokenizer(list(seqs), add_special_tokens=True, truncation=False,
-                              return_attention_mask=False, verbose=False)["input_ids"]
+        return self.tokenizer(
+            list(seqs), add_special_tokens=True, truncation=False, return_attention_mask=False, verbose=False
+        )["input_ids"]
 
     def sequence_token_lengths(self, seqs: Sequence[str]) -> np.ndarray:
         """Tokens per sequence, special tokens included (before any truncation)."""
@@ -85,8 +56,9 @@ class HFTokenizer:
             counts += [len(ids) for ids in self.encode_ids(seqs[start : start + TOKEN_COUNT_CHUNK])]
         return np.asarray(counts, dtype=np.int64)
 
-    def encode_batch(self, seqs: Sequence[str], max_length: int | None = None
-                     ) -> tuple[torch.Tensor, torch.Tensor]:
+    def encode_batch(
+        self, seqs: Sequence[str], max_length: int | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """(ids int64 [B, T], attention_mask bool [B, T]); rows longer than max_length keep their
         first and last (special) tokens and the centre of the rest."""
         encoded = [centre_crop_ids(ids, max_length) for ids in self.encode_ids(seqs)]
@@ -126,7 +98,7 @@ class HFSequenceClassifier(nn.Module):
 
     def __init__(self, hf_model: nn.Module):
         super().__init__()
-        self.hf = hf_model
+        self.hf: Any = hf_model  # a transformers PreTrainedModel (config, base_model_prefix, ...)
 
     @property
     def blocks(self) -> nn.ModuleList:  # a property: not registered twice in the state dict
@@ -159,21 +131,32 @@ def hf_config(transformers, model_cfg: dict):
     """The AutoConfig of model.path, made a two-class classifier (model_cfg: a completed model: section)."""
     trust = model_cfg["trust_remote_code"]
     config = load_offline(transformers.AutoConfig, model_cfg["path"], "model.path", trust_remote_code=trust)
-    shipped = next((ref for key, ref in (getattr(config, "auto_map", None) or {}).items()
-                    if key.startswith("AutoModel")), None)
+    shipped = next(
+        (
+            ref
+            for key, ref in (getattr(config, "auto_map", None) or {}).items()
+            if key.startswith("AutoModel")
+        ),
+        None,
+    )
     if shipped and not trust:
-        raise InputError(model_cfg["path"], "model.trust_remote_code", f"the model ships its own code "
-                         f"({shipped}); without it transformers would build its built-in "
-                         f"{config.model_type!r} class and leave weights unused. Read the .py files, "
-                         "then set model.trust_remote_code: true")
+        raise InputError(
+            model_cfg["path"],
+            "model.trust_remote_code",
+            f"the model ships its own code "
+            f"({shipped}); without it transformers would build its built-in "
+            f"{config.model_type!r} class and leave weights unused. Read the .py files, "
+            "then set model.trust_remote_code: true",
+        )
     config.num_labels = 2
     if hasattr(config, "hidden_dropout_prob"):
         config.hidden_dropout_prob = float(model_cfg["dropout"])
     return config
 
 
-def build_hf_classifier(model_cfg: dict, vocab_size: int, max_tokens: int,
-                        pretrained: bool = True) -> HFSequenceClassifier:
+def build_hf_classifier(
+    model_cfg: dict, vocab_size: int, max_tokens: int, pretrained: bool = True
+) -> HFSequenceClassifier:
     """The model at model.path with a fresh two-class head. `model.init: random` (or
     pretrained=False, as evaluate does before loading the trained state dict) builds the same
     architecture without loading weights."""
@@ -184,8 +167,14 @@ def build_hf_classifier(model_cfg: dict, vocab_size: int, max_tokens: int,
     trust = model_cfg["trust_remote_code"]
     auto = transformers.AutoModelForSequenceClassification
     if load_weights:
-        hf_model, info = load_offline(auto, model_cfg["path"], "model.path", config=config,
-                                      trust_remote_code=trust, output_loading_info=True)
+        hf_model, info = load_offline(
+            auto,
+            model_cfg["path"],
+            "model.path",
+            config=config,
+            trust_remote_code=trust,
+            output_loading_info=True,
+        )
         check_encoder_loaded(hf_model, info["missing_keys"], model_cfg["path"])
         materialise_plain_tensors(hf_model, model_cfg["path"])
     else:
@@ -200,8 +189,12 @@ def check_encoder_loaded(hf_model: nn.Module, missing_keys, path: str) -> None:
     prefix = f"{hf_model.base_model_prefix}."
     missing = [key for key in missing_keys if key.startswith(prefix) and ".pooler." not in key]
     if missing:
-        raise InputError(path, "model.path", f"{len(missing)} encoder tensors are not in the checkpoint "
-                         f"(e.g. {missing[0]}): it does not hold weights for this architecture")
+        raise InputError(
+            path,
+            "model.path",
+            f"{len(missing)} encoder tensors are not in the checkpoint "
+            f"(e.g. {missing[0]}): it does not hold weights for this architecture",
+        )
 
 
 def materialise_plain_tensors(hf_model: nn.Module, path: str) -> None:
@@ -215,15 +208,22 @@ def materialise_plain_tensors(hf_model: nn.Module, path: str) -> None:
             if attribute == "alibi" and hasattr(module, "rebuild_alibi_tensor"):
                 module.rebuild_alibi_tensor(size=value.shape[-1], device="cpu")
             else:
-                raise InputError(path, "model.path", f"the model's code keeps tensor "
-                                 f"{name}.{attribute} outside its state dict and it was not loaded")
+                raise InputError(
+                    path,
+                    "model.path",
+                    f"the model's code keeps tensor "
+                    f"{name}.{attribute} outside its state dict and it was not loaded",
+                )
 
 
-def enable_checkpointing(hf_model: nn.Module) -> None:
+def enable_checkpointing(hf_model: Any) -> None:
     """The HF model's own activation checkpointing, non-reentrant (works under DDP and FSDP)."""
     if not getattr(hf_model, "supports_gradient_checkpointing", False):
-        raise InputError("config", "model.gradient_checkpointing",
-                         f"{type(hf_model).__name__} does not support gradient checkpointing; set it false")
+        raise InputError(
+            "config",
+            "model.gradient_checkpointing",
+            f"{type(hf_model).__name__} does not support gradient checkpointing; set it false",
+        )
     kwargs = {"use_reentrant": False}
     if hasattr(hf_model, "activation_checkpointing_enable"):  # transformers >= 5
         hf_model.activation_checkpointing_enable(kwargs)
@@ -243,12 +243,20 @@ def check_fits(config, model_cfg: dict, vocab_size: int, max_tokens: int, load_w
     """The tokenizer's ids and bucket.max_length must fit the model's embeddings."""
     positions = getattr(config, "max_position_embeddings", None)
     if positions is not None and max_tokens > positions and has_learned_positions(config):
-        raise InputError("config", "bucket.max_length", f"{max_tokens} tokens exceed the model's "
-                         f"max_position_embeddings {positions}; lower bucket.max_length")
+        raise InputError(
+            "config",
+            "bucket.max_length",
+            f"{max_tokens} tokens exceed the model's "
+            f"max_position_embeddings {positions}; lower bucket.max_length",
+        )
     model_vocab = getattr(config, "vocab_size", None)
     if model_vocab is None or vocab_size <= model_vocab:
         return
     if load_weights:
-        raise InputError("config", "tokenizer", f"{vocab_size} token ids but the model at "
-                         f"{model_cfg['path']} embeds {model_vocab}; use the model's own tokenizer")
+        raise InputError(
+            "config",
+            "tokenizer",
+            f"{vocab_size} token ids but the model at "
+            f"{model_cfg['path']} embeds {model_vocab}; use the model's own tokenizer",
+        )
     config.vocab_size = vocab_size  # a randomly initialised model takes the tokenizer's vocabulary

@@ -17,8 +17,12 @@ def load_pretrained_encoder(model: nn.Module, path: str | Path) -> tuple[int, li
     try:
         result = model.load_state_dict(state, strict=False)
     except RuntimeError as error:
-        raise InputError(path, "encoder", "does not fit the model (was it pretrained with another "
-                         f"model: config?): {str(error).splitlines()[1:2]}") from None
+        raise InputError(
+            path,
+            "encoder",
+            "does not fit the model (was it pretrained with another "
+            f"model: config?): {str(error).splitlines()[1:2]}",
+        ) from None
     if result.unexpected_keys:
         raise InputError(path, "encoder", f"holds tensors the model lacks: {result.unexpected_keys[:3]}")
     return len(state), list(result.missing_keys)

@@ -37,10 +37,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     sections = parse_rule_config(args.config, required=SECTIONS)
-    spec = RunSpec(experiment=args.experiment, windows=args.windows, manifest=args.manifest,
-                   bucket_summary=args.bucket_summary, checkpoint_dir=args.checkpoint_dir,
-                   out_weights=args.out_encoder, out_config=args.out_config, out_steps=args.out_steps,
-                   genome_dir=str(Path(args.genome_index).parent) if args.genome_index else None)
+    spec = RunSpec(
+        experiment=args.experiment,
+        windows=args.windows,
+        manifest=args.manifest,
+        bucket_summary=args.bucket_summary,
+        checkpoint_dir=args.checkpoint_dir,
+        out_weights=args.out_encoder,
+        out_config=args.out_config,
+        out_steps=args.out_steps,
+        genome_dir=str(Path(args.genome_index).parent) if args.genome_index else None,
+    )
     launch("masked_lm", spec, sections, resources_from_args(args))
 
 

@@ -38,9 +38,7 @@ def load_split(windows_path: str | Path, manifest_path: str | Path, split: str) 
     if missing:
         raise InputError(manifest_path, missing[0], "column missing from the bucket manifest")
     windows = pl.read_parquet(windows_path, columns=["id", "gene_id", "sequence", "length"])
-    joined = manifest.filter(pl.col("split") == split).join(
-        windows, on="id", how="inner", suffix="_w"
-    )
+    joined = manifest.filter(pl.col("split") == split).join(windows, on="id", how="inner", suffix="_w")
     return SplitData(
         ids=joined["id"].to_list(),
         gene_ids=joined["gene_id"].cast(pl.String).to_list(),

@@ -31,16 +31,28 @@ def run_signature(train: dict, model: dict, world_size: int, inputs: dict, **set
     """What a checkpoint must share with a run to be resumed from: the train config (less its
     logging keys), the model, the world size, each input file's size and mtime (None = no such
     input) and any other setting that changes what is learnt."""
-    stamps = {name: [os.stat(path).st_size, os.stat(path).st_mtime_ns] for name, path in inputs.items() if path}
-    return {"train": {key: value for key, value in train.items() if key not in LOGGING_KEYS},
-            "model": model, "world_size": world_size, "inputs": stamps, **settings}
+    stamps = {
+        name: [os.stat(path).st_size, os.stat(path).st_mtime_ns] for name, path in inputs.items() if path
+    }
+    return {
+        "train": {key: value for key, value in train.items() if key not in LOGGING_KEYS},
+        "model": model,
+        "world_size": world_size,
+        "inputs": stamps,
+        **settings,
+    }
 
 
 class CheckpointManager:
     """Every method is called on every rank; only rank 0 touches shared files itself."""
 
-    def __init__(self, directory: str | os.PathLike, is_main: bool, barrier: Callable[[], None] = lambda: None,
-                 signature: dict | None = None):
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        is_main: bool,
+        barrier: Callable[[], None] = lambda: None,
+        signature: dict | None = None,
+    ):
         self.directory = Path(directory)
         self.is_main = is_main
         self.barrier = barrier
@@ -56,8 +68,11 @@ class CheckpointManager:
         if path.exists() and json.loads(path.read_text()) == signature:
             return
         if any(self.directory.iterdir()):
-            print(f"note: {self.directory} holds checkpoints of another run (config, data or world "
-                  "size differ): starting afresh", flush=True)
+            print(
+                f"note: {self.directory} holds checkpoints of another run (config, data or world "
+                "size differ): starting afresh",
+                flush=True,
+            )
         for entry in self.directory.iterdir():
             shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
         write_text(path, json.dumps(signature, sort_keys=True) + "\n")

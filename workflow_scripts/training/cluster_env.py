@@ -53,7 +53,9 @@ def parse_cluster_section(text: str) -> dict:
     return section
 
 
-def apply_environment(presets: dict[str, str], environ: MutableMapping[str, str] = os.environ) -> dict[str, str]:
+def apply_environment(
+    presets: dict[str, str], environ: MutableMapping[str, str] = os.environ
+) -> dict[str, str]:
     """Set each preset that the environment does not set already; return those set."""
     applied = {name: value for name, value in presets.items() if name not in environ}
     environ.update(applied)

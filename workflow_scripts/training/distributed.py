@@ -103,8 +103,14 @@ def ensure_rendezvous_env() -> None:
     """A plain `python -m workflow_scripts.training.worker` is a world of one (FSDP and DeepSpeed need a group)."""
     if "MASTER_ADDR" in os.environ:
         return
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
-                      RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", LOCAL_WORLD_SIZE="1")
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(free_port()),
+        RANK="0",
+        WORLD_SIZE="1",
+        LOCAL_RANK="0",
+        LOCAL_WORLD_SIZE="1",
+    )
 
 
 def init_distributed(timeout_s: float = 600.0, require_group: bool = False) -> DistContext:

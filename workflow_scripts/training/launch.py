@@ -48,8 +48,12 @@ class Resources:
 
 def add_resource_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpus", type=int, default=0, help="GPUs given to this job (resources.gpu)")
-    parser.add_argument("--cpu-procs", type=int, default=2, help="processes when there is no GPU (resources.cpu_procs)")
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="CPU cores of the job (threads)")
+    parser.add_argument(
+        "--cpu-procs", type=int, default=2, help="processes when there is no GPU (resources.cpu_procs)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=os.cpu_count() or 1, help="CPU cores of the job (threads)"
+    )
     parser.add_argument("--nodes", type=int, default=1, help="nodes of the job (resources.nodes)")
 
 
@@ -68,8 +72,11 @@ def launch(objective_name: str, spec: RunSpec, sections: dict, resources: Resour
     command = build_command(resources, worker_args, int(cluster["rdzv_port"]))
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "unset")
     presets = " ".join(f"{name}={value}" for name, value in sorted(applied.items()))
-    print(f"launch: CUDA_VISIBLE_DEVICES={visible} {presets} " + shlex.join(command),
-          file=sys.stderr, flush=True)
+    print(
+        f"launch: CUDA_VISIBLE_DEVICES={visible} {presets} " + shlex.join(command),
+        file=sys.stderr,
+        flush=True,
+    )
     os.execvp(command[0], command)
 
 
@@ -110,9 +117,15 @@ def gpus_per_node(gpus: int, nodes: int) -> int:
 
 def torchrun_command(nproc: int, worker_args: list[str]) -> list[str]:
     return [
-        sys.executable, "-m", "torch.distributed.run",
-        "--standalone", f"--nproc_per_node={nproc}", "--max_restarts=0",
-        "-m", WORKER_MODULE, *worker_args,
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc_per_node={nproc}",
+        "--max_restarts=0",
+        "-m",
+        WORKER_MODULE,
+        *worker_args,
     ]
 
 
@@ -121,25 +134,43 @@ def allocation_head_node() -> str:
     job_id = os.environ.get("SLURM_JOB_ID")
     if not job_id:
         raise InputError("resources", "nodes", "several nodes need a SLURM allocation (no SLURM_JOB_ID)")
-    nodelist = os.environ.get("SLURM_JOB_NODELIST") or subprocess.run(
-        ["squeue", "-h", "-j", job_id, "-o", "%N"], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    hosts = subprocess.run(["scontrol", "show", "hostnames", nodelist],
-                           capture_output=True, text=True, check=True).stdout.split()
+    nodelist = (
+        os.environ.get("SLURM_JOB_NODELIST")
+        or subprocess.run(
+            ["squeue", "-h", "-j", job_id, "-o", "%N"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    )
+    hosts = subprocess.run(
+        ["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True, check=True
+    ).stdout.split()
     return hosts[0]
 
 
-def srun_torchrun_command(nodes: int, nproc: int, gpus_each: int, head: str, port: int,
-                          worker_args: list[str]) -> list[str]:
+def srun_torchrun_command(
+    nodes: int, nproc: int, gpus_each: int, head: str, port: int, worker_args: list[str]
+) -> list[str]:
     """One torchrun per node through srun; the nodes meet at head:port (c10d rendezvous)."""
-    srun = ["srun", f"--nodes={nodes}", f"--ntasks={nodes}", "--ntasks-per-node=1",
-            "--kill-on-bad-exit=1", *([f"--gpus-per-node={gpus_each}"] if gpus_each else [])]
+    srun = [
+        "srun",
+        f"--nodes={nodes}",
+        f"--ntasks={nodes}",
+        "--ntasks-per-node=1",
+        "--kill-on-bad-exit=1",
+        *([f"--gpus-per-node={gpus_each}"] if gpus_each else []),
+    ]
     return srun + [
-        sys.executable, "-m", "torch.distributed.run",
-        f"--nnodes={nodes}", f"--nproc_per_node={nproc}", "--max_restarts=0",
-        "--rdzv-backend=c10d", f"--rdzv-endpoint={head}:{port}",
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        f"--nnodes={nodes}",
+        f"--nproc_per_node={nproc}",
+        "--max_restarts=0",
+        "--rdzv-backend=c10d",
+        f"--rdzv-endpoint={head}:{port}",
         f"--rdzv-id=errorseq-{os.environ.get('SLURM_JOB_ID', 'local')}",
-        "-m", WORKER_MODULE, *worker_args,
+        "-m",
+        WORKER_MODULE,
+        *worker_args,
     ]
 
 
@@ -147,8 +178,11 @@ def hide_gpus(nproc: int) -> None:
     """resources.gpu 0 means CPU processes with gloo. Where CUDA is visible the workers would
     otherwise all pick cuda:0 and NCCL refuses two ranks on one GPU; hide the GPUs from them."""
     os.environ["CUDA_VISIBLE_DEVICES"] = ""
-    print(f"note: resources.gpu is 0: {nproc} CPU processes with gloo, GPUs hidden "
-          "(snakemake --set-resources train:gpu=N trains on N GPUs)", file=sys.stderr)
+    print(
+        f"note: resources.gpu is 0: {nproc} CPU processes with gloo, GPUs hidden "
+        "(snakemake --set-resources train:gpu=N trains on N GPUs)",
+        file=sys.stderr,
+    )
 
 
 def build_command(resources: Resources, worker_args: list[str], rdzv_port: int) -> list[str]:
@@ -156,11 +190,15 @@ def build_command(resources: Resources, worker_args: list[str], rdzv_port: int) 
     nproc = processes_per_node(gpus_each, resources.cpu_procs)
     os.environ["OMP_NUM_THREADS"] = str(max(1, resources.threads // nproc))
     if resources.gpus > 0 and not torch.cuda.is_available():
-        print(f"warning: {resources.gpus} GPUs requested but CUDA is not available; "
-              f"running {nproc} CPU processes per node with gloo", file=sys.stderr)
+        print(
+            f"warning: {resources.gpus} GPUs requested but CUDA is not available; "
+            f"running {nproc} CPU processes per node with gloo",
+            file=sys.stderr,
+        )
     if resources.gpus == 0 and torch.cuda.is_available():
         hide_gpus(nproc)
     if resources.nodes == 1:
         return torchrun_command(nproc, worker_args)
-    return srun_torchrun_command(resources.nodes, nproc, gpus_each, allocation_head_node(),
-                                 rdzv_port, worker_args)
+    return srun_torchrun_command(
+        resources.nodes, nproc, gpus_each, allocation_head_node(), rdzv_port, worker_args
+    )

@@ -54,7 +54,9 @@ class LogWindow:
         self.steps += 1
 
 
-def forward_loss(engine: Engine, loss: Callable[[torch.Tensor, dict], torch.Tensor], batch: dict) -> torch.Tensor:
+def forward_loss(
+    engine: Engine, loss: Callable[[torch.Tensor, dict], torch.Tensor], batch: dict
+) -> torch.Tensor:
     """The model's forward pass in the engine's precision; the loss itself in fp32."""
     with engine.autocast():
         logits = engine.model(batch["ids"], batch["mask"])
@@ -65,14 +67,28 @@ class Trainer:
     """`make_engine(total_steps)` wraps the model for the strategy (see strategies); the objective's
     train_config drives the loop."""
 
-    def __init__(self, objective: Objective, ctx: DistContext, make_engine: Callable[[int], Engine],
-                 train: SplitData, val: SplitData, collators: tuple,
-                 batch_sizes: list[int], checkpoints: CheckpointManager, metrics: MetricsSink):
+    def __init__(
+        self,
+        objective: Objective,
+        ctx: DistContext,
+        make_engine: Callable[[int], Engine],
+        train: SplitData,
+        val: SplitData,
+        collators: tuple,
+        batch_sizes: list[int],
+        checkpoints: CheckpointManager,
+        metrics: MetricsSink,
+    ):
         self.objective, self.cfg, self.ctx = objective, objective.train_config, ctx
         self.train_data, self.val_data = train, val
         self.collator, self.val_collator = collators
         self.sampler = DistributedBucketBatchSampler(
-            train.buckets, batch_sizes, ctx.world_size, ctx.rank, self.cfg.seed, token_lengths=train.token_lengths
+            train.buckets,
+            batch_sizes,
+            ctx.world_size,
+            ctx.rank,
+            self.cfg.seed,
+            token_lengths=train.token_lengths,
         )
         self.total_steps = self._count_optimizer_steps()
         self.engine = make_engine(self.total_steps)
@@ -102,8 +118,10 @@ class Trainer:
     def _train_epoch(self) -> None:
         self.sampler.set_epoch(self.progress.epoch)
         batches = list(self.sampler)
-        groups = [batches[i : i + self.cfg.grad_accumulation]
-                  for i in range(0, len(batches), self.cfg.grad_accumulation)]
+        groups = [
+            batches[i : i + self.cfg.grad_accumulation]
+            for i in range(0, len(batches), self.cfg.grad_accumulation)
+        ]
         start_group = self.progress.next_batch // self.cfg.grad_accumulation
         self.engine.model.train()
         window = LogWindow()
@@ -156,7 +174,8 @@ class Trainer:
     def _log_step(self, window: LogWindow) -> None:
         seconds = time.monotonic() - window.start
         total_loss, total_tokens, total_windows = self.ctx.all_reduce_sum(
-            [window.loss_sum, float(window.tokens), float(window.windows)])
+            [window.loss_sum, float(window.tokens), float(window.windows)]
+        )
         record = {
             "kind": "train",
             "epoch": self.progress.epoch + 1,
@@ -181,8 +200,11 @@ class Trainer:
         self.metrics.write(record)
         self.progress.history.append(record)
         if self.ctx.is_main:
-            print(f"validation after epoch {self.progress.epoch}: loss {result['val_loss']:.4f} "
-                  f"accuracy {result['val_accuracy']:.4f} roc_auc {result['val_roc_auc']}", flush=True)
+            print(
+                f"validation after epoch {self.progress.epoch}: loss {result['val_loss']:.4f} "
+                f"accuracy {result['val_accuracy']:.4f} roc_auc {result['val_roc_auc']}",
+                flush=True,
+            )
         improved = result["val_loss"] < self.progress.best_val_loss
         if improved:
             self.progress.best_val_loss = result["val_loss"]
@@ -234,8 +256,11 @@ class Trainer:
         self.progress = TrainProgress(**state["progress"])
         restore_rng(state["rng_per_rank"][self.ctx.rank])
         if self.ctx.is_main:
-            print(f"resuming from checkpoint at step {self.progress.step} "
-                  f"(epoch {self.progress.epoch + 1}, batch {self.progress.next_batch}; {path})", flush=True)
+            print(
+                f"resuming from checkpoint at step {self.progress.step} "
+                f"(epoch {self.progress.epoch + 1}, batch {self.progress.next_batch}; {path})",
+                flush=True,
+            )
         return True
 
     def _install_signal_handlers(self) -> None:

@@ -40,14 +40,24 @@ def run(objective: Objective, spec: RunSpec, ctx: DistContext) -> None:
     model = objective.build_model(spec, tokenizer.vocab_size, max_tokens, ctx)
     torch.manual_seed(cfg.seed + ctx.rank)  # dropout differs per rank; the strategy syncs weights
     if ctx.is_main:
-        print(f"{objective.title()} {spec.experiment}: {count_parameters(model):,} parameters, "
-              f"{len(train)} train / {len(val)} val windows, world size {ctx.world_size}, "
-              f"device {ctx.device.type}, backend {ctx.backend}", flush=True)
+        print(
+            f"{objective.title()} {spec.experiment}: {count_parameters(model):,} parameters, "
+            f"{len(train)} train / {len(val)} val windows, world size {ctx.world_size}, "
+            f"device {ctx.device.type}, backend {ctx.backend}",
+            flush=True,
+        )
     micro_batch = max(summary["batch_sizes"])
     trainer = Trainer(
-        objective, ctx, lambda total: build_engine(model, ctx, cfg, total, micro_batch), train, val,
-        objective.collators(train, val, tokenizer, max_tokens), summary["batch_sizes"],
-        CheckpointManager(spec.checkpoint_dir, ctx.is_main, ctx.barrier, resume_signature(objective, spec, ctx)),
+        objective,
+        ctx,
+        lambda total: build_engine(model, ctx, cfg, total, micro_batch),
+        train,
+        val,
+        objective.collators(train, val, tokenizer, max_tokens),
+        summary["batch_sizes"],
+        CheckpointManager(
+            spec.checkpoint_dir, ctx.is_main, ctx.barrier, resume_signature(objective, spec, ctx)
+        ),
         metrics_sink(spec, cfg.tensorboard, ctx),
     )
     if ctx.is_main:
@@ -57,15 +67,22 @@ def run(objective: Objective, spec: RunSpec, ctx: DistContext) -> None:
     trainer.metrics.close()
     if ctx.is_main:
         best = trainer.checkpoints.load_best()
-        export(spec, trainer, progress, best if best is not None else final_state,
-               objective.describe(tokenizer, max_tokens))
+        export(
+            spec,
+            trainer,
+            progress,
+            best if best is not None else final_state,
+            objective.describe(tokenizer, max_tokens),
+        )
 
 
 def resume_signature(objective: Objective, spec: RunSpec, ctx: DistContext) -> dict:
     """What a checkpoint must share with this run to be resumed from (checkpoint.run_signature)."""
     inputs, settings = objective.resume_key(spec)
     files = {"windows": spec.windows, "manifest": spec.manifest, "summary": spec.bucket_summary, **inputs}
-    return run_signature(objective.train_config.to_dict(), objective.model_cfg, ctx.world_size, files, **settings)
+    return run_signature(
+        objective.train_config.to_dict(), objective.model_cfg, ctx.world_size, files, **settings
+    )
 
 
 def metrics_sink(spec: RunSpec, tensorboard: bool, ctx: DistContext) -> MetricsSink:
@@ -79,17 +96,20 @@ def export(spec: RunSpec, trainer: Trainer, progress: TrainProgress, state: dict
         torch.save(trainer.objective.exported_weights(state), tmp)
     if hasattr(trainer.engine, "config"):
         write_json(Path(spec.out_weights).parent / DEEPSPEED_JSON, trainer.engine.config)
-    write_json(spec.out_config, {
-        "experiment": spec.experiment,
-        **described,
-        "train": trainer.cfg.to_dict(),
-        "world_size": trainer.ctx.world_size,
-        "optimizer_steps": progress.step,
-        "best_epoch": progress.best_epoch,
-        "best_val_loss": progress.best_val_loss,
-        "validation": progress.history,
-        "strategy": trainer.engine.describe(),
-    })
+    write_json(
+        spec.out_config,
+        {
+            "experiment": spec.experiment,
+            **described,
+            "train": trainer.cfg.to_dict(),
+            "world_size": trainer.ctx.world_size,
+            "optimizer_steps": progress.step,
+            "best_epoch": progress.best_epoch,
+            "best_val_loss": progress.best_val_loss,
+            "validation": progress.history,
+            "strategy": trainer.engine.describe(),
+        },
+    )
     with atomic_path(spec.out_steps) as tmp:
         shutil.copyfile(trainer.metrics.path, tmp)
     print(f"wrote {spec.out_weights} (best epoch {progress.best_epoch})", file=sys.stderr)

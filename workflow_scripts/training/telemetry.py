@@ -8,6 +8,7 @@ import resource
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -26,7 +27,7 @@ def rss_mb() -> float:
 
 
 def memory_snapshot(device: torch.device) -> dict:
-    snapshot = {"rss_mb": round(rss_mb(), 1)}
+    snapshot: dict[str, float | None] = {"rss_mb": round(rss_mb(), 1)}
     on_gpu = device.type == "cuda"
     for key, reader in (
         ("gpu_allocated_mb", "memory_allocated"),
@@ -98,8 +99,11 @@ def require_tensorboard() -> None:
     from workflow_scripts.errors import InputError
 
     if importlib.util.find_spec("tensorboard") is None:
-        raise InputError("config", "train.tensorboard",
-                         "needs the tensorboard package (pip install tensorboard), or set it to false")
+        raise InputError(
+            "config",
+            "train.tensorboard",
+            "needs the tensorboard package (pip install tensorboard), or set it to false",
+        )
 
 
 class MetricsSink:
@@ -108,7 +112,7 @@ class MetricsSink:
     def __init__(self, step_log_path: str | os.PathLike, enabled: bool, tensorboard_dir: str | None = None):
         self.step_log_path, self.enabled, self.tensorboard_dir = step_log_path, enabled, tensorboard_dir
         self.step_log: StepLog | None = None
-        self.writer = None
+        self.writer: Any = None  # a torch.utils.tensorboard SummaryWriter once opened
 
     @property
     def path(self) -> Path:
@@ -119,9 +123,13 @@ class MetricsSink:
         if self.enabled and self.tensorboard_dir:
             from torch.utils.tensorboard import SummaryWriter
 
-            self.writer = SummaryWriter(self.tensorboard_dir, purge_step=None if keep_until_step is None else keep_until_step + 1)
+            self.writer = SummaryWriter(
+                self.tensorboard_dir, purge_step=None if keep_until_step is None else keep_until_step + 1
+            )
 
     def write(self, record: dict) -> None:
+        if self.step_log is None:
+            raise RuntimeError("MetricsSink.write before open")
         self.step_log.write(record)
         if self.writer is None:
             return

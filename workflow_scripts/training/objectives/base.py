@@ -8,6 +8,7 @@ import abc
 import torch
 from torch import nn
 
+from workflow_scripts.config.sections import complete_section
 from workflow_scripts.config.train import TrainConfig
 from workflow_scripts.training.batches import SplitData
 from workflow_scripts.training.distributed import DistContext
@@ -18,10 +19,16 @@ class Objective(abc.ABC):
     """One kind of training. `sections` are the rule's config sections, completed by the schema."""
 
     name: str
-    train_config: TrainConfig
-    model_cfg: dict
+
+    def __init__(self, sections: dict):
+        self.model_cfg = complete_section("model", sections.get("model", {}))
+        self.train_config = self.build_train_config(sections)
 
     # ---- setting up a run -------------------------------------------------------------------
+    @abc.abstractmethod
+    def build_train_config(self, sections: dict) -> TrainConfig:
+        """The loop's settings: the train: section, or what the objective makes of it."""
+
     @abc.abstractmethod
     def title(self) -> str:
         """What the start line calls the run, e.g. `training`."""

@@ -6,7 +6,6 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from workflow_scripts.config.sections import complete_section
 from workflow_scripts.config.train import TrainConfig
 from workflow_scripts.errors import InputError
 from workflow_scripts.evaluation.metrics import binary_metrics
@@ -30,9 +29,8 @@ def log_loss(labels: np.ndarray, probs: np.ndarray) -> float:
 class Classification(Objective):
     name = "classification"
 
-    def __init__(self, sections: dict):
-        self.model_cfg = complete_section("model", sections.get("model", {}))
-        self.train_config = TrainConfig.from_section(sections.get("train", {}))
+    def build_train_config(self, sections):
+        return TrainConfig.from_section(sections.get("train", {}))
 
     def title(self) -> str:
         return "training"
@@ -48,8 +46,11 @@ class Classification(Objective):
         if spec.init_encoder:  # the pretrained encoder; the classification head stays fresh
             loaded, fresh = load_pretrained_encoder(model, spec.init_encoder)
             if ctx.is_main:
-                print(f"initialised {loaded} encoder tensors from {spec.init_encoder}; "
-                      f"{len(fresh)} fresh (head)", flush=True)
+                print(
+                    f"initialised {loaded} encoder tensors from {spec.init_encoder}; "
+                    f"{len(fresh)} fresh (head)",
+                    flush=True,
+                )
         return model
 
     def collators(self, train, val, tokenizer, max_tokens):
@@ -66,14 +67,19 @@ class Classification(Objective):
 
     def summarise(self, scores, ctx):
         """Loss, accuracy and ROC-AUC over the whole validation split (every rank's windows)."""
-        local = (np.concatenate([labels for labels, _ in scores] or [np.zeros(0)]),
-                 np.concatenate([probs for _, probs in scores] or [np.zeros(0)]))
+        local = (
+            np.concatenate([labels for labels, _ in scores] or [np.zeros(0)]),
+            np.concatenate([probs for _, probs in scores] or [np.zeros(0)]),
+        )
         gathered = ctx.gather_objects(local)
         labels = np.concatenate([part[0] for part in gathered]).astype(int)
         probs = np.concatenate([part[1] for part in gathered]).astype(float)
         metrics = binary_metrics(labels, probs)
-        return {"val_loss": log_loss(labels, probs), "val_accuracy": metrics["accuracy"],
-                "val_roc_auc": metrics["roc_auc"]}
+        return {
+            "val_loss": log_loss(labels, probs),
+            "val_accuracy": metrics["accuracy"],
+            "val_roc_auc": metrics["roc_auc"],
+        }
 
     def describe(self, tokenizer, max_tokens):
         return {"model": self.model_cfg, "tokenizer": tokenizer.to_dict(), "max_tokens": max_tokens}

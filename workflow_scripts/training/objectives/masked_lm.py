@@ -39,32 +39,45 @@ class MaskedLM(Objective):
     name = "masked_lm"
 
     def __init__(self, sections: dict):
-        self.model_cfg = complete_section("model", sections.get("model", {}))
         self.pretrain = complete_section("pretrain", sections.get("pretrain", {}))
+        super().__init__(sections)
+
+    def build_train_config(self, sections):
         train = complete_section("train", sections.get("train", {}))
-        self.train_config = TrainConfig.from_section(pretrain_train_section(train, self.pretrain))
+        return TrainConfig.from_section(pretrain_train_section(train, self.pretrain))
 
     def title(self) -> str:
         return f"pretraining (masked LM, source {self.pretrain['source']})"
 
     def load_data(self, spec, summary, tokenizer):
-        return unlabeled_data(spec.windows, spec.manifest, self.pretrain, spec.genome_dir, summary,
-                              tokenizer, self.train_config.seed)
+        return unlabeled_data(
+            spec.windows,
+            spec.manifest,
+            self.pretrain,
+            spec.genome_dir,
+            summary,
+            tokenizer,
+            self.train_config.seed,
+        )
 
     def build_model(self, spec, vocab_size, max_tokens, ctx):
         return MaskedLanguageModel(build_model(self.model_cfg, vocab_size, max_tokens), vocab_size)
 
     def collators(self, train, val, tokenizer, max_tokens):
         fraction = self.pretrain["mask_fraction"]
-        return (MaskingCollator(BatchCollator(train, tokenizer, max_tokens), tokenizer, fraction),
-                MaskingCollator(BatchCollator(val, tokenizer, max_tokens), tokenizer, fraction, VALIDATION_SEED))
+        return (
+            MaskingCollator(BatchCollator(train, tokenizer, max_tokens), tokenizer, fraction),
+            MaskingCollator(BatchCollator(val, tokenizer, max_tokens), tokenizer, fraction, VALIDATION_SEED),
+        )
 
     def resume_key(self, spec):
         from_genome = self.pretrain["source"] == "genome"
         genome_index = Path(spec.genome_dir) / "index.tsv" if from_genome and spec.genome_dir else None
         return {"genome": genome_index}, {
-            "source": self.pretrain["source"], "mask_fraction": self.pretrain["mask_fraction"],
-            "genome_windows": self.pretrain["genome_windows"] if from_genome else None}
+            "source": self.pretrain["source"],
+            "mask_fraction": self.pretrain["mask_fraction"],
+            "genome_windows": self.pretrain["genome_windows"] if from_genome else None,
+        }
 
     def loss(self, logits, batch):
         return mlm_loss(logits, batch["labels"])
@@ -80,12 +93,18 @@ class MaskedLM(Objective):
     def summarise(self, scores, ctx):
         local = [sum(score[i] for score in scores) for i in range(3)]
         loss_sum, correct, count = ctx.all_reduce_sum([float(value) for value in local])
-        return {"val_loss": loss_sum / max(count, 1.0), "val_accuracy": correct / max(count, 1.0),
-                "val_roc_auc": None}
+        return {
+            "val_loss": loss_sum / max(count, 1.0),
+            "val_accuracy": correct / max(count, 1.0),
+            "val_roc_auc": None,
+        }
 
     def exported_weights(self, state):
         return encoder_state(state)
 
     def describe(self, tokenizer, max_tokens):
-        return {"objective": self.name, "source": self.pretrain["source"],
-                "mask_fraction": self.pretrain["mask_fraction"]}
+        return {
+            "objective": self.name,
+            "source": self.pretrain["source"],
+            "mask_fraction": self.pretrain["mask_fraction"],
+        }

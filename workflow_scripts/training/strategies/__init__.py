@@ -9,8 +9,9 @@ from workflow_scripts.training.distributed import DistContext
 from workflow_scripts.training.strategies.base import Engine
 
 
-def build_engine(model: torch.nn.Module, ctx: DistContext, cfg: TrainConfig, total_steps: int,
-                 micro_batch: int = 1) -> Engine:
+def build_engine(
+    model: torch.nn.Module, ctx: DistContext, cfg: TrainConfig, total_steps: int, micro_batch: int = 1
+) -> Engine:
     """Wrap `model` for `cfg.strategy`; strategy libraries are imported only when chosen."""
     if cfg.strategy == "ddp":
         from workflow_scripts.training.strategies.ddp import DDPEngine

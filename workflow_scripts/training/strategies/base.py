@@ -62,8 +62,10 @@ class Engine(abc.ABC):
     # ---- state ---------------------------------------------------------------------------
     def full_state_dict(self) -> dict:
         """Collective: the whole model as plain fp32 CPU tensors (complete on rank 0)."""
-        return {key: value.detach().float().cpu() if value.is_floating_point() else value.cpu()
-                for key, value in self.module.state_dict().items()}
+        return {
+            key: value.detach().float().cpu() if value.is_floating_point() else value.cpu()
+            for key, value in self.module.state_dict().items()
+        }
 
     @abc.abstractmethod
     def save(self, directory: Path) -> None:
@@ -81,8 +83,10 @@ class Engine(abc.ABC):
 
     def shard_bytes(self) -> dict:
         """This rank's parameter and optimizer-state bytes (what sharding shrinks)."""
-        return {"param_bytes": tensor_bytes(self.module.parameters()),
-                "optimizer_bytes": tensor_bytes(optimizer_state_tensors(self.optimizer))}
+        return {
+            "param_bytes": tensor_bytes(self.module.parameters()),
+            "optimizer_bytes": tensor_bytes(optimizer_state_tensors(self.optimizer)),
+        }
 
     def describe(self) -> str:
         return self.name

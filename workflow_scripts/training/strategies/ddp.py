@@ -49,8 +49,14 @@ class DDPEngine(Engine):
 
     def save(self, directory: Path) -> None:
         if self.ctx.is_main:
-            torch.save({"model": self.module.state_dict(), "optimizer": self.optimizer.state_dict(),
-                        "scaler": self.scaler.state_dict()}, directory / STATE_FILE)
+            torch.save(
+                {
+                    "model": self.module.state_dict(),
+                    "optimizer": self.optimizer.state_dict(),
+                    "scaler": self.scaler.state_dict(),
+                },
+                directory / STATE_FILE,
+            )
 
     def load(self, directory: Path) -> None:
         state = torch.load(directory / STATE_FILE, map_location=self.ctx.device, weights_only=True)

@@ -50,8 +50,12 @@ def model_state_bytes(params: int, stage: int, world_size: int, mixed: bool) -> 
     """Per-rank bytes of weights, gradients and Adam state (plus fp32 master in mixed precision)."""
     weight = grad = 2 if mixed else 4
     optim = 12 if mixed else 8
-    shards = {0: (1, 1, 1), 1: (1, 1, world_size), 2: (1, world_size, world_size),
-              3: (world_size, world_size, world_size)}[stage]
+    shards = {
+        0: (1, 1, 1),
+        1: (1, 1, world_size),
+        2: (1, world_size, world_size),
+        3: (world_size, world_size, world_size),
+    }[stage]
     return params * (weight / shards[0] + grad / shards[1] + optim / shards[2])
 
 
@@ -67,10 +71,11 @@ def choose_zero(params: int | None, hardware: Hardware, world_size: int, mixed: 
     return 3, True, weights_only > budget
 
 
-def zero_section(stage: int, offload_optimizer: bool, offload_params: bool, cfg: TrainConfig,
-                 hardware: Hardware) -> dict:
+def zero_section(
+    stage: int, offload_optimizer: bool, offload_params: bool, cfg: TrainConfig, hardware: Hardware
+) -> dict:
     on_gpu = hardware.gpu_count > 0
-    section = {
+    section: dict[str, object] = {
         "stage": stage,
         "overlap_comm": bool(cfg.overlap_comm and on_gpu),
         "contiguous_gradients": True,
@@ -80,9 +85,11 @@ def zero_section(stage: int, offload_optimizer: bool, offload_params: bool, cfg:
     if stage in (1, 2):
         section["allgather_bucket_size"] = cfg.deepspeed_bucket_elements
     if stage == 3:
-        section.update(stage3_prefetch_bucket_size=cfg.deepspeed_bucket_elements,
-                       stage3_param_persistence_threshold=10_000,
-                       stage3_gather_16bit_weights_on_model_save=True)
+        section.update(
+            stage3_prefetch_bucket_size=cfg.deepspeed_bucket_elements,
+            stage3_param_persistence_threshold=10_000,
+            stage3_gather_16bit_weights_on_model_save=True,
+        )
     if offload_optimizer and stage > 0:
         section["offload_optimizer"] = {"device": "cpu", "pin_memory": on_gpu}
     if offload_params and stage == 3:
@@ -90,8 +97,9 @@ def zero_section(stage: int, offload_optimizer: bool, offload_params: bool, cfg:
     return section
 
 
-def generate(cfg: TrainConfig, *, world_size: int, micro_batch: int, hardware: Hardware,
-             params: int | None = None) -> dict:
+def generate(
+    cfg: TrainConfig, *, world_size: int, micro_batch: int, hardware: Hardware, params: int | None = None
+) -> dict:
     """The DeepSpeed config for this run, before any user override."""
     precision = resolve_precision("deepspeed", cfg.precision, cuda=hardware.gpu_count > 0, bf16=hardware.bf16)
     if cfg.zero_stage == "auto":
@@ -136,23 +144,39 @@ def load_user_config(path: str) -> dict:
         raise InputError(path, "JSON", "must be an object")
     for key in CLIENT_OWNED_KEYS:
         if key in user:
-            raise InputError(path, key, "errorseq builds the optimizer and LR schedule from train.*; remove it")
+            raise InputError(
+                path, key, "errorseq builds the optimizer and LR schedule from train.*; remove it"
+            )
     return user
 
 
 def check_consistent(config: dict, cfg: TrainConfig, source: str) -> None:
     """The loop groups micro-batches itself: DeepSpeed must agree with train.grad_accumulation."""
     if config.get("gradient_accumulation_steps", 1) != cfg.grad_accumulation:
-        raise InputError(source, "gradient_accumulation_steps",
-                         f"{config['gradient_accumulation_steps']} differs from train.grad_accumulation "
-                         f"{cfg.grad_accumulation}; set it in one place")
+        raise InputError(
+            source,
+            "gradient_accumulation_steps",
+            f"{config['gradient_accumulation_steps']} differs from train.grad_accumulation "
+            f"{cfg.grad_accumulation}; set it in one place",
+        )
 
 
-def build(cfg: TrainConfig, *, world_size: int, micro_batch: int, hardware: Hardware | None = None,
-          params: int | None = None) -> dict:
+def build(
+    cfg: TrainConfig,
+    *,
+    world_size: int,
+    micro_batch: int,
+    hardware: Hardware | None = None,
+    params: int | None = None,
+) -> dict:
     """Generated config, with the user's JSON merged over it and checked."""
-    config = generate(cfg, world_size=world_size, micro_batch=micro_batch,
-                      hardware=hardware or detect_hardware(), params=params)
+    config = generate(
+        cfg,
+        world_size=world_size,
+        micro_batch=micro_batch,
+        hardware=hardware or detect_hardware(),
+        params=params,
+    )
     if cfg.deepspeed_config:
         config = merge(config, load_user_config(cfg.deepspeed_config))
         check_consistent(config, cfg, cfg.deepspeed_config)
@@ -164,12 +188,16 @@ def check_with_deepspeed(config: dict) -> None:
     from deepspeed.runtime.config import DeepSpeedConfig
 
     single = dict(config)
-    single["train_batch_size"] = config["train_micro_batch_size_per_gpu"] * config["gradient_accumulation_steps"]
+    single["train_batch_size"] = (
+        config["train_micro_batch_size_per_gpu"] * config["gradient_accumulation_steps"]
+    )
     DeepSpeedConfig(single)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     add_config_argument(parser, "train")
     parser.add_argument("--zero-stage", choices=["auto", "0", "1", "2", "3"])
     parser.add_argument("--offload-optimizer", action="store_true")
@@ -186,9 +214,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
     """The train: section of --config, strategy deepspeed, with the flags given over it."""
     values = {**parse_rule_config(args.config, required=("train",))["train"], "strategy": "deepspeed"}
-    flags = {"zero_stage": args.zero_stage, "offload_optimizer": args.offload_optimizer or None,
-             "offload_params": args.offload_params or None,
-             "precision": "bf16" if args.bf16 else "fp16" if args.fp16 else None}
+    flags = {
+        "zero_stage": args.zero_stage,
+        "offload_optimizer": args.offload_optimizer or None,
+        "offload_params": args.offload_params or None,
+        "precision": "bf16" if args.bf16 else "fp16" if args.fp16 else None,
+    }
     values.update({key: value for key, value in flags.items() if value is not None})
     return TrainConfig.from_section(values)
 

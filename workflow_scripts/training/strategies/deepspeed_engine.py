@@ -20,7 +20,7 @@ def skip_shm_op_build() -> None:
     (35–45 s, needs a compiler); torchrun training never uses it."""
     module = sys.modules.get("deepspeed.comm.torch")
     if module is not None:
-        module.build_shm_op = lambda: None
+        setattr(module, "build_shm_op", lambda: None)  # noqa: B010 (a module attribute mypy cannot see)
 
 
 def import_deepspeed():
@@ -39,19 +39,25 @@ class DeepSpeedEngine(Engine):
 
     def __init__(self, model, ctx, cfg, total_steps, micro_batch: int = 1):
         deepspeed = import_deepspeed()
-        self.config = deepspeed_config.build(cfg, world_size=ctx.world_size, micro_batch=micro_batch,
-                                             params=sum(p.numel() for p in model.parameters()))
+        self.config = deepspeed_config.build(
+            cfg,
+            world_size=ctx.world_size,
+            micro_batch=micro_batch,
+            params=sum(p.numel() for p in model.parameters()),
+        )
         super().__init__(model.to(ctx.device), ctx, cfg, total_steps)
         self.engine, self.ds_optimizer, _, _ = deepspeed.initialize(
-            model=model, optimizer=self.optimizer, config=self.config,
-            dist_init_required=False)
+            model=model, optimizer=self.optimizer, config=self.config, dist_init_required=False
+        )
         self.model = self.engine
         self.stage = self.engine.zero_optimization_stage()
 
     def describe(self) -> str:
         zero = self.config["zero_optimization"]
         offload = [k for k in ("offload_optimizer", "offload_param") if k in zero]
-        precision = "bf16" if self.config["bf16"]["enabled"] else "fp16" if self.config["fp16"]["enabled"] else "fp32"
+        precision = (
+            "bf16" if self.config["bf16"]["enabled"] else "fp16" if self.config["fp16"]["enabled"] else "fp32"
+        )
         return f"deepspeed ZeRO-{self.stage} {precision}" + (f" ({', '.join(offload)})" if offload else "")
 
     def eval_model(self):
@@ -81,8 +87,9 @@ class DeepSpeedEngine(Engine):
         self.engine.save_checkpoint(str(directory), tag=ENGINE_TAG, save_latest=False)
 
     def load(self, directory: Path) -> None:
-        path, _ = self.engine.load_checkpoint(str(directory), tag=ENGINE_TAG, load_optimizer_states=True,
-                                              load_lr_scheduler_states=False)
+        path, _ = self.engine.load_checkpoint(
+            str(directory), tag=ENGINE_TAG, load_optimizer_states=True, load_lr_scheduler_states=False
+        )
         if path is None:
             raise RuntimeError(f"DeepSpeed could not load the checkpoint in {directory}")
 
@@ -92,5 +99,7 @@ class DeepSpeedEngine(Engine):
         modules = list(self.engine.module.parameters())
         params = [p.data for p in modules] + [p.ds_tensor for p in modules if hasattr(p, "ds_tensor")]
         inner = getattr(self.ds_optimizer, "optimizer", self.ds_optimizer)
-        return {"param_bytes": tensor_bytes(params),
-                "optimizer_bytes": tensor_bytes(optimizer_state_tensors(inner))}
+        return {
+            "param_bytes": tensor_bytes(params),
+            "optimizer_bytes": tensor_bytes(optimizer_state_tensors(inner)),
+        }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.distributed.checkpoint as dcp
@@ -32,12 +33,13 @@ def mixed_precision(precision: str) -> MixedPrecisionPolicy:
 def shard_model(model: torch.nn.Module, ctx, cfg, precision: str) -> torch.nn.Module:
     """One FSDP unit per block (the ModuleList), then the root for the rest."""
     mesh = init_device_mesh(ctx.device.type, (ctx.world_size,))
-    options = {"mesh": mesh, "mp_policy": mixed_precision(precision)}
+    options: dict[str, Any] = {"mesh": mesh, "mp_policy": mixed_precision(precision)}
     if cfg.offload_params and ctx.device.type == "cuda":
         options["offload_policy"] = CPUOffloadPolicy()
     elif cfg.offload_params and ctx.is_main:
         print("note: train.offload_params has no effect on CPU devices", file=sys.stderr)
-    for block in model.blocks:
+    blocks: Any = model.blocks
+    for block in blocks:
         fully_shard(block, **options)
     fully_shard(model, **options)
     return model
@@ -60,7 +62,7 @@ class FSDPEngine(Engine):
 
     def full_state_dict(self) -> dict:
         options = StateDictOptions(full_state_dict=True, cpu_offload=True)
-        state = get_model_state_dict(self.module, options=options)
+        state: dict[str, Any] = get_model_state_dict(self.module, options=options)
         return {key: value.float() if value.is_floating_point() else value for key, value in state.items()}
 
     def save(self, directory: Path) -> None:
@@ -69,7 +71,8 @@ class FSDPEngine(Engine):
 
     def load(self, directory: Path) -> None:
         model_state, optim_state = get_state_dict(self.module, self.optimizer)
-        state = {"model": model_state, "optimizer": optim_state}
+        state: dict[str, Any] = {"model": model_state, "optimizer": optim_state}
         dcp.load(state, checkpoint_id=directory / DCP_FOLDER)
-        set_state_dict(self.module, self.optimizer, model_state_dict=state["model"],
-                       optim_state_dict=state["optimizer"])
+        set_state_dict(
+            self.module, self.optimizer, model_state_dict=state["model"], optim_state_dict=state["optimizer"]
+        )

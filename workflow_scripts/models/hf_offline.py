@@ -1,0 +1,48 @@
+"""transformers, imported and used offline: models and tokenizers come from a local directory or
+the Hugging Face cache (`local_files_only=True`, HF_HUB_OFFLINE=1); errorseq never downloads."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from workflow_scripts.errors import InputError
+
+
+def require_transformers():
+    """Import transformers offline, or explain how to install the optional extra."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        import transformers
+    except ImportError:
+        raise InputError(
+            "config",
+            "model.backbone",
+            "hf needs the optional extra: pip install -r requirements-hf.txt (transformers, tokenizers)",
+        ) from None
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    return transformers
+
+
+def load_offline(loader, path: str, what: str, **kwargs):
+    """`loader.from_pretrained(path)` from local files only; a missing model is one clear error."""
+    if Path(path).is_absolute() or path.startswith(".") or path.count("/") > 1:
+        if not Path(path).is_dir():
+            raise InputError(path, what, "no such directory (a local model or tokenizer directory)")
+    try:
+        return loader.from_pretrained(path, local_files_only=True, **kwargs)
+    except (OSError, ValueError) as error:
+        hint = (
+            ""
+            if Path(path).is_dir()
+            else (
+                " (not a local directory, and not in the Hugging Face cache; download it once with "
+                "`hf download NAME` or save_pretrained, then point model.path at it; errorseq never "
+                "downloads at run time)"
+            )
+        )
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise InputError(path, what, f"cannot load offline{hint}: {first_line}") from None
