@@ -27,20 +27,28 @@ MODEL = {"arch": "cnn", "d_model": 8, "n_layers": 1}
 
 def make_windows(path: Path, n: int = 600, seed: int = 0) -> Path:
     """Windows like extract writes: most are unclipped (2 * FLANK + 1 nt, one spike of lengths),
-    the rest clipped at gene ends (shorter) or from a wider source (longer)."""
+    the rest clipped at gene ends (shorter) or from a wider source (longer); with the call columns
+    of a calls table, and a base-model score that is lower for errors (labels 1)."""
     rng = np.random.default_rng(seed)
     lengths = np.where(rng.random(n) < 0.6, 2 * FLANK + 1, rng.integers(40, 3000, n))
     labels = rng.integers(0, 2, n)
-    splits = rng.choice(["train", "val", "test"], n, p=[0.6, 0.1, 0.3])
+    gene = np.arange(n) // 3
+    splits = np.array(["train", "val", "test"])[rng.choice(3, gene.max() + 1, p=[0.6, 0.1, 0.3])][gene]
     write_parquet(
         pl.DataFrame(
             {
                 "id": [f"w{i}" for i in range(n)],
-                "gene_id": [f"g{i // 3}" for i in range(n)],
+                "gene_id": [f"g{g}" for g in gene],
                 "split": splits,
                 "label": labels.astype(np.int8),
                 "sequence": ["".join(rng.choice(list("ACGT"), length)) for length in lengths],
                 "length": lengths.astype(np.int32),
+                "chrom": ["chr1"] * n,
+                "position": (1000 * np.arange(1, n + 1)).astype(np.int64),
+                "strand": np.where(np.arange(n) % 2 == 0, "+", "-"),
+                "splice_type": np.where(np.arange(n) % 4 < 2, "donor", "acceptor"),
+                "pred_type": np.where(labels == 1, "FP", "TP"),
+                "score": np.clip(0.7 - 0.3 * labels + 0.2 * rng.normal(size=n), 0, 1),
             }
         ),
         path,

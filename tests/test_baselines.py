@@ -10,6 +10,7 @@ from workflow_scripts.evaluation import baselines
 from workflow_scripts.evaluation.comparison import BaselineConfig, compare_with_baselines
 from workflow_scripts.evaluation.comparison_fields import (
     BASELINES,
+    DIFFERENCE_FIELDS,
     ESTIMATE_FIELDS,
     GROUP_FIELDS,
     METRICS,
@@ -213,6 +214,9 @@ def test_comparison_document_layout_and_known_answers():
     assert len(rows) == 3 * len(METRICS) * (1 + len(BASELINES)) and all(tuple(row) == ROW_FIELDS for row in rows)
     kmer_row = next(r for r in rows if (r["group"], r["predictor"], r["metric"]) == ("overall", "kmer", "roc_auc"))
     assert kmer_row["estimate"] == 1.0 and kmer_row["difference"] == pytest.approx(model_roc - 1.0)
+    assert kmer_row["verdict"] == overall["differences"]["kmer"]["roc_auc"]["verdict"] == "worse"
+    for differences in (group["differences"] for group in (overall, *report["per_splice_type"].values())):
+        assert all(tuple(d[metric]) == DIFFERENCE_FIELDS for d in differences.values() for metric in METRICS)
     assert rows[0]["predictor"] == MODEL and rows[0]["difference"] is None
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from workflow_scripts.evaluation.bootstrap import GeneIndex, compare_predictors
-from workflow_scripts.evaluation.comparison_fields import ESTIMATE_FIELDS, GROUP_FIELDS
-from workflow_scripts.evaluation.metrics import average_precision, roc_auc
+from workflow_scripts.evaluation.comparison_fields import DIFFERENCE_FIELDS, ESTIMATE_FIELDS, GROUP_FIELDS
+from workflow_scripts.evaluation.metrics import average_precision, curve_areas, roc_auc
 
 
 def normal_scores(rng, n_positive, n_negative, shift):
@@ -87,8 +87,43 @@ def test_paired_difference_is_tighter_than_the_separate_intervals():
     diff = result["differences"]["base"]["roc_auc"]
     assert diff["estimate"] == pytest.approx(model_roc["estimate"] - base_roc["estimate"])
     assert model_roc["low"] < base_roc["high"], "separate intervals overlap in this set-up"
-    assert diff["low"] > 0
+    assert diff["low"] > 0 and diff["verdict"] == "better"
+    assert tuple(diff) == DIFFERENCE_FIELDS
     assert width(diff) < math.hypot(width(model_roc), width(base_roc))
+    reversed_roles = compare_predictors(labels, {"model": model, "base": base}, np.arange(labels.size) // 2,
+                                        "base", 300, 0)["differences"]["model"]["roc_auc"]
+    assert reversed_roles["high"] < 0 and reversed_roles["verdict"] == "worse"
+
+
+def test_a_baseline_the_model_only_matches_is_not_better():
+    rng = np.random.default_rng(12)
+    labels, base = normal_scores(rng, 100, 100, 1.0)
+    same_ranking = 2 * base + 1  # the model ranks exactly as the baseline: difference 0 on every replicate
+    noisy_copy = base + 0.05 * rng.normal(size=labels.size)
+    result = compare_predictors(labels, {"model": same_ranking, "base": base, "copy": noisy_copy},
+                                np.arange(labels.size), "model", 200, 0)
+    assert result["differences"]["base"]["roc_auc"] == {
+        "estimate": 0.0, "low": 0.0, "high": 0.0, "reason": None, "verdict": "not better"}
+    copy = result["differences"]["copy"]["roc_auc"]
+    assert copy["low"] < 0 < copy["high"] and copy["verdict"] == "not better"
+
+
+def test_without_an_interval_the_verdict_is_not_better():
+    labels = np.array([1, 1, 1, 0, 0, 0, 0, 0, 0])
+    genes = np.array(["a", "a", "a", "b", "b", "b", "c", "c", "c"])
+    result = compare_predictors(labels, {"m": np.arange(9.0)[::-1], "b": np.zeros(9)}, genes, "m", 200, 0)
+    difference = result["differences"]["b"]["roc_auc"]
+    assert difference["estimate"] == 0.5 and difference["low"] is None
+    assert difference["verdict"] == "not better" and "replicates drew both classes" in difference["reason"]
+
+
+def test_the_replicate_loop_computes_the_metrics_module_values():
+    rng = np.random.default_rng(13)
+    for _ in range(100):
+        labels = rng.integers(0, 2, int(rng.integers(2, 40)))
+        labels[:2] = (0, 1)
+        scores = rng.integers(0, 5, labels.size) / 4  # many ties
+        assert curve_areas(labels, scores) == (roc_auc(labels, scores), average_precision(labels, scores))
 
 
 def test_constant_score_is_chance():

@@ -14,8 +14,9 @@ from matplotlib import pyplot as plt
 
 from tests.evaluation_fixtures import BOUNDARIES, make_plot_inputs, write_step_log
 from tests.workflow_helpers import subprocess_env
-from workflow_scripts.artifacts import PLOTS, plot_file_name
+from workflow_scripts.artifacts import BASELINE_SCORE_PREFIX, PLOTS, plot_file_name
 from workflow_scripts.errors import InputError
+from workflow_scripts.evaluation.comparison_fields import BASELINES, METRICS
 from workflow_scripts.evaluation.metrics import binary_metrics
 from workflow_scripts.evaluation.plots import FIGURES, PlotInputPaths, read_inputs, write_plots
 from workflow_scripts.evaluation.plots.buckets import length_bins, length_histogram_figure
@@ -25,6 +26,7 @@ from workflow_scripts.evaluation.plots.classification import (
     precision_recall_figure,
     roc_figure,
 )
+from workflow_scripts.evaluation.plots.comparison import model_vs_baselines_figure
 from workflow_scripts.evaluation.plots.inputs import read_steps
 from workflow_scripts.evaluation.plots.training import (
     epoch_boundaries,
@@ -302,3 +304,39 @@ def test_length_histogram_with_a_narrow_length_range_uses_a_linear_length_axis(m
 def test_write_plots_returns_the_declared_files(made_inputs, tmp_path):
     written = write_plots(plot_paths(made_inputs), tmp_path)
     assert [path.name for path in written] == [plot_file_name(name) for name in PLOTS]
+
+
+def test_roc_and_pr_figures_draw_every_scored_baseline_but_chance(made_inputs):
+    inputs = read_inputs(plot_paths(made_inputs))
+    baseline_columns = [c for c in inputs.predictions.columns if c.startswith(BASELINE_SCORE_PREFIX)]
+    assert len(baseline_columns) == len(BASELINES)  # the fixture's windows carry a score: all scored
+    for figure in (roc_figure, precision_recall_figure):
+        labels = figure(inputs.predictions, inputs.metrics, inputs.bucket_summary).axes[0].get_legend_handles_labels()[1]
+        drawn = [label for label in labels if label.startswith("baseline: ")]
+        assert len(drawn) == len(BASELINES) - 1 and not any("chance" in label for label in drawn)
+        assert any("leak detector" in label for label in drawn)
+    base = next(label for label in roc_figure(inputs.predictions, inputs.metrics, inputs.bucket_summary)
+                .axes[0].get_legend_handles_labels()[1] if "base model's score" in label)
+    expected = inputs.metrics["comparison"]["overall"]["predictors"]["base_score"]["roc_auc"]["estimate"]
+    assert base.endswith(f"AUC = {expected:.3f}")
+
+
+def test_model_vs_baselines_figure_shows_each_group_and_the_verdicts(made_inputs):
+    metrics = read_inputs(plot_paths(made_inputs)).metrics
+    report = metrics["comparison"]
+    fig = model_vs_baselines_figure(metrics)
+    groups = 1 + len(report["per_splice_type"])
+    assert len(fig.axes) == groups * 2 * len(METRICS)
+    value_ax, difference_ax = fig.axes[0], fig.axes[1]
+    assert [t.get_text() for t in value_ax.get_yticklabels()][0] == "error model"
+    assert sum("leak detector" in t.get_text() for t in value_ax.get_yticklabels()) == 2
+    verdicts = [text.get_text() for text in difference_ax.texts]
+    expected = [report["overall"]["differences"][name]["roc_auc"]["verdict"] for name in report["overall"]["differences"]]
+    assert verdicts == expected and "worse" in verdicts  # the untrained model against the base score
+    assert "acceptor sites" in fig.axes[2 * len(METRICS)].get_title()
+
+
+def test_model_vs_baselines_without_splice_types_has_one_row(made_inputs):
+    metrics = read_inputs(plot_paths(made_inputs)).metrics
+    metrics["comparison"]["per_splice_type"] = {}
+    assert len(model_vs_baselines_figure(metrics).axes) == 2 * len(METRICS)

@@ -96,11 +96,25 @@ METRIC_FIELDS = (
 )
 NULLABLE_METRICS = ("precision", "recall", "f1", "mcc", "roc_auc", "pr_auc")
 PER_BUCKET_FIELDS = ("bucket", *METRIC_FIELDS)
-METRICS_FILE_FIELDS = ("experiment", "split", *METRIC_FIELDS, "per_bucket")
+# threshold_choice: how `threshold` was set (evaluation/threshold.py). mode "fixed" (the config's
+# number) or "auto" (criterion, e.g. "f1", maximised on `split` "val": n and n_positive are its
+# windows, criterion_value the criterion there at the chosen threshold); reason: why it fell back,
+# null otherwise. Fields a mode does not use are null.
+THRESHOLD_CHOICE_FIELDS = ("mode", "threshold", "criterion", "split", "n", "n_positive", "criterion_value", "reason")
+# comparison: the model against its baselines on the same test genes, the layout declared in
+# evaluation/comparison_fields.py (ComparisonReport: intervals, paired differences, a verdict per
+# baseline and metric, overall and per splice type).
+METRICS_FILE_FIELDS = ("experiment", "split", *METRIC_FIELDS, "per_bucket", "threshold_choice", "comparison")
 EVALUATED_SPLIT = "test"
 
 # ---- predictions.parquet (evaluate): one row per window of the evaluated split -------------------
+# These columns first, then every windows.parquet column but PREDICTION_DROPPED_WINDOW_COLUMNS (the
+# call columns as extract wrote them: split, chrom, position, strand, splice_type, pred_type,
+# score, site_offset, ... where the windows have them), then one score column per scored baseline,
+# BASELINE_SCORE_PREFIX + its name (higher = more likely an error; see comparison_fields).
 PREDICTION_COLUMNS = ("id", "gene_id", "label", "prob", "pred", "bucket", "length")
+PREDICTION_DROPPED_WINDOW_COLUMNS = ("sequence",)
+BASELINE_SCORE_PREFIX = "baseline_"
 
 # ---- buckets/summary.json (bucket) ----------------------------------------------------------------
 BUCKET_SUMMARY_FIELDS = (
@@ -122,7 +136,14 @@ PADDING_EFFICIENCY_FIELDS = ("plan", "pad_to_max", "random_dynamic", "group_by_l
 MANIFEST_PLOT_COLUMNS = ("label", "token_length")
 
 # ---- plots/<name>.png (plot) ------------------------------------------------------------------------
-PLOTS = ("roc", "precision_recall", "confusion_matrix", "training_curves", "length_histogram")
+PLOTS = (
+    "roc",
+    "precision_recall",
+    "model_vs_baselines",
+    "confusion_matrix",
+    "training_curves",
+    "length_histogram",
+)
 
 
 def plot_file_name(name: str) -> str:

@@ -11,7 +11,8 @@ fewer than MIN_VALID_FRACTION of the replicates (or fewer than MIN_VALID_REPLICA
 interval is None with a reason: intervals built from the surviving replicates would describe a
 conditional distribution, not the test set's.
 
-The metrics are those of evaluation.metrics (ties count half), one call per replicate.
+The metrics are those of evaluation.metrics (ties count half); inside the replicate loop both come
+from one sort (metrics.curve_areas) without re-checking the inputs.
 """
 
 from __future__ import annotations
@@ -21,10 +22,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workflow_scripts.evaluation.comparison_fields import CONFIDENCE, Estimate, GroupComparison
-from workflow_scripts.evaluation.metrics import average_precision, roc_auc
+from workflow_scripts.evaluation.comparison_fields import (
+    CONFIDENCE,
+    Difference,
+    Estimate,
+    GroupComparison,
+    verdict_of,
+)
+from workflow_scripts.evaluation.metrics import average_precision, curve_areas, roc_auc
 
 METRIC_FUNCTIONS: dict[str, Callable] = {"roc_auc": roc_auc, "pr_auc": average_precision}
+CURVE_AREAS = ("roc_auc", "pr_auc")  # what metrics.curve_areas returns, in order (same values, one sort)
 MIN_VALID_FRACTION = 0.9
 MIN_VALID_REPLICATES = 40  # a 95% percentile interval needs ~40 to have one replicate per tail
 
@@ -95,9 +103,9 @@ def bootstrap_replicates(labels: np.ndarray, scores: Mapping[str, np.ndarray], g
             continue
         valid[replicate] = True
         for name, score in scores.items():
-            drawn_scores = score[drawn]
-            for metric, function in METRIC_FUNCTIONS.items():
-                values[name][metric][replicate] = function(drawn_labels, drawn_scores)
+            areas = dict(zip(CURVE_AREAS, curve_areas(drawn_labels, score[drawn])))
+            for metric in METRIC_FUNCTIONS:
+                values[name][metric][replicate] = areas[metric]
     return Replicates(values=values, valid=valid)
 
 
@@ -120,6 +128,13 @@ def estimate(point: float | None, replicate_values: np.ndarray, valid: np.ndarra
     tail = 100 * (1 - CONFIDENCE) / 2
     low, high = np.percentile(replicate_values[valid], [tail, 100 - tail])
     return Estimate(estimate=float(point), low=float(low), high=float(high), reason=None)
+
+
+def difference_estimate(point: float | None, replicate_values: np.ndarray, valid: np.ndarray,
+                        shortfall: str | None) -> Difference:
+    """`estimate` of a paired difference, with its verdict (comparison_fields.verdict_of)."""
+    result = estimate(point, replicate_values, valid, shortfall)
+    return Difference(**result, verdict=verdict_of(result["low"], result["high"]))
 
 
 def point_metrics(labels: np.ndarray, scores: Mapping[str, np.ndarray]) -> dict[str, dict[str, float | None]]:
@@ -151,9 +166,9 @@ def compare_predictors(labels, scores: Mapping[str, np.ndarray], gene_ids, refer
                                           replicates.valid, shortfall)
                          for metric in METRIC_FUNCTIONS} for name in score_arrays}
     differences = {
-        name: {metric: estimate(difference(points[reference][metric], points[name][metric]),
-                                replicates.values[reference][metric] - replicates.values[name][metric],
-                                replicates.valid, shortfall)
+        name: {metric: difference_estimate(difference(points[reference][metric], points[name][metric]),
+                                           replicates.values[reference][metric] - replicates.values[name][metric],
+                                           replicates.valid, shortfall)
                for metric in METRIC_FUNCTIONS}
         for name in score_arrays if name != reference
     }

@@ -105,9 +105,14 @@ def compare_group(test: pl.DataFrame, scores: Mapping[str, np.ndarray], cfg: Bas
     )
 
 
-def compare_with_baselines(windows: pl.DataFrame, predictions: pl.DataFrame,
-                           cfg: BaselineConfig) -> ComparisonReport:
-    """windows: windows.parquet (all splits); predictions: the model's test predictions (id, prob)."""
+@dataclass(frozen=True)
+class Comparison:
+    report: ComparisonReport
+    baseline_scores: dict[str, np.ndarray]  # each scored baseline's score per predicted window, in order
+
+
+def compare_and_score(windows: pl.DataFrame, predictions: pl.DataFrame, cfg: BaselineConfig) -> Comparison:
+    """The report, and the baselines' scores of the predicted windows (in the predictions' order)."""
     test = predicted_test_windows(windows, predictions)
     fitted = score_baselines(windows.filter(pl.col("split") == "train"), windows.filter(pl.col("split") == "val"),
                              test, int(windows["length"].to_numpy().max()), cfg)
@@ -117,8 +122,15 @@ def compare_with_baselines(windows: pl.DataFrame, predictions: pl.DataFrame,
         splice_types = test["splice_type"].to_numpy()
         per_splice_type = {str(kind): compare_group(test, scores, cfg, np.flatnonzero(splice_types == kind))
                            for kind in sorted(set(splice_types.tolist()))}
-    return ComparisonReport(
+    report = ComparisonReport(
         confidence=CONFIDENCE, n_replicates=cfg.bootstrap_replicates, seed=cfg.bootstrap_seed,
         resampled_unit=RESAMPLED_UNIT, reference=MODEL, baselines=fitted.details, skipped=fitted.skipped,
         overall=compare_group(test, scores, cfg), per_splice_type=per_splice_type,
     )
+    return Comparison(report=report, baseline_scores=fitted.scores)
+
+
+def compare_with_baselines(windows: pl.DataFrame, predictions: pl.DataFrame,
+                           cfg: BaselineConfig) -> ComparisonReport:
+    """windows: windows.parquet (all splits); predictions: the model's test predictions (id, prob)."""
+    return compare_and_score(windows, predictions, cfg).report

@@ -17,15 +17,19 @@ summary read it with these names only. Every number is a plain float/int, undefi
       n, n_positive, n_genes                     the test windows of the group
       n_valid_replicates, n_dropped_replicates   dropped: a replicate that drew one class only
       predictors   {MODEL or baseline name: {metric: Estimate}}
-      differences  {baseline name: {metric: Estimate}}: reference minus baseline, paired
+      differences  {baseline name: {metric: Difference}}: reference minus baseline, paired
 
     Estimate
       estimate   the metric on the group's windows as they are (null with one class)
       low, high  the 95% percentile interval over the valid replicates (null when too few)
       reason     why estimate or interval is null; null when both exist
 
+    Difference: an Estimate plus
+      verdict    BETTER (the interval lies above 0: the model beats this baseline), WORSE (below
+                 0), NOT_BETTER (the interval holds 0, or there is no interval)
+
 `comparison_rows(report)` flattens it for tables and plots (ROW_FIELDS, one row per group,
-predictor and metric, with the paired difference to the reference on the same row).
+predictor and metric, with the paired difference to the reference and its verdict on the same row).
 """
 
 from __future__ import annotations
@@ -40,9 +44,14 @@ LENGTH = "length"              # leak detector: window length alone, oriented on
 DINUCLEOTIDE = "dinucleotide"  # leak detector: the intron dinucleotide at the site alone
 BASELINES = (BASE_SCORE, KMER, CHANCE, LENGTH, DINUCLEOTIDE)
 LEAK_DETECTORS = (LENGTH, DINUCLEOTIDE)
+PREDICTORS = (MODEL, *BASELINES)
 METRICS = ("roc_auc", "pr_auc")
 CONFIDENCE = 0.95
 RESAMPLED_UNIT = "gene_id"
+
+
+BETTER, NOT_BETTER, WORSE = "better", "not better", "worse"
+VERDICTS = (BETTER, NOT_BETTER, WORSE)
 
 
 class Estimate(TypedDict):
@@ -52,6 +61,10 @@ class Estimate(TypedDict):
     reason: str | None
 
 
+class Difference(Estimate):
+    verdict: str
+
+
 class GroupComparison(TypedDict):
     n: int
     n_positive: int
@@ -59,7 +72,7 @@ class GroupComparison(TypedDict):
     n_valid_replicates: int
     n_dropped_replicates: int
     predictors: dict[str, dict[str, Estimate]]
-    differences: dict[str, dict[str, Estimate]]
+    differences: dict[str, dict[str, Difference]]
 
 
 class ComparisonReport(TypedDict):
@@ -75,6 +88,7 @@ class ComparisonReport(TypedDict):
 
 
 ESTIMATE_FIELDS = tuple(Estimate.__annotations__)
+DIFFERENCE_FIELDS = tuple(Difference.__annotations__)
 GROUP_FIELDS = tuple(GroupComparison.__annotations__)
 REPORT_FIELDS = tuple(ComparisonReport.__annotations__)
 
@@ -82,7 +96,23 @@ REPORT_FIELDS = tuple(ComparisonReport.__annotations__)
 # type; the difference columns hold reference - predictor (null on the reference's own rows).
 OVERALL = "overall"
 ROW_FIELDS = ("group", "predictor", "metric", "estimate", "low", "high",
-              "difference", "difference_low", "difference_high")
+              "difference", "difference_low", "difference_high", "verdict")
+
+
+def verdict_of(low: float | None, high: float | None) -> str:
+    """BETTER when the difference's interval lies above 0, WORSE below, NOT_BETTER otherwise."""
+    if low is not None and low > 0:
+        return BETTER
+    if high is not None and high < 0:
+        return WORSE
+    return NOT_BETTER
+
+
+def predictor_kind(name: str) -> str:
+    """"model", "leak detector" or "baseline": how tables and plots label a predictor."""
+    if name == MODEL:
+        return "model"
+    return "leak detector" if name in LEAK_DETECTORS else "baseline"
 
 
 def comparison_rows(report: ComparisonReport) -> list[dict[str, Any]]:
@@ -99,5 +129,6 @@ def comparison_rows(report: ComparisonReport) -> list[dict[str, Any]]:
                     "difference": paired["estimate"] if paired else None,
                     "difference_low": paired["low"] if paired else None,
                     "difference_high": paired["high"] if paired else None,
+                    "verdict": paired["verdict"] if paired else None,
                 })
     return rows

@@ -1,33 +1,60 @@
-"""Predict the test split with a trained model and write metrics (overall and per bucket)."""
+"""Evaluate a trained model on the test genes: metrics, the decision threshold and the baselines.
+
+In order:
+1. Threshold. With `evaluate.threshold: auto` the model also predicts the VALIDATION split (the
+   same model and batching as the test split: `predict_split(..., "val", ...)`), and the
+   threshold is the one maximising F1 there (threshold.py); a number is used as it is. The test
+   split never takes part in the choice.
+2. The test split's predictions; accuracy ... pr_auc at that threshold, overall and per bucket.
+3. The model against its baselines on the same test genes (comparison.py: the base model's
+   score, a k-mer logistic regression, chance and the leak detectors, fitted on train, with
+   gene-level bootstrap intervals, paired differences and a verdict each, overall and per splice
+   type), and a plain sentence in the log for every baseline the model does not beat.
+4. predictions.parquet (artifacts.PREDICTION_COLUMNS, the windows' call columns, each baseline's
+   score) and metrics.json (artifacts.METRICS_FILE_FIELDS).
+"""
 
 from __future__ import annotations
 
-import json
-import pickle
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import polars as pl
-import torch
 
-from workflow_scripts.artifacts import EVALUATED_SPLIT, METRICS_FILE_FIELDS, PREDICTION_COLUMNS
+from workflow_scripts.artifacts import (
+    BASELINE_SCORE_PREFIX,
+    EVALUATED_SPLIT,
+    METRICS_FILE_FIELDS,
+    PREDICTION_COLUMNS,
+    PREDICTION_DROPPED_WINDOW_COLUMNS,
+)
 from workflow_scripts.errors import InputError
+from workflow_scripts.evaluation.comparison import BaselineConfig, Comparison, compare_and_score
+from workflow_scripts.evaluation.comparison_text import comparison_sentences
 from workflow_scripts.evaluation.metrics import binary_metrics, grouped_metrics
+from workflow_scripts.evaluation.predict import load_trained_model, predict_split
+from workflow_scripts.evaluation.threshold import CHOICE_SPLIT, choose_threshold, is_auto
 from workflow_scripts.io_utils import write_json, write_parquet
-from workflow_scripts.models.builtin import build_model
-from workflow_scripts.tokenization.tokenizers import load_tokenizer
-from workflow_scripts.training.batches import BatchCollator, SplitData, load_split, sorted_batches
-from workflow_scripts.training.distributed import avoid_per_shape_kernels
+from workflow_scripts.training.batches import SplitData
+
+__all__ = ["EvaluateConfig", "EvaluatePaths", "evaluate", "load_trained_model"]
 
 
 @dataclass(frozen=True)
 class EvaluateConfig:
     """The completed `evaluate:` section (defaults come from the schema, not from here)."""
 
-    threshold: float
+    threshold: float | str  # a number in [0, 1], or "auto"
     batch_size: int
+    baselines: BaselineConfig
+
+    @classmethod
+    def from_section(cls, section: Mapping) -> EvaluateConfig:
+        threshold = section["threshold"]
+        return cls(threshold=threshold if is_auto(threshold) else float(threshold),
+                   batch_size=int(section["batch_size"]), baselines=BaselineConfig.from_section(section))
 
 
 @dataclass(frozen=True)
@@ -40,52 +67,10 @@ class EvaluatePaths:
     out_metrics: str
 
 
-def load_trained_model(model_path: str, config_path: str) -> tuple[torch.nn.Module, dict]:
-    """Rebuild the model from model.json and load its weights (weights_only: no pickle)."""
-    for path in (model_path, config_path):
-        if not Path(path).exists():
-            raise InputError(path, "model", "file does not exist (has train finished?)")
-    saved = json.loads(Path(config_path).read_text())
-    tokenizer = load_tokenizer(saved["tokenizer"])
-    # pretrained=False: a Hugging Face backbone is rebuilt from its config, weights come from model.pt
-    model = build_model(saved["model"], tokenizer.vocab_size, saved["max_tokens"], pretrained=False)
-    model.load_state_dict(load_state_dict(model_path))
-    return model.eval(), saved
-
-
-def load_state_dict(path: str) -> dict:
-    """Tensors only: a file that needs arbitrary unpickling is refused, never executed."""
-    try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as error:
-        found = [line.strip() for line in str(error).splitlines() if "unsupported global" in line.lower()]
-        raise InputError(
-            path,
-            "model",
-            "refused: it holds Python objects, not just tensors "
-            f"(loaded with weights_only; {found[0] if found else 'not a plain state dict'})",
-        ) from None
-    except (RuntimeError, EOFError, OSError) as error:
-        reason = str(error).strip().split(". ")[0]
-        raise InputError(path, "model", f"not a readable PyTorch file ({reason})") from None
-
-
-@torch.no_grad()
-def predict(
-    model: torch.nn.Module, data: SplitData, collator: BatchCollator, batch_size: int, device: torch.device
-) -> np.ndarray:
-    """P(error) for every row of `data`, in its order."""
-    probs = np.zeros(len(data), dtype=np.float64)
-    model.to(device)
-    for indices in sorted_batches(data, batch_size):
-        batch = collator(indices)
-        logits = model(batch["ids"].to(device), batch["mask"].to(device)).float()
-        probs[indices] = torch.softmax(logits, -1)[:, 1].cpu().numpy()
-    return probs
-
-
-def predictions_frame(data: SplitData, probs: np.ndarray, threshold: float) -> pl.DataFrame:
-    """predictions.parquet: artifacts.PREDICTION_COLUMNS, one row per window."""
+def predictions_frame(data: SplitData, probs: np.ndarray, threshold: float, windows: pl.DataFrame,
+                      baseline_scores: Mapping[str, np.ndarray]) -> pl.DataFrame:
+    """predictions.parquet: PREDICTION_COLUMNS, then the windows' other columns (not the sequence),
+    then BASELINE_SCORE_PREFIX + name for every scored baseline; one row per window, data's order."""
     columns = {
         "id": data.ids,
         "gene_id": data.gene_ids,
@@ -95,51 +80,75 @@ def predictions_frame(data: SplitData, probs: np.ndarray, threshold: float) -> p
         "bucket": data.buckets,
         "length": data.lengths,
     }
-    return pl.DataFrame({name: columns[name] for name in PREDICTION_COLUMNS})
+    frame = pl.DataFrame({name: columns[name] for name in PREDICTION_COLUMNS})
+    carried = [c for c in windows.columns if c not in (*PREDICTION_COLUMNS, *PREDICTION_DROPPED_WINDOW_COLUMNS)]
+    frame = frame.join(windows.select("id", *carried), on="id", how="left", maintain_order="left")
+    return frame.with_columns(
+        pl.Series(f"{BASELINE_SCORE_PREFIX}{name}", np.asarray(scores, dtype=float))
+        for name, scores in baseline_scores.items()
+    )
 
 
-def metrics_document(
-    experiment: str, labels: np.ndarray, probs: np.ndarray, buckets: np.ndarray, threshold: float
-) -> dict:
+def metrics_document(experiment: str, data: SplitData, probs: np.ndarray, threshold_choice: dict,
+                     comparison: Comparison) -> dict:
     """metrics.json: artifacts.METRICS_FILE_FIELDS; per_bucket entries are PER_BUCKET_FIELDS."""
-    per_bucket = [
-        {"bucket": int(row.pop("group")), **row} for row in grouped_metrics(labels, probs, buckets, threshold)
-    ]
+    threshold = threshold_choice["threshold"]
+    per_bucket = [{"bucket": int(row.pop("group")), **row}
+                  for row in grouped_metrics(data.labels, probs, data.buckets, threshold)]
     document = {
         "experiment": experiment,
         "split": EVALUATED_SPLIT,
-        **binary_metrics(labels, probs, threshold),
+        **binary_metrics(data.labels, probs, threshold),
         "per_bucket": per_bucket,
+        "threshold_choice": threshold_choice,
+        "comparison": comparison.report,
     }
     return {name: document[name] for name in METRICS_FILE_FIELDS}
-
-
-def evaluation_device() -> torch.device:
-    if not torch.cuda.is_available():
-        return torch.device("cpu")
-    avoid_per_shape_kernels()
-    return torch.device("cuda")
 
 
 def format_number(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.4f}"
 
 
+def threshold_line(choice: dict) -> str:
+    if choice["mode"] != "auto":
+        return f"threshold {choice['threshold']:g} (evaluate.threshold)"
+    if choice["reason"]:
+        return f"threshold {choice['threshold']:g}: {choice['reason']}"
+    return (f"threshold {choice['threshold']:.4f}: maximises {choice['criterion']} on the {choice['split']} "
+            f"split ({choice['criterion']} {choice['criterion_value']:.4f} on {choice['n']} windows, "
+            f"{choice['n_positive']} errors)")
+
+
+def log(lines: list[str]) -> None:
+    for line in lines:
+        print(line, file=sys.stderr)
+
+
 def evaluate(paths: EvaluatePaths, cfg: EvaluateConfig, experiment: str) -> dict:
-    """Predict the test split, write predictions.parquet and metrics.json; return the metrics."""
+    """Write predictions.parquet and metrics.json for the test split; return the metrics."""
     model, saved = load_trained_model(paths.model, paths.model_config)
-    data = load_split(paths.windows, paths.manifest, EVALUATED_SPLIT)
+
+    def predict(split: str) -> tuple[SplitData, np.ndarray]:
+        return predict_split(model, saved, paths.windows, paths.manifest, split, cfg.batch_size)
+
+    if is_auto(cfg.threshold):
+        val, val_probs = predict(CHOICE_SPLIT)
+        choice = choose_threshold(cfg.threshold, val.labels, val_probs)
+    else:
+        choice = choose_threshold(cfg.threshold)
+    data, probs = predict(EVALUATED_SPLIT)
     if len(data) == 0:
         raise InputError(paths.manifest, "split", f"no rows in the {EVALUATED_SPLIT} split")
-    collator = BatchCollator(data, load_tokenizer(saved["tokenizer"]), saved["max_tokens"])
-    probs = predict(model, data, collator, cfg.batch_size, evaluation_device())
-    metrics = metrics_document(experiment, data.labels, probs, data.buckets, cfg.threshold)
-    write_parquet(predictions_frame(data, probs, cfg.threshold), paths.out_predictions)
+    windows = pl.read_parquet(paths.windows)
+    comparison = compare_and_score(windows, pl.DataFrame({"id": data.ids, "prob": probs}), cfg.baselines)
+    metrics = metrics_document(experiment, data, probs, choice, comparison)
+    write_parquet(predictions_frame(data, probs, choice["threshold"], windows, comparison.baseline_scores),
+                  paths.out_predictions)
     write_json(paths.out_metrics, metrics)
-    print(
-        f"{experiment}: n={metrics['n']} accuracy={format_number(metrics['accuracy'])} "
-        f"roc_auc={format_number(metrics['roc_auc'])} pr_auc={format_number(metrics['pr_auc'])} "
-        f"mcc={format_number(metrics['mcc'])}",
-        file=sys.stderr,
-    )
+    log([f"{experiment}: {threshold_line(choice)}",
+         f"{experiment}: n={metrics['n']} accuracy={format_number(metrics['accuracy'])} "
+         f"roc_auc={format_number(metrics['roc_auc'])} pr_auc={format_number(metrics['pr_auc'])} "
+         f"f1={format_number(metrics['f1'])} mcc={format_number(metrics['mcc'])}",
+         *comparison_sentences(comparison.report)])
     return metrics

@@ -97,6 +97,27 @@ def average_precision(labels, probs) -> float | None:
     return float(np.sum(np.diff(recall) * precision[1:]))
 
 
+def f1_at_each_cut(labels, probs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(F1, cut, next lower score) for predicting 1 when prob >= cut, at every distinct score
+    (high to low); next lower score is -inf for the lowest. Needs both classes."""
+    label_array, prob_array = _as_arrays(labels, probs)
+    _require_both_classes(label_array)
+    true_positives, false_positives, cuts = _counts_at_distinct_scores(label_array, prob_array)
+    # 2 tp + fp + fn = tp + fp + (all positives)
+    f1 = 2 * true_positives / (true_positives + false_positives + label_array.sum())
+    return f1, cuts, np.append(cuts[1:], -np.inf)
+
+
+def curve_areas(labels: np.ndarray, probs: np.ndarray) -> tuple[float, float]:
+    """(roc_auc, average_precision) from one sort, for resampling loops: `labels` must already be a
+    0/1 integer array holding both classes and `probs` finite floats (not checked again here)."""
+    true_positives, false_positives, _ = _counts_at_distinct_scores(labels, probs)
+    tpr = np.concatenate([[0.0], true_positives / true_positives[-1]])
+    fpr = np.concatenate([[0.0], false_positives / false_positives[-1]])
+    precision = true_positives / (true_positives + false_positives)
+    return float(np.trapezoid(tpr, fpr)), float(np.sum(np.diff(tpr) * precision))
+
+
 def _ratio_or_none(numerator: float, denominator: float) -> float | None:
     """numerator / denominator; None (undefined) when the denominator is 0."""
     return float(numerator / denominator) if denominator else None

@@ -1,4 +1,5 @@
-"""The `evaluate` rule: predict the test split, write predictions.parquet and metrics.json."""
+"""The `evaluate` rule: predict the test split (and the validation split when evaluate.threshold is
+auto), compare the model with its baselines, write predictions.parquet and metrics.json."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def main(argv: list[str] | None = None) -> None:
     paths = EvaluatePaths(
         args.windows, args.manifest, args.model, args.model_config, args.out_predictions, args.out_metrics
     )
-    evaluate(paths, EvaluateConfig(**sections["evaluate"]), args.experiment)
+    evaluate(paths, EvaluateConfig.from_section(sections["evaluate"]), args.experiment)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from workflow_scripts.evaluation.plots.classification import (
     precision_recall_figure,
     roc_figure,
 )
+from workflow_scripts.evaluation.plots.comparison import model_vs_baselines_figure
 from workflow_scripts.evaluation.plots.figure import save_figure
 from workflow_scripts.evaluation.plots.inputs import (
     TrainingLog,
@@ -65,6 +66,7 @@ FIGURES: dict[str, Callable[[PlotInputs], Figure]] = {
     "precision_recall": lambda inputs: precision_recall_figure(
         inputs.predictions, inputs.metrics, inputs.bucket_summary
     ),
+    "model_vs_baselines": lambda inputs: model_vs_baselines_figure(inputs.metrics),
     "confusion_matrix": lambda inputs: confusion_matrix_figure(inputs.metrics),
     "training_curves": lambda inputs: training_curves_figure(inputs.log),
     "length_histogram": lambda inputs: length_histogram_figure(inputs.manifest, inputs.bucket_summary),

@@ -1,4 +1,4 @@
-"""ROC and precision-recall curves and the confusion matrix of the evaluated split."""
+"""ROC and precision-recall curves (with the baselines' curves) and the confusion matrix of the evaluated split."""
 
 from __future__ import annotations
 
@@ -9,13 +9,23 @@ import polars as pl
 from matplotlib import colormaps
 from matplotlib.figure import Figure
 
-from workflow_scripts.artifacts import CONFUSION_FIELDS
+from workflow_scripts.artifacts import BASELINE_SCORE_PREFIX, CONFUSION_FIELDS
+from workflow_scripts.evaluation.comparison_fields import CHANCE, predictor_kind
 from workflow_scripts.evaluation.metrics import average_precision, precision_recall_curve, roc_auc, roc_curve
-from workflow_scripts.evaluation.plots.figure import CLASS_NAMES, experiment_suffix, new_figure, note_in_axes
+from workflow_scripts.evaluation.plots.figure import (
+    CLASS_NAMES,
+    experiment_suffix,
+    new_figure,
+    note_in_axes,
+    predictor_color,
+    predictor_label,
+)
 
 # A length bucket gets a curve of its own only with at least this many windows of each class;
 # fewer make a few coarse steps that clutter the figure and say little.
 MIN_WINDOWS_PER_CLASS = 20
+# Below the axes: with the buckets and the baselines there are too many curves to hide a legend on.
+LEGEND_BELOW = {"loc": "upper center", "bbox_to_anchor": (0.5, -0.16), "fontsize": 7.5}
 
 
 @dataclass
@@ -52,6 +62,35 @@ def bucket_curves(predictions: pl.DataFrame) -> tuple[list[BucketCurve], int]:
     return curves, present.size - len(usable)
 
 
+def baseline_curves(predictions: pl.DataFrame) -> list[tuple[str, np.ndarray]]:
+    """(name, scores) of each baseline in the predictions, chance left out (the diagonal already is)."""
+    names = [column.removeprefix(BASELINE_SCORE_PREFIX) for column in predictions.columns
+             if column.startswith(BASELINE_SCORE_PREFIX)]
+    return [(name, predictions[f"{BASELINE_SCORE_PREFIX}{name}"].to_numpy().astype(float))
+            for name in names if name != CHANCE]
+
+
+def baseline_style(name: str) -> dict:
+    leak = predictor_kind(name) == "leak detector"
+    return {"color": predictor_color(name), "lw": 1.3, "ls": ":" if leak else "--", "alpha": 0.95}
+
+
+def draw_baseline_rocs(ax, predictions: pl.DataFrame) -> None:
+    labels = predictions["label"].to_numpy().astype(int)
+    for name, scores in baseline_curves(predictions):
+        fpr, tpr, _ = roc_curve(labels, scores)
+        ax.plot(fpr, tpr, **baseline_style(name),
+                label=f"baseline: {predictor_label(name)}, AUC = {roc_auc(labels, scores):.3f}")
+
+
+def draw_baseline_prs(ax, predictions: pl.DataFrame) -> None:
+    labels = predictions["label"].to_numpy().astype(int)
+    for name, scores in baseline_curves(predictions):
+        precision, recall, _ = precision_recall_curve(labels, scores)
+        ax.plot(recall, precision, **baseline_style(name), drawstyle="steps-pre",
+                label=f"baseline: {predictor_label(name)}, AP = {average_precision(labels, scores):.3f}")
+
+
 def bucket_name(bucket: int, bucket_summary: dict) -> str:
     for entry in bucket_summary["buckets"]:
         if entry["bucket"] == bucket:
@@ -79,9 +118,10 @@ def operating_point(metrics: dict) -> tuple[float, float, float | None] | None:
 
 
 def roc_figure(predictions: pl.DataFrame, metrics: dict, bucket_summary: dict) -> Figure:
-    """ROC over all windows, one thinner curve per well-populated length bucket, the operating point."""
+    """ROC over all windows, one thinner curve per well-populated length bucket, the baselines
+    (dashed; leak detectors dotted) and the operating point."""
     labels, probs = labels_and_probs(predictions)
-    fig, ax = new_figure(figsize=(6.5, 6))
+    fig, ax = new_figure(figsize=(6.5, 8.2))
     if labels.min() == labels.max():
         note_in_axes(ax, "ROC curve undefined:\nonly one class present")
     else:
@@ -106,6 +146,7 @@ def roc_figure(predictions: pl.DataFrame, metrics: dict, bucket_summary: dict) -
                 f"AUC = {roc_auc(curve.labels, curve.probs):.3f}",
             )
         _note_left_out(ax, left_out)
+        draw_baseline_rocs(ax, predictions)
         point = operating_point(metrics)
         if point:
             ax.plot(
@@ -120,15 +161,16 @@ def roc_figure(predictions: pl.DataFrame, metrics: dict, bucket_summary: dict) -
         ylabel="True positive rate (recall)\n(splice-model errors detected)",
         title="ROC: detecting splice-model errors" + experiment_suffix(metrics),
     )
-    ax.legend(loc="lower right", fontsize=7.5)
+    ax.legend(**LEGEND_BELOW)
     ax.grid(alpha=0.3)
     return fig
 
 
 def precision_recall_figure(predictions: pl.DataFrame, metrics: dict, bucket_summary: dict) -> Figure:
-    """Precision-recall (step-wise, as average precision is computed), overall and per bucket."""
+    """Precision-recall (step-wise, as average precision is computed), overall, per bucket and for
+    each baseline (dashed; leak detectors dotted)."""
     labels, probs = labels_and_probs(predictions)
-    fig, ax = new_figure(figsize=(6.5, 6))
+    fig, ax = new_figure(figsize=(6.5, 8.2))
     if labels.min() == labels.max():
         note_in_axes(ax, "Precision-recall curve undefined:\nonly one class present")
     else:
@@ -155,6 +197,7 @@ def precision_recall_figure(predictions: pl.DataFrame, metrics: dict, bucket_sum
                 f"AP = {average_precision(curve.labels, curve.probs):.3f}",
             )
         _note_left_out(ax, left_out)
+        draw_baseline_prs(ax, predictions)
         prevalence = labels.mean()
         ax.axhline(
             prevalence,
@@ -177,7 +220,7 @@ def precision_recall_figure(predictions: pl.DataFrame, metrics: dict, bucket_sum
         + experiment_suffix(metrics),
     )
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="lower left", fontsize=7.5)
+        ax.legend(**LEGEND_BELOW)
     ax.grid(alpha=0.3)
     return fig
 

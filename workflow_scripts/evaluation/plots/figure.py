@@ -24,7 +24,8 @@ def new_figure(*grid: int, **options) -> tuple[Figure, Any]:
 def save_figure(fig: Figure, out_path) -> None:
     """Write the PNG atomically (a killed job leaves no half-written plot) and free the figure."""
     try:
-        fig.tight_layout()
+        if fig.get_layout_engine() is None:  # a figure made with layout="constrained" keeps it
+            fig.tight_layout()
         with atomic_path(out_path) as tmp:
             fig.savefig(tmp, format="png", dpi=DPI)
     finally:
@@ -37,3 +38,23 @@ def experiment_suffix(metrics: dict) -> str:
 
 def note_in_axes(ax, text: str) -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=12, color="firebrick")
+
+
+# ---- predictors of the model-vs-baselines comparison (comparison_fields names) ------------------
+METRIC_LABELS = {"roc_auc": "ROC-AUC", "pr_auc": "PR-AUC (average precision)"}
+PREDICTOR_STYLE = {  # name: (label, colour); leak detectors in greys, drawn hollow or dotted
+    "model": ("error model", "black"),
+    "base_score": ("base model's score", "tab:blue"),
+    "kmer": ("k-mer logistic regression", "tab:orange"),
+    "chance": ("chance", "silver"),
+    "length": ("window length (leak detector)", "dimgrey"),
+    "dinucleotide": ("site dinucleotide (leak detector)", "grey"),
+}
+
+
+def predictor_label(name: str) -> str:
+    return PREDICTOR_STYLE.get(name, (name, "tab:purple"))[0]
+
+
+def predictor_color(name: str) -> str:
+    return PREDICTOR_STYLE.get(name, (name, "tab:purple"))[1]

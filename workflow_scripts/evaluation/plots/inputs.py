@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 
 from workflow_scripts.artifacts import (
+    BASELINE_SCORE_PREFIX,
     BUCKET_SUMMARY_FIELDS,
     MANIFEST_PLOT_COLUMNS,
     METRICS_FILE_FIELDS,
@@ -71,18 +72,21 @@ def read_json_document(path, fields: tuple[str, ...]) -> dict:
     return document
 
 
-def read_table(path, columns: tuple[str, ...]) -> pl.DataFrame:
+def read_table(path, columns: tuple[str, ...], prefix: str | None = None) -> pl.DataFrame:
+    """The declared columns, plus every column whose name starts with `prefix` (when given)."""
     existing_file(path)
     try:
         schema = pl.read_parquet_schema(path)
     except (OSError, pl.exceptions.PolarsError) as error:
         raise InputError(path, "file", f"not a readable parquet file ({type(error).__name__})") from None
     require_fields(path, dict(schema), columns)
-    return pl.read_parquet(path, columns=list(columns))
+    extra = [name for name in schema if prefix and name.startswith(prefix) and name not in columns]
+    return pl.read_parquet(path, columns=[*columns, *extra])
 
 
 def read_predictions(path) -> pl.DataFrame:
-    return read_table(path, PREDICTION_COLUMNS)
+    """PREDICTION_COLUMNS and the baselines' score columns (BASELINE_SCORE_PREFIX + name)."""
+    return read_table(path, PREDICTION_COLUMNS, prefix=BASELINE_SCORE_PREFIX)
 
 
 def read_manifest(path) -> pl.DataFrame:

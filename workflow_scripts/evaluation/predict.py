@@ -1,0 +1,77 @@
+"""A trained model's P(error) for the windows of one split (the evaluate rule's model side)."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from workflow_scripts.errors import InputError
+from workflow_scripts.models.builtin import build_model
+from workflow_scripts.tokenization.tokenizers import load_tokenizer
+from workflow_scripts.training.batches import BatchCollator, SplitData, load_split, sorted_batches
+from workflow_scripts.training.distributed import avoid_per_shape_kernels
+
+
+def load_trained_model(model_path: str, config_path: str) -> tuple[torch.nn.Module, dict]:
+    """Rebuild the model from model.json and load its weights (weights_only: no pickle)."""
+    for path in (model_path, config_path):
+        if not Path(path).exists():
+            raise InputError(path, "model", "file does not exist (has train finished?)")
+    saved = json.loads(Path(config_path).read_text())
+    tokenizer = load_tokenizer(saved["tokenizer"])
+    # pretrained=False: a Hugging Face backbone is rebuilt from its config, weights come from model.pt
+    model = build_model(saved["model"], tokenizer.vocab_size, saved["max_tokens"], pretrained=False)
+    model.load_state_dict(load_state_dict(model_path))
+    return model.eval(), saved
+
+
+def load_state_dict(path: str) -> dict:
+    """Tensors only: a file that needs arbitrary unpickling is refused, never executed."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as error:
+        found = [line.strip() for line in str(error).splitlines() if "unsupported global" in line.lower()]
+        raise InputError(
+            path,
+            "model",
+            "refused: it holds Python objects, not just tensors "
+            f"(loaded with weights_only; {found[0] if found else 'not a plain state dict'})",
+        ) from None
+    except (RuntimeError, EOFError, OSError) as error:
+        reason = str(error).strip().split(". ")[0]
+        raise InputError(path, "model", f"not a readable PyTorch file ({reason})") from None
+
+
+@torch.no_grad()
+def predict(
+    model: torch.nn.Module, data: SplitData, collator: BatchCollator, batch_size: int, device: torch.device
+) -> np.ndarray:
+    """P(error) for every row of `data`, in its order."""
+    probs = np.zeros(len(data), dtype=np.float64)
+    model.to(device)
+    for indices in sorted_batches(data, batch_size):
+        batch = collator(indices)
+        logits = model(batch["ids"].to(device), batch["mask"].to(device)).float()
+        probs[indices] = torch.softmax(logits, -1)[:, 1].cpu().numpy()
+    return probs
+
+
+def evaluation_device() -> torch.device:
+    if not torch.cuda.is_available():
+        return torch.device("cpu")
+    avoid_per_shape_kernels()
+    return torch.device("cuda")
+
+
+def predict_split(model: torch.nn.Module, saved: dict, windows: str, manifest: str, split: str,
+                  batch_size: int) -> tuple[SplitData, np.ndarray]:
+    """The split's windows (manifest order) and the model's P(error) for each."""
+    data = load_split(windows, manifest, split)
+    if len(data) == 0:
+        return data, np.zeros(0)
+    collator = BatchCollator(data, load_tokenizer(saved["tokenizer"]), saved["max_tokens"])
+    return data, predict(model, data, collator, batch_size, evaluation_device())
