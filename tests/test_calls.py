@@ -208,10 +208,10 @@ def test_decoy_negatives_carry_the_dinucleotide_and_the_fn_scores(tmp_path):
 
 
 def test_negatives_follow_seed_and_per_error(tmp_path):
-    toy = DecoyToy(np.random.default_rng(12))
-    first, _ = toy.call(tmp_path, seed=1)
-    again, _ = toy.call(tmp_path, seed=1)
-    other, _ = toy.call(tmp_path, seed=2)
+    toy = Toy(np.random.default_rng(12), n_sites=40)
+    first, _ = toy.call(tmp_path, seed=1, negatives="random")
+    again, _ = toy.call(tmp_path, seed=1, negatives="random")
+    other, _ = toy.call(tmp_path, seed=2, negatives="random")
     double, _ = toy.call(tmp_path, seed=1, per_error=2.0)
     assert first.equals(again)
     tn = {name: frame.filter(pl.col("pred_type") == "TN")["position"].to_list()
