@@ -7,6 +7,10 @@ min_version("9.0")
 configfile: f"{workflow.basedir}/config/config.yaml"
 
 
+# snakemake --report: the front page (the summary of every experiment) and the figure captions.
+report: "report/workflow.rst"
+
+
 include: "rules/common.smk"
 include: "rules/demo.smk"
 include: "rules/calling.smk"
@@ -17,6 +21,7 @@ include: "rules/pretrain.smk"
 include: "rules/train.smk"
 include: "rules/evaluate.smk"
 include: "rules/plot.smk"
+include: "rules/summary.smk"
 
 
 rule all:

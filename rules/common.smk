@@ -64,11 +64,28 @@ def plot_paths(experiment="{experiment}"):
     return [f"results/{experiment}/plots/{plot_file_name(name)}" for name in PLOTS]
 
 
+def plot_report_output(name, path):
+    """One plot flagged for the report, with its caption report/plots/<name>.rst."""
+    flagged = report(
+        path, caption=f"../report/plots/{name}.rst", category="{experiment}"
+    )
+    return flagged
+
+
+def plot_report_outputs():
+    """plot_paths() flagged for the report (the plot rule's output)."""
+    return [plot_report_output(n, path) for n, path in zip(PLOTS, plot_paths())]
+
+
+SUMMARY_DIR = "results/summary"
+
+
 def all_outputs():
     plots = [path for experiment in EXPERIMENTS for path in plot_paths(experiment)]
-    return plots + expand(
+    metrics = expand(
         "results/{experiment}/evaluation/metrics.json", experiment=EXPERIMENTS
     )
+    return plots + metrics + [f"{SUMMARY_DIR}/summary.tsv"]
 
 
 def experiment_rule_config(*sections):

@@ -6,7 +6,7 @@ rule plot:
         summary="results/{experiment}/buckets/summary.json",
         manifest="results/{experiment}/buckets/manifest.parquet",
     output:
-        plots=report(plot_paths(), category="{experiment}"),
+        plots=plot_report_outputs(),
     log:
         "logs/{experiment}/plot.log",
     benchmark:

@@ -25,10 +25,10 @@ BOUNDARIES = [150, 2 * FLANK + 2, 1000, 3001]  # token lengths (CLS included)
 MODEL = {"arch": "cnn", "d_model": 8, "n_layers": 1}
 
 
-def make_windows(path: Path, n: int = 600, seed: int = 0) -> Path:
+def make_windows(path: Path, n: int = 600, seed: int = 0, with_score: bool = True) -> Path:
     """Windows like extract writes: most are unclipped (2 * FLANK + 1 nt, one spike of lengths),
     the rest clipped at gene ends (shorter) or from a wider source (longer); with the call columns
-    of a calls table, and a base-model score that is lower for errors (labels 1)."""
+    of a calls table, and (with_score) a base-model score that is lower for errors (labels 1)."""
     rng = np.random.default_rng(seed)
     lengths = np.where(rng.random(n) < 0.6, 2 * FLANK + 1, rng.integers(40, 3000, n))
     labels = rng.integers(0, 2, n)
@@ -50,7 +50,7 @@ def make_windows(path: Path, n: int = 600, seed: int = 0) -> Path:
                 "pred_type": np.where(labels == 1, "FP", "TP"),
                 "score": np.clip(0.7 - 0.3 * labels + 0.2 * rng.normal(size=n), 0, 1),
             }
-        ),
+        ).drop([] if with_score else ["score"]),
         path,
     )
     return path
@@ -80,7 +80,12 @@ def write_untrained_model(directory: Path, max_tokens: int) -> dict[str, Path]:
 
 
 def run_evaluate(
-    windows: Path, manifest: Path, model: dict[str, Path], directory: Path, config: dict | None = None
+    windows: Path,
+    manifest: Path,
+    model: dict[str, Path],
+    directory: Path,
+    config: dict | None = None,
+    experiment: str = "toy_experiment",
 ) -> dict[str, Path]:
     paths = {"predictions": directory / "predictions.parquet", "metrics": directory / "metrics.json"}
     evaluate_main(
@@ -94,7 +99,7 @@ def run_evaluate(
             "--model-config",
             str(model["model_config"]),
             "--experiment",
-            "toy_experiment",
+            experiment,
             "--out-predictions",
             str(paths["predictions"]),
             "--out-metrics",

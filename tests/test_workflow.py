@@ -20,7 +20,7 @@ def test_dry_run_plans_every_rule_for_each_experiment(tmp_path):
     result = snakemake(tmp_path, "-n")
     assert result.returncode == 0, result.stderr[-3000:]
     assert planned_rules(result.stdout) == {
-        "all", "demo_data", "index_genome", "extract", "bucket", "train", "evaluate", "plot"
+        "all", "demo_data", "index_genome", "extract", "bucket", "train", "evaluate", "plot", "summarize"
     }
     assert "fp_vs_tp" in result.stdout and "fn_vs_tn" in result.stdout
     assert not (tmp_path / "results").exists()
@@ -43,7 +43,7 @@ def test_demo_runs_end_to_end(finished_run):
     for key in ("accuracy", "precision", "recall", "f1", "mcc", "roc_auc", "pr_auc", "n", "per_bucket"):
         assert key in metrics
     assert metrics["n"] > 0 and metrics["roc_auc"] > 0.8  # the tiny demo reaches ~0.97
-    for plot in ("roc", "precision_recall", "confusion_matrix", "training_curves", "length_histogram"):
+    for plot in ("roc", "precision_recall", "model_vs_baselines", "confusion_matrix", "training_curves", "length_histogram"):
         assert (workdir / f"results/fp_vs_tp/plots/{plot}.png").stat().st_size > 5000
     for log in ("extract", "bucket", "train", "evaluate", "plot"):
         assert (workdir / f"logs/fp_vs_tp/{log}.log").exists()
@@ -64,9 +64,9 @@ def test_changing_an_evaluate_setting_reruns_only_evaluate_and_plot(finished_run
     changed = write_config(workdir, "threshold.yaml", {"evaluate": {"threshold": 0.3}})
     args = ("--configfile", str(tiny), str(changed))
     dry = snakemake(workdir, "-n", *args)
-    assert planned_rules(dry.stdout) == {"evaluate", "plot", "all"}, dry.stdout[-2000:]
+    assert planned_rules(dry.stdout) == {"evaluate", "plot", "summarize", "all"}, dry.stdout[-2000:]
     forced = snakemake(workdir, "-n", "--configfile", str(tiny), "--forcerun", "evaluate")
-    assert planned_rules(forced.stdout) == {"evaluate", "plot", "all"}
+    assert planned_rules(forced.stdout) == {"evaluate", "plot", "summarize", "all"}
     result = snakemake(workdir, *args)
     assert result.returncode == 0, result.stderr[-3000:]
     metrics = json.loads((workdir / "results/fp_vs_tp/evaluation/metrics.json").read_text())
@@ -74,12 +74,22 @@ def test_changing_an_evaluate_setting_reruns_only_evaluate_and_plot(finished_run
     assert model.stat().st_mtime_ns == model_mtime
 
 
-def test_report_contains_the_plots(finished_run):
+def test_report_opens_with_the_summary_and_captions_every_figure(finished_run):
     workdir, tiny = finished_run
+    summary = (workdir / "results/summary/summary.tsv").read_text().splitlines()
+    assert len(summary) == 1 + len(TINY_CONFIG["experiments"])  # header + a row per experiment
     result = snakemake(workdir, "--configfile", str(tiny), "--report", "report.html")
     assert result.returncode == 0, result.stderr[-3000:]
     html = (workdir / "report.html").read_text(errors="replace")
-    assert "roc.png" in html and "training_curves.png" in html
+    for name in ("roc.png", "training_curves.png", "model_vs_baselines.png", "summary.png", "summary.tsv"):
+        assert name in html
+    # the front page (workflow description): its text, the summary table and plot embedded in it
+    description = html[html.index("does the error model beat its baselines"):]
+    assert "The model against its baselines" in description and "data:image/png;base64" in description
+    # a caption per figure (report/plots/*.rst, rendered with the wildcard)
+    for caption in ("ROC curve of the error model", "against its baselines, on all test",
+                    "Counts of the test windows of", "Window lengths (tokens) of"):
+        assert caption in html
 
 
 def test_bad_config_fails_in_seconds_with_one_line(tmp_path):

@@ -9,11 +9,15 @@ re-check types or ranges; a file they cannot read at all is still one line namin
     results/<exp>/evaluation/predictions.parquet  PREDICTION_COLUMNS, evaluation/evaluate.py
     results/<exp>/buckets/summary.json       BUCKET_SUMMARY_FIELDS, bucketing/assign.py
     results/<exp>/plots/<name>.png           PLOTS, evaluation/plots/
+    results/summary/summary.tsv              summary_fields(), evaluation/summary.py
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from workflow_scripts.evaluation.comparison_fields import BASELINES, MODEL, PREDICTORS
+from workflow_scripts.evaluation.comparison_fields import METRICS as COMPARED_METRICS
 
 
 @dataclass(frozen=True)
@@ -148,3 +152,23 @@ PLOTS = (
 
 def plot_file_name(name: str) -> str:
     return f"{name}.png"
+
+
+# ---- summary/summary.tsv (summarize): one row per experiment, its overall test windows ----------
+# Beside the identity and the test metrics at the threshold: for every predictor p (the model and
+# each baseline) and metric m (roc_auc, pr_auc) the estimate `p_m` and its 95% interval `p_m_low`,
+# `p_m_high`; for every baseline b the paired difference `model_minus_b_m` (+ _low, _high) and
+# `verdict_b_m` (better / not better / worse). A baseline that could not be scored: empty cells.
+SUMMARY_ID_FIELDS = ("experiment",)
+SUMMARY_TEST_FIELDS = ("n", "n_positive", "n_genes", "threshold", "threshold_mode", "precision", "recall",
+                       "f1", "mcc")
+SUMMARY_INTERVAL_SUFFIXES = ("", "_low", "_high")
+
+
+def summary_fields() -> tuple[str, ...]:
+    """Every column of summary.tsv, in order."""
+    predictors = tuple(f"{p}_{m}{suffix}" for p in PREDICTORS for m in COMPARED_METRICS
+                       for suffix in SUMMARY_INTERVAL_SUFFIXES)
+    differences = tuple(name for b in BASELINES for m in COMPARED_METRICS for name in (
+        *(f"{MODEL}_minus_{b}_{m}{suffix}" for suffix in SUMMARY_INTERVAL_SUFFIXES), f"verdict_{b}_{m}"))
+    return (*SUMMARY_ID_FIELDS, *SUMMARY_TEST_FIELDS, *predictors, *differences)

@@ -24,8 +24,13 @@ from workflow_scripts.evaluation.plots.figure import (
 # A length bucket gets a curve of its own only with at least this many windows of each class;
 # fewer make a few coarse steps that clutter the figure and say little.
 MIN_WINDOWS_PER_CLASS = 20
-# Below the axes: with the buckets and the baselines there are too many curves to hide a legend on.
-LEGEND_BELOW = {"loc": "upper center", "bbox_to_anchor": (0.5, -0.16), "fontsize": 7.5}
+
+
+def legend_below(fig, ax) -> None:
+    """The legend under the axes (constrained layout makes room): with the buckets and the
+    baselines there are too many curves to hide a legend on."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", fontsize=7.5)
 
 
 @dataclass
@@ -121,7 +126,7 @@ def roc_figure(predictions: pl.DataFrame, metrics: dict, bucket_summary: dict) -
     """ROC over all windows, one thinner curve per well-populated length bucket, the baselines
     (dashed; leak detectors dotted) and the operating point."""
     labels, probs = labels_and_probs(predictions)
-    fig, ax = new_figure(figsize=(6.5, 8.2))
+    fig, ax = new_figure(figsize=(6.5, 8.2), layout="constrained")
     if labels.min() == labels.max():
         note_in_axes(ax, "ROC curve undefined:\nonly one class present")
     else:
@@ -150,7 +155,7 @@ def roc_figure(predictions: pl.DataFrame, metrics: dict, bucket_summary: dict) -
         point = operating_point(metrics)
         if point:
             ax.plot(
-                point[0], point[1], "o", color="crimson", ms=8, label=f"threshold {metrics['threshold']:g}"
+                point[0], point[1], "o", color="crimson", ms=8, label=f"threshold {metrics['threshold']:.3g}"
             )
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="random guessing (AUC = 0.5)")
     ax.set(
@@ -161,7 +166,7 @@ def roc_figure(predictions: pl.DataFrame, metrics: dict, bucket_summary: dict) -
         ylabel="True positive rate (recall)\n(splice-model errors detected)",
         title="ROC: detecting splice-model errors" + experiment_suffix(metrics),
     )
-    ax.legend(**LEGEND_BELOW)
+    legend_below(fig, ax)
     ax.grid(alpha=0.3)
     return fig
 
@@ -170,7 +175,7 @@ def precision_recall_figure(predictions: pl.DataFrame, metrics: dict, bucket_sum
     """Precision-recall (step-wise, as average precision is computed), overall, per bucket and for
     each baseline (dashed; leak detectors dotted)."""
     labels, probs = labels_and_probs(predictions)
-    fig, ax = new_figure(figsize=(6.5, 8.2))
+    fig, ax = new_figure(figsize=(6.5, 8.2), layout="constrained")
     if labels.min() == labels.max():
         note_in_axes(ax, "Precision-recall curve undefined:\nonly one class present")
     else:
@@ -209,7 +214,7 @@ def precision_recall_figure(predictions: pl.DataFrame, metrics: dict, bucket_sum
         point = operating_point(metrics)
         if point and point[2] is not None:
             ax.plot(
-                point[1], point[2], "o", color="crimson", ms=8, label=f"threshold {metrics['threshold']:g}"
+                point[1], point[2], "o", color="crimson", ms=8, label=f"threshold {metrics['threshold']:.3g}"
             )
     ax.set(
         xlim=(0, 1),
@@ -220,7 +225,7 @@ def precision_recall_figure(predictions: pl.DataFrame, metrics: dict, bucket_sum
         + experiment_suffix(metrics),
     )
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(**LEGEND_BELOW)
+        legend_below(fig, ax)
     ax.grid(alpha=0.3)
     return fig
 

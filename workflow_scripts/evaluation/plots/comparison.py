@@ -166,7 +166,7 @@ def summary_figure(rows: list[dict]) -> Figure:
     for col, metric in enumerate(METRICS):
         summary_panel(axes[0, col], rows, metric)
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside upper center", ncol=min(len(labels), 3), fontsize=8)
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 3), fontsize=8)
     fig.suptitle("Every experiment: the model and its baselines on the test genes (95% intervals over genes)\n"
                  "hollow grey = leak detector; dashed = chance", fontsize=10)
     return fig
