@@ -66,10 +66,13 @@ def summary_table(documents: list[dict]) -> pl.DataFrame:
     if repeated:
         raise ValueError(f"the same experiment appears twice in the summary: {repeated}")
     rows = [summary_row(document) for document in documents]
-    schema = {name: pl.String if name.startswith("verdict_") or name in ("experiment", "threshold_mode")
-              else pl.Float64 for name in summary_fields()}
-    schema.update({name: pl.Int64 for name in ("n", "n_positive", "n_genes")})
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    return pl.DataFrame(rows, schema={name: column_type(name) for name in summary_fields()}, orient="row")
+
+
+def column_type(name: str) -> pl.DataType:
+    if name.startswith("verdict_") or name in ("experiment", "threshold_mode"):
+        return pl.String()
+    return pl.Int64() if name in ("n", "n_positive", "n_genes") else pl.Float64()
 
 
 def write_summary(metrics_paths: list[str], out_table: str, out_plot: str, out_html: str) -> pl.DataFrame:
