@@ -5,7 +5,7 @@ import polars as pl
 import pytest
 
 from workflow_scripts.config.sections import section_defaults
-from workflow_scripts.data.demo import ELEMENT_SPACING, MOTIF, generate_demo, reverse_complement
+from workflow_scripts.data.demo import ELEMENT_MARGIN, ELEMENT_SPACING, MOTIF, generate_demo, reverse_complement
 from workflow_scripts.data.fasta import load_fasta
 from workflow_scripts.errors import InputError
 from workflow_scripts.rules.demo_data import main as demo_data_main
@@ -68,7 +68,7 @@ def test_genome_has_soft_masking_and_n(demo):
 
 
 @pytest.mark.parametrize("error_label", ["FP", "FN"])
-def test_motif_enriched_in_error_windows_and_lengths_spread(demo, tmp_path, error_label):
+def test_motif_enriched_in_error_windows_of_one_length(demo, tmp_path, error_label):
     out = tmp_path / "w.parquet"
     experiment = {"name": "x", "error_label": error_label, "correct_label": "TP"}
     extract_main(["--genome", str(demo / "g.fa.gz"), "--calls", str(demo / "calls.tsv"), "--out", str(out),
@@ -76,29 +76,34 @@ def test_motif_enriched_in_error_windows_and_lengths_spread(demo, tmp_path, erro
     windows = pl.read_parquet(out)
     rate = windows.group_by("label").agg(pl.col("sequence").str.contains(MOTIF).mean()).sort("label")["sequence"]
     assert rate[0] < 0.2 and rate[1] > 0.7
-    clipped = (windows["length"] < 401).mean()
-    assert 0.3 < clipped < 0.7 and windows["length"].min() < 200
+    assert set(windows["length"]) == {401} and set(windows["site_offset"]) == {200}
+    outside_gene = ((windows["position"] - windows["gene_start"] < 200) | (windows["gene_end"] - windows["position"] < 200))
+    assert 0.3 < outside_gene.mean() < 0.7  # half the windows take flank from beyond their gene
 
 
 def test_motif_recurs_in_gene_free_dna_only(demo):
-    """Intergenic copies (both orientations, ~1 per ELEMENT_SPACING nt) for unlabeled pretraining;
-    inside genes only the copies planted near sites."""
+    """Intergenic copies (both orientations, ~1 per ELEMENT_SPACING nt farther than ELEMENT_MARGIN
+    from genes) for unlabeled pretraining; inside genes and near them only the copies planted near
+    sites."""
     genome = load_fasta(demo / "g.fa.gz")
     calls = pl.read_csv(demo / "calls.tsv", separator="\t")
     genes = calls.unique("gene_id").sort("chrom", "gene_start")
-    inside = outside = free_length = 0
+    inside = near = outside = free_length = 0
     for name in genome.names:
         text = genome.chromosome(name)
         spans = genes.filter(pl.col("chrom") == name).select("gene_start", "gene_end").rows()
-        covered = bytearray(len(text))
+        covered, margin = bytearray(len(text)), bytearray(len(text))
         for start, end in spans:
             covered[start - 1 : end] = b"\x01" * (end - start + 1)
-        free_length += len(text) - sum(covered)
+            low, high = max(start - 1 - ELEMENT_MARGIN, 0), min(end + ELEMENT_MARGIN, len(text))
+            margin[low:high] = b"\x01" * (high - low)
+        free_length += len(text) - sum(margin)
         for motif in (MOTIF, reverse_complement(MOTIF)):
             at = text.find(motif)
             while at >= 0:
                 inside += any(covered[at : at + len(MOTIF)])
-                outside += not any(covered[at : at + len(MOTIF)])
+                near += any(margin[at : at + len(MOTIF)]) and not any(covered[at : at + len(MOTIF)])
+                outside += not any(margin[at : at + len(MOTIF)])
                 at = text.find(motif, at + 1)
     assert 0.7 < outside * ELEMENT_SPACING / free_length < 1.3
-    assert inside < 0.5 * calls.height
+    assert inside < 0.5 * calls.height and near < 0.01 * outside

@@ -2,12 +2,15 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import polars as pl
 import pytest
 
 from tests.train_fixtures import ROOT, subprocess_env
-from workflow_scripts.data.fasta import load_fasta
+from workflow_scripts.data.fasta import load_fasta, open_genome
+from workflow_scripts.data.quality import read_notes
 from workflow_scripts.data.splits import assign_gene_splits
+from workflow_scripts.data.windows import split_windows, windows_from_calls
 from workflow_scripts.errors import InputError
 from workflow_scripts.rules.extract import main as extract_main
 
@@ -50,43 +53,97 @@ def run_extract(genome_dir, calls, out, config=None):
     return pl.read_parquet(out)
 
 
+def library_windows(genome_dir, calls, experiment=FP_VS_TP, flank=3) -> pl.DataFrame:
+    """Windows before the split checks (the five-row fixture is too small to give every split
+    both classes), in the output's column order, keyed by id."""
+    windows = windows_from_calls(open_genome(genome_dir), calls, experiment, {"flank": flank})
+    return split_windows(windows, {"fractions": {"train": 0.8, "val": 0.1, "test": 0.1}, "seed": 42})
+
+
 def revcomp(text):
     return text.translate(str.maketrans("ACGTN", "TGCAN"))[::-1]
 
 
-def test_windows_clipped_and_reverse_complemented(genome_dir, tmp_path):
-    windows = run_extract(genome_dir, write_calls(tmp_path, ROWS), tmp_path / "w.parquet", extract_config((1, 0, 0)))
+def test_windows_centred_padded_and_reverse_complemented(genome_dir, tmp_path):
+    windows = library_windows(genome_dir, write_calls(tmp_path, ROWS))
     assert windows.columns == [
-        "id", "gene_id", "split", "label", "sequence", "length", "chrom", "position", "strand", "splice_type", "pred_type",
+        "id", "gene_id", "split", "label", "sequence", "length", "site_offset",
+        "chrom", "position", "strand", "splice_type", "pred_type", "score", "gene_start", "gene_end",
     ]
     assert windows.schema["label"] == pl.Int8 and windows.schema["length"] == pl.Int32
+    assert windows.schema["score"] == pl.Float64 and windows.schema["position"] == pl.Int64
     by_id = {row["id"]: row for row in windows.iter_rows(named=True)}
     assert set(by_id) == {"fp:1", "fp:2", "fp:3", "fp:4"}  # TN row dropped
     assert by_id["fp:1"]["sequence"] == CHR1[16:23] and by_id["fp:1"]["label"] == 1
     assert by_id["fp:2"]["sequence"] == revcomp(CHR1[21:28]) and by_id["fp:2"]["label"] == 0
-    assert by_id["fp:3"]["sequence"] == CHR2[0:5]  # clipped at chromosome start
-    assert by_id["fp:4"]["sequence"] == revcomp(CHR2[7:12])  # clipped at chromosome end
-    assert [by_id[k]["length"] for k in ("fp:1", "fp:3", "fp:4")] == [7, 5, 5]
-    assert set(windows["split"]) == {"train"}
+    assert by_id["fp:3"]["sequence"] == "NN" + CHR2[0:5]  # N before the chromosome start
+    assert by_id["fp:4"]["sequence"] == revcomp(CHR2[7:12] + "NN")  # N past the chromosome end
+    assert set(windows["length"]) == {7} and set(windows["site_offset"]) == {3}
+    assert by_id["fp:1"]["score"] == 0.9 and by_id["fp:3"]["gene_end"] == 12
 
 
 def test_flank_and_labels_come_from_the_config(genome_dir, tmp_path):
     calls = write_calls(tmp_path, ROWS)
     tn_vs_fp = {"name": "x", "error_label": "FP", "correct_label": "TN"}
-    windows = run_extract(genome_dir, calls, tmp_path / "w.parquet", extract_config(experiment=tn_vs_fp, flank=1))
+    windows = library_windows(genome_dir, calls, tn_vs_fp, flank=1)
     by_id = {row["id"]: row for row in windows.iter_rows(named=True)}
     assert set(by_id) == {"x:1", "x:4", "x:5"}  # FP rows 1 and 4, TN row 5; TP rows dropped
     assert by_id["x:1"]["sequence"] == CHR1[18:21] and by_id["x:5"]["label"] == 0
 
 
-def test_clipped_to_gene_span(genome_dir, tmp_path):
-    rows = ["g1\tchr1\t12\t+\tdonor\tFP\t0.9\t11\t13", "g2\tchr1\t30\t-\tdonor\tTP\t0.9\t28\t40"]
-    windows = run_extract(genome_dir, write_calls(tmp_path, rows), tmp_path / "w.parquet").sort("id")
-    assert windows["sequence"].to_list() == [CHR1[10:13], revcomp(CHR1[27:33])]
+def test_sites_near_a_gene_edge_keep_the_length_and_the_site_at_the_centre(genome_dir, tmp_path):
+    """Windows are not clipped to the gene span: the flank comes from the genome beyond it, so a
+    site at its gene's first or last base has the window of any other site (no shape leak)."""
+    rows = ["g1\tchr1\t11\t+\tdonor\tFP\t0.9\t11\t13",   # the gene's first base
+            "g1\tchr1\t13\t-\tdonor\tTP\t0.9\t11\t13",   # its last base
+            "g2\tchr1\t28\t-\tacceptor\tFP\t0.9\t28\t28",  # a one-base gene
+            "g3\tchr1\t20\t+\tacceptor\tTP\t0.9\t2\t39"]   # far from both gene edges
+    windows = library_windows(genome_dir, write_calls(tmp_path, rows), flank=5).sort("id")
+    assert windows["sequence"].to_list() == [CHR1[5:16], revcomp(CHR1[7:18]), revcomp(CHR1[22:33]), CHR1[14:25]]
+    assert set(windows["length"]) == {11} and set(windows["site_offset"]) == {5}
+    for row in windows.iter_rows(named=True):
+        base = CHR1[row["position"] - 1]
+        assert row["sequence"][row["site_offset"]] == (base if row["strand"] == "+" else revcomp(base))
 
 
-def test_csv_and_parquet_calls(genome_dir, tmp_path):
-    tsv = pl.read_csv(write_calls(tmp_path, ROWS), separator="\t")
+def test_windows_never_read_into_the_next_chromosome(genome_dir, tmp_path):
+    rows = ["g1\tchr1\t39\t+\tdonor\tFP\t0.9\t\t", "g2\tchr2\t1\t-\tdonor\tTP\t0.9\t\t"]
+    windows = library_windows(genome_dir, write_calls(tmp_path, rows), flank=3).sort("id")
+    assert windows["sequence"].to_list() == [CHR1[35:40] + "NN", revcomp("NNN" + CHR2[0:4])]
+
+
+def random_genome_dir(tmp_path, length=20_000, seed=0):
+    rng = np.random.default_rng(seed)
+    (tmp_path / "r.fa").write_text(">chr1\n" + "".join(rng.choice(list("ACGT"), length)) + "\n")
+    load_fasta(tmp_path / "r.fa").save_cached(tmp_path / "ridx")
+    return tmp_path / "ridx"
+
+
+def many_gene_rows(n_genes: int) -> list[str]:
+    """One FP and one TP call per gene, genes 60 nt apart on chr1, every call with a score."""
+    return [f"g{gene}\tchr1\t{100 + 60 * gene + 10 * i}\t{'+-'[gene % 2]}\tdonor\t{pred}\t0.{gene % 9}\t\t"
+            for gene in range(n_genes) for i, pred in enumerate(("FP", "TP"))]
+
+
+def test_every_call_column_is_kept_and_the_notes_describe_the_table(tmp_path):
+    rows = [row + f"\tT{i}" for i, row in enumerate(many_gene_rows(200))]
+    calls = write_calls(tmp_path, rows, HEADER + "\ttranscript_id")
+    out = tmp_path / "w.parquet"
+    windows = run_extract(random_genome_dir(tmp_path), calls, out)
+    assert windows.columns[-4:] == ["score", "gene_start", "gene_end", "transcript_id"]
+    assert windows["transcript_id"].to_list() == [f"T{i}" for i in range(400)]
+    assert windows.schema["score"] == pl.Float64 and windows["gene_start"].null_count() == 400
+    notes = read_notes(out)
+    assert notes["window"] == {"length": 7, "site_offset": 3} and notes["warnings"] == []
+    assert notes["dropped"] == {"all_n_windows": 0}
+    counts = windows.group_by("split", "label").len()
+    assert sum(notes["class_counts"][split]["error"] for split in ("train", "val", "test")) == 200
+    assert notes["class_counts"]["test"]["error"] == counts.filter((pl.col("split") == "test") & (pl.col("label") == 1))["len"][0]
+
+
+def test_csv_and_parquet_calls(tmp_path):
+    genome_dir = random_genome_dir(tmp_path)
+    tsv = pl.read_csv(write_calls(tmp_path, many_gene_rows(30)), separator="\t")
     tsv.write_csv(tmp_path / "calls.csv")
     tsv.write_parquet(tmp_path / "calls.parquet")
     expected = run_extract(genome_dir, tmp_path / "calls.tsv", tmp_path / "a.parquet")
@@ -183,18 +240,27 @@ def sequences_config() -> str:
     return extract_config(experiment={"name": "s", "error_label": "FP", "correct_label": "TP"})
 
 
+def filler_sequences(n_genes=20) -> dict:
+    """Rows that give every split both labels: genes f0.. with one window of each label."""
+    return {"sequence": ["ACGTAC", "TTGACA"] * n_genes, "label": [1, 0] * n_genes,
+            "gene_id": [f"f{i // 2}" for i in range(2 * n_genes)]}
+
+
 def test_sequences_mode(tmp_path):
+    filler = filler_sequences()
     table = pl.DataFrame({
-        "sequence": ["acgtn", "GGGG", "TTAA", "CCAT"], "label": [1, 0, 1, 0], "gene_id": ["a", "a", "b", "c"],
+        "sequence": ["acgtn", "GGGG", "TTAA", "CCAT", *filler["sequence"]], "label": [1, 0, 1, 0, *filler["label"]],
+        "gene_id": ["a", "a", "b", "c", *filler["gene_id"]], "score": [0.5] * 44,
     })
     table.write_csv(tmp_path / "seqs.csv")
     out = tmp_path / "w.parquet"
     extract_main(["--sequences", str(tmp_path / "seqs.csv"), "--out", str(out), "--config", sequences_config()])
     windows = pl.read_parquet(out)
-    assert windows["sequence"].to_list() == ["ACGTN", "GGGG", "TTAA", "CCAT"]
-    assert windows["id"].to_list() == ["s:1", "s:2", "s:3", "s:4"]
-    assert windows["length"].to_list() == [5, 4, 4, 4] and windows["label"].dtype == pl.Int8
+    assert windows["sequence"].to_list()[:4] == ["ACGTN", "GGGG", "TTAA", "CCAT"]
+    assert windows["id"].to_list()[:4] == ["s:1", "s:2", "s:3", "s:4"]
+    assert windows["length"].to_list()[:4] == [5, 4, 4, 4] and windows["label"].dtype == pl.Int8
     assert windows.filter(pl.col("gene_id") == "a")["split"].n_unique() == 1
+    assert windows.columns == ["id", "gene_id", "split", "label", "sequence", "length", "score"]
 
 
 @pytest.mark.parametrize(
@@ -210,13 +276,13 @@ def test_sequences_mode_bad_rows(tmp_path, sequence, label, message):
 
 
 def test_sequences_mode_without_gene_id_groups_each_row(tmp_path):
-    table = pl.DataFrame({"sequence": ["AC", "GT", "AA", "CC"], "label": ["1", "0", "1", "0"], "id": ["w", "x", "y", "z"]})
-    table.write_parquet(tmp_path / "s.parquet")
+    ids = [f"w{i}" for i in range(40)]
+    pl.DataFrame({"sequence": ["AC", "GT"] * 20, "label": ["1", "0"] * 20, "id": ids}).write_parquet(tmp_path / "s.parquet")
     out = tmp_path / "o.parquet"
     extract_main(["--sequences", str(tmp_path / "s.parquet"), "--out", str(out), "--config", sequences_config()])
     windows = pl.read_parquet(out)
-    assert windows["gene_id"].to_list() == ["w", "x", "y", "z"] == windows["id"].to_list()
-    assert "chrom" not in windows.columns
+    assert windows["gene_id"].to_list() == ids == windows["id"].to_list()
+    assert "chrom" not in windows.columns and "site_offset" not in windows.columns
 
 
 def test_missing_genome_index_names_the_path(tmp_path):

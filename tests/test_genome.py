@@ -110,3 +110,37 @@ def test_gather_matches_naive_on_random_windows():
     for i, text in enumerate(got):
         expected = genome.chromosome(genome.names[chrom[i]])[starts[i] : ends[i]]
         assert text == (expected.translate(table)[::-1] if minus[i] else expected)
+
+
+def test_centred_windows_match_naive_with_n_outside_the_bounds():
+    """Every window has 2*flank+1 bases, the site at index flank; outside [low, high) (a gene's
+    bounds, or the chromosome) N, never a base of the next chromosome."""
+    rng = np.random.default_rng(4)
+    lengths = np.array([30, 5, 80])
+    sequence = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, lengths.sum())].copy()
+    genome = Genome(["a", "b", "c"], lengths, sequence)
+    chrom = rng.integers(0, 3, 300)
+    centres = rng.integers(0, lengths[chrom])
+    low = rng.integers(0, centres + 1)
+    high = centres + 1 + rng.integers(0, lengths[chrom] - centres)
+    minus = rng.random(300) < 0.5
+    flank = 9
+    got = genome.centred_windows(chrom, centres, flank, low, high, minus, chunk_size=64).to_list()
+    table = str.maketrans("ACGTN", "TGCAN")
+    for i, text in enumerate(got):
+        bases = genome.chromosome(genome.names[chrom[i]])
+        plus = "".join(bases[p] if low[i] <= p < high[i] else "N" for p in range(centres[i] - flank, centres[i] + flank + 1))
+        assert text == (plus.translate(table)[::-1] if minus[i] else plus)
+        assert text[flank] == (bases[centres[i]].translate(table) if minus[i] else bases[centres[i]])
+
+
+@pytest.mark.parametrize("data, field, message", [
+    (b">chr1 x\rACGT\rAC\r>chr2\rGG\r", "record 'chr1'", "lines end with a carriage return alone"),
+    (b">chr1\nACGT\n>chr2\nAC\rGT\n", "record 'chr2'", "lines end with a carriage return alone"),
+    (b">chr1\nACGT\n>chr2\n>chr3\nAC\n", "record 'chr2'", "empty record: no sequence lines after its header"),
+    (b">chr1\nACGT\n>chr2\n  \n", "record 'chr2'", "empty record"),
+])
+def test_fasta_line_endings_and_empty_records_are_named(tmp_path, data, field, message):
+    with pytest.raises(InputError, match=message) as caught:
+        load_fasta(write(tmp_path, "g.fa", data))
+    assert caught.value.field == field and caught.value.source.endswith("g.fa")

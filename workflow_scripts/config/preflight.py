@@ -3,8 +3,9 @@
 A typo in a path, an empty file, a calls table without a required column or a genome that is
 not a FASTA fails in seconds with one line naming the file and the config key, not after the
 genome was indexed. Only cheap checks: the file exists, is readable and non-empty, a FASTA's
-first bytes (gunzipped) are a '>' header, a table's header has the required columns (read by
-workflow_scripts.data.tables, the columns declared in workflow_scripts.data.calls). The full
+first bytes (gunzipped) are a '>' header, a calls or sequences table's header passes the same
+check extract makes (data/calls.py: required columns, no duplicated or reserved names; names
+read by data/tables.py, byte-order mark and surrounding blanks removed, in both). The full
 checks run in the rules that read the files (index_genome, extract).
 
 Relative paths under results/ are the workflow's own outputs (the demo data): skipped.
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from workflow_scripts.calling.contract import SCORE_COLUMNS
 from workflow_scripts.calling.model_files import weight_files
-from workflow_scripts.data.calls import CALL_COLUMNS, SEQUENCE_COLUMNS
+from workflow_scripts.data.calls import check_calls_header, check_sequences_header
 from workflow_scripts.data.tables import GZIP_MAGIC, require_columns, table_columns
 from workflow_scripts.errors import InputError
 
@@ -30,10 +31,11 @@ def check_input_files(config: dict) -> None:
     if "genome" in config and is_user_file(config["genome"]):
         check_fasta(config["genome"], "genome")
     calling = config.get("calling", {})
-    table_keys = (("calls", CALL_COLUMNS), ("sequences", SEQUENCE_COLUMNS))
-    for key, columns in table_keys[1:] if calling.get("start", "calls") != "calls" else table_keys:
+    table_keys = (("calls", check_calls_header), ("sequences", check_sequences_header))
+    for key, check_header in table_keys[1:] if calling.get("start", "calls") != "calls" else table_keys:
         if key in config and is_user_file(config[key]):
-            check_table(config[key], key, columns)
+            check_readable_file(config[key], key)
+            check_header(config[key], table_columns(config[key], key))
     check_calling_inputs(calling)
     deepspeed_json = config.get("train", {}).get("deepspeed_config")
     if deepspeed_json and is_user_file(deepspeed_json):

@@ -3,7 +3,10 @@
 `load_fasta` parses a plain, gzip or bgzip FASTA once into one concatenated upper-case uint8
 array (a `Genome`); the index_genome rule saves it as `sequence.npy` + `index.tsv`, which every
 experiment memory-maps (`Genome.open_cached`). Soft-masked bases are upper-cased; N is kept;
-any other character is an error naming the chromosome and position.
+any other character is an error naming the chromosome and position. Also refused, naming the
+record: a record without bases (its chromosome would be empty, and every call on it would look
+like a bad position in the calls table), and line breaks made of a lone carriage return (old Mac
+files: the whole file would read as one header line).
 """
 
 from __future__ import annotations
@@ -62,7 +65,23 @@ def _find_all(raw: bytes, needle: bytes, begin: int) -> list[int]:
     return found
 
 
+def refuse_lone_carriage_returns(raw: bytes, path) -> None:
+    """InputError naming the record that holds the first CR not followed by LF."""
+    if raw.count(b"\r") == raw.count(b"\r\n"):
+        return
+    at = raw.find(b"\r")
+    while raw[at + 1 : at + 2] == b"\n":
+        at = raw.find(b"\r", at + 1)
+    header = raw.rfind(b">", 0, at + 1)
+    fields = raw[header + 1 : header + 1000].split(None, 1) if header >= 0 else []
+    name = fields[0].decode("utf-8", errors="replace") if fields else ""
+    raise InputError(path, f"record '{name}'" if name else "line 1",
+                     "lines end with a carriage return alone (old Mac line endings); convert them to "
+                     "newlines, e.g. tr '\\r' '\\n' < in.fa > out.fa")
+
+
 def parse_records(raw: bytes, path) -> tuple[list[str], list[bytes]]:
+    refuse_lone_carriage_returns(raw, path)
     spans = header_spans(raw, path)
     names, chunks, seen = [], [], set()
     for i, (start, end) in enumerate(spans):
@@ -76,6 +95,8 @@ def parse_records(raw: bytes, path) -> tuple[list[str], list[bytes]]:
         body_end = spans[i + 1][0] if i + 1 < len(spans) else len(raw)
         names.append(name)
         chunks.append(raw[end:body_end].translate(_UPPER_TABLE, _LINE_BREAKS))
+        if not chunks[-1].strip():
+            raise InputError(path, f"record '{name}'", "empty record: no sequence lines after its header")
     return names, chunks
 
 

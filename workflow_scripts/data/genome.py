@@ -4,6 +4,8 @@ A `Genome` holds every chromosome in one upper-case uint8 array plus each one's 
 and length. The index_genome rule saves it (`save_cached`: `sequence.npy` + `index.tsv`, see
 workflow_scripts.data.fasta for the parsing); every experiment maps it with `open_cached`.
 Windows are cut with one fixed-width read per row; minus-strand windows are reverse-complemented.
+`centred_windows` cuts windows of one length around sites and writes N wherever a window reaches
+past its chromosome (or past any bounds given), so the site always sits at the centre.
 """
 
 from __future__ import annotations
@@ -102,6 +104,37 @@ class Genome:
             rows, _ = self.gather_rows(chrom_idx[piece], starts[piece], ends[piece], minus_strand[piece])
             parts.append(rows_to_strings(rows))
         return pl.concat(parts).alias("sequence")
+
+    def centred_windows(self, chrom_idx, centres, flank: int, low, high, minus_strand,
+                        chunk_size: int = 1 << 17) -> pl.Series:
+        """Windows of 2*flank+1 nt around 0-based `centres`, in the strand's reading direction
+        (the site at index flank); bases outside [low, high) (0-based, per row, within the
+        chromosome) are N. A polars String Series, built chunk by chunk to bound memory."""
+        chrom_idx, centres, low, high, minus_strand = (
+            np.asarray(a) for a in (chrom_idx, centres, low, high, minus_strand))
+        parts = []
+        for begin in range(0, max(len(centres), 1), chunk_size):
+            piece = slice(begin, begin + chunk_size)
+            starts, ends = centres[piece] - flank, centres[piece] + flank + 1
+            rows, _ = self.gather_rows(chrom_idx[piece], starts, ends, minus_strand[piece])
+            mask_outside(rows, low[piece] - starts, ends - high[piece], minus_strand[piece])
+            parts.append(rows_to_strings(rows))
+        return pl.concat(parts).alias("sequence")
+
+
+def mask_outside(rows: np.ndarray, before: np.ndarray, after: np.ndarray, minus: np.ndarray) -> None:
+    """Write N (in place) over the first `before` and last `after` genomic positions of each row;
+    minus rows run backwards, so there they are the row's last and first bases."""
+    width = rows.shape[1]
+    before, after = np.clip(before, 0, width), np.clip(after, 0, width)
+    edge = np.flatnonzero((before > 0) | (after > 0))
+    if len(edge) == 0:
+        return
+    lead = np.where(minus[edge], after[edge], before[edge])[:, None]
+    trail = np.where(minus[edge], before[edge], after[edge])[:, None]
+    columns = np.arange(width)
+    outside = (columns < lead) | (columns >= width - trail)
+    rows[edge] = np.where(outside, ord("N"), rows[edge])
 
 
 def gather_padded_rows(sequence: np.ndarray, starts: np.ndarray, ends: np.ndarray, minus: np.ndarray):

@@ -4,12 +4,17 @@ Text tables (.tsv, .txt, .csv, each optionally gzip-compressed) are read with ev
 string, so values such as 'chr01' or '007' are never reinterpreted; the code that checks a
 column converts it and names the first bad row. Every problem is an InputError naming the file.
 
+Header names are read the same way everywhere (the preflight's `table_columns` and `read_table`):
+a byte-order mark, surrounding blanks and quotes are removed (`clean_name`); columns without a
+name (a trailing separator) are ignored; two columns with one name are an error, never renamed.
+
 polars is imported inside the readers: the workflow calls `table_columns` while Snakemake
 parses it (config preflight), and the parse should not pay for importing polars.
 """
 
 from __future__ import annotations
 
+import csv
 import gzip
 import zlib
 from collections.abc import Sequence
@@ -25,6 +30,7 @@ TEXT_SEPARATORS = {".tsv": "\t", ".txt": "\t", ".csv": ","}
 PARQUET_SUFFIXES = (".parquet", ".pq")
 GZIP_MAGIC = b"\x1f\x8b"
 ROW = "__row"  # 1-based data row number, added by `numbered_rows` for error messages
+BYTE_ORDER_MARK = "\ufeff"
 
 
 def table_suffix(path: str | Path, field: str = "file") -> str:
@@ -42,7 +48,14 @@ def require_file(path: str | Path, field: str = "file") -> None:
 
 
 def table_columns(path: str | Path, field: str = "file") -> list[str]:
-    """The column names, from the header line or the parquet schema, without reading rows."""
+    """The column names (cleaned, unnamed ones left out), from the header line or the parquet
+    schema, without reading rows; InputError when two columns share a name."""
+    names = unique_names(path, [clean_name(name) for name in raw_columns(path, field)])
+    return [name for name in names if name]
+
+
+def raw_columns(path: str | Path, field: str) -> list[str]:
+    """Every header field as written (parquet: the schema's names), unnamed ones included."""
     require_file(path, field)
     suffix = table_suffix(path, field)
     if suffix in PARQUET_SUFFIXES:
@@ -52,10 +65,26 @@ def table_columns(path: str | Path, field: str = "file") -> list[str]:
             return list(pl.read_parquet_schema(path))
         except (OSError, pl.exceptions.PolarsError) as error:
             raise unreadable(path, field, suffix, error) from None
-    return header_columns(path, field, TEXT_SEPARATORS[suffix])
+    return header_fields(path, field, TEXT_SEPARATORS[suffix])
 
 
-def header_columns(path: str | Path, field: str, separator: str) -> list[str]:
+def clean_name(name: str) -> str:
+    """A header name as errorseq reads it: no byte-order mark, surrounding blanks or quotes."""
+    return name.replace(BYTE_ORDER_MARK, "").strip().strip('"').strip()
+
+
+def unique_names(path: str | Path, names: list[str]) -> list[str]:
+    """`names` unchanged; InputError naming the first name given to two columns ('' is no name)."""
+    seen: dict[str, int] = {}
+    for number, name in enumerate(names, start=1):
+        if name in seen and name:
+            raise InputError(path, f"column '{name}'",
+                             f"duplicated header: columns {seen[name]} and {number} are both named '{name}'")
+        seen[name] = number
+    return names
+
+
+def header_fields(path: str | Path, field: str, separator: str) -> list[str]:
     with open(path, "rb") as handle:
         compressed = handle.read(2) == GZIP_MAGIC
     opener = gzip.open if compressed else open
@@ -64,7 +93,7 @@ def header_columns(path: str | Path, field: str, separator: str) -> list[str]:
             line = handle.readline()
     except (OSError, EOFError, UnicodeDecodeError, zlib.error) as error:
         raise InputError(path, field, f"cannot be read as text ({error})") from None
-    return [name.strip().strip('"') for name in line.rstrip("\r\n").split(separator) if name.strip()]
+    return next(csv.reader([line.rstrip("\r\n")], delimiter=separator), [])
 
 
 def require_columns(path: str | Path, found: Sequence[str], required: Sequence[str]) -> None:
@@ -77,18 +106,23 @@ def require_columns(path: str | Path, found: Sequence[str], required: Sequence[s
 
 def read_table(path: str | Path, required: Sequence[str] = (), columns: Sequence[str] | None = None,
                field: str = "file") -> pl.DataFrame:
-    """The table's rows (only `columns` when given); every name in `required` must be a column."""
+    """The table's rows (only `columns` when given) under their cleaned header names; every name
+    in `required` must be a column."""
     import polars as pl
 
+    names = [clean_name(name) for name in raw_columns(path, field)]
     require_columns(path, table_columns(path, field), [*required, *(columns or ())])
+    wanted = list(columns) if columns else [name for name in names if name]
+    positions = [names.index(name) for name in wanted]
     suffix = table_suffix(path, field)
     try:
         if suffix in PARQUET_SUFFIXES:
-            return pl.read_parquet(path, columns=list(columns) if columns else None)
-        return pl.read_csv(path, separator=TEXT_SEPARATORS[suffix], infer_schema=False,
-                           columns=list(columns) if columns else None)
+            frame = pl.read_parquet(path, columns=positions)
+        else:
+            frame = pl.read_csv(path, separator=TEXT_SEPARATORS[suffix], infer_schema=False, columns=positions)
     except (pl.exceptions.PolarsError, OSError) as error:
         raise unreadable(path, field, suffix, error) from None
+    return frame.rename(dict(zip(frame.columns, wanted)))
 
 
 def unreadable(path: str | Path, field: str, suffix: str, error: Exception) -> InputError:

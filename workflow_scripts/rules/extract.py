@@ -3,6 +3,10 @@
 Either `--genome` (a genome index directory, or a FASTA parsed on the fly) with `--calls`, or
 `--sequences` (a table of ready-made windows). `--config` holds the sections experiment (the
 `experiments:` entry: name, error_label, correct_label), window and split.
+
+The log says how many windows were dropped for being all N and warns about splits with few
+windows of a class (data/quality.py); windows.parquet keeps the same in its notes. A split
+without one of the classes is refused.
 """
 
 from __future__ import annotations
@@ -13,14 +17,14 @@ import time
 
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
 from workflow_scripts.data.fasta import open_genome
+from workflow_scripts.data.quality import check_splits, notes, summary_line, write_windows
 from workflow_scripts.data.windows import (
+    drop_all_n,
     split_windows,
-    summary_line,
     windows_from_calls,
     windows_from_sequences,
 )
 from workflow_scripts.errors import InputError, run_cli
-from workflow_scripts.io_utils import write_parquet
 
 SECTIONS = ("experiment", "window", "split")
 
@@ -46,15 +50,27 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     check_inputs(args)
     sections = parse_rule_config(args.config, required=SECTIONS)
-    experiment = sections["experiment"]
-    began = time.perf_counter()
+    experiment, began = sections["experiment"], time.perf_counter()
+    source = args.sequences or args.calls
     if args.sequences:
         frame = windows_from_sequences(args.sequences, experiment["name"])
+        class_names = {"error": "label 1", "correct": "label 0"}
     else:
         frame = windows_from_calls(open_genome(args.genome), args.calls, experiment, sections["window"])
+        class_names = {"error": experiment["error_label"], "correct": experiment["correct_label"]}
+    frame, all_n = drop_all_n(frame)
+    if all_n:
+        log(f"extract: {all_n} windows without a single A, C, G or T (all N) dropped")
     frame = split_windows(frame, sections["split"])
-    write_parquet(frame, args.out)
-    print(summary_line(frame, experiment["name"], time.perf_counter() - began), file=sys.stderr)
+    warnings = check_splits(frame, source, experiment["name"], class_names, all_n)
+    for warning in warnings:
+        log(f"extract: warning: {warning}")
+    write_windows(frame, args.out, notes(frame, {"all_n_windows": all_n}, warnings))
+    log(summary_line(frame, experiment["name"], time.perf_counter() - began))
+
+
+def log(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 if __name__ == "__main__":
