@@ -18,6 +18,8 @@ columns are kept as read (text tables: strings) and end up in windows.parquet.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import polars as pl
 
@@ -39,9 +41,11 @@ GENE_LOW = "__gene_low"  # the gene span, defaulting to the whole chromosome (1-
 GENE_HIGH = "__gene_high"
 
 
-def read_rows(path, required=()) -> pl.DataFrame:
-    """A non-empty input table with its 1-based row numbers (for error messages)."""
-    frame = read_table(path, required=required)
+def read_rows(path, check_header: Callable[[str, list[str]], None]) -> pl.DataFrame:
+    """A non-empty input table whose header passes `check_header`, with its 1-based row numbers
+    (for error messages)."""
+    frame = read_table(path)
+    check_header(path, frame.columns)
     if frame.height == 0:
         raise InputError(path, "rows", "table has no data rows")
     return numbered_rows(frame)
@@ -136,8 +140,7 @@ def refuse_repeated_sites(frame: pl.DataFrame, path) -> None:
 
 def load_calls(path, genome: Genome) -> pl.DataFrame:
     """A checked calls table with typed columns plus the internal ones (CHROM_INDEX, ...)."""
-    frame = read_rows(path)
-    check_calls_header(path, [c for c in frame.columns if c != ROW])
+    frame = read_rows(path, check_calls_header)
     frame = normalise_text_columns(frame, path)
     frame = as_integer(frame, "position", path, required=True)
     for column in ("gene_start", "gene_end"):

@@ -75,8 +75,7 @@ def windows_from_calls(genome: Genome, calls_path, experiment: dict, window: dic
 
 def windows_from_sequences(path, experiment: str) -> pl.DataFrame:
     """Validate a user table of ready-made windows (see module docstring)."""
-    frame = read_rows(path)
-    check_sequences_header(path, [c for c in frame.columns if c != ROW])
+    frame = read_rows(path, check_sequences_header)
     frame = frame.with_columns(pl.col("sequence").cast(pl.String).str.strip_chars().str.to_uppercase())
     fail_on_first(frame, pl.col("sequence").is_null() | (pl.col("sequence") == ""), path, "sequence", "empty sequence")
     fail_on_first(frame, ~pl.col("sequence").str.contains(r"^[ACGTN]+$"), path, "sequence", "sequence has characters other than A, C, G, T, N")

@@ -59,10 +59,10 @@ def main(argv: list[str] | None = None) -> None:
         frame = windows_from_calls(open_genome(args.genome), args.calls, experiment, sections["window"])
         class_names = {"error": experiment["error_label"], "correct": experiment["correct_label"]}
     frame, all_n = drop_all_n(frame)
-    if all_n:
-        log(f"extract: {all_n} windows without a single A, C, G or T (all N) dropped")
     frame = split_windows(frame, sections["split"])
     warnings = check_splits(frame, source, experiment["name"], class_names, all_n)
+    if all_n:
+        log(f"extract: {all_n} windows without a single A, C, G or T (all N) dropped")
     for warning in warnings:
         log(f"extract: warning: {warning}")
     write_windows(frame, args.out, notes(frame, {"all_n_windows": all_n}, warnings))
