@@ -6,8 +6,8 @@ import numpy as np
 import polars as pl
 
 from workflow_scripts.calling.motifs import intron_dinucleotides, is_canonical
+from workflow_scripts.data.call_table import chrom_hint
 from workflow_scripts.data.genome import Genome
-from workflow_scripts.data.windows import chrom_hint
 from workflow_scripts.errors import InputError
 
 
