@@ -64,10 +64,8 @@ def check_splits(frame: pl.DataFrame, path, experiment: str, class_names: dict[s
     return warnings
 
 
-def notes(frame: pl.DataFrame, dropped: dict[str, int], warnings: list[str]) -> dict:
-    window = {}
-    if "site_offset" in frame.columns:
-        window = {"length": int(frame["length"].max()), "site_offset": int(frame["site_offset"].max())}
+def notes(frame: pl.DataFrame, window: dict[str, int], dropped: dict[str, int], warnings: list[str]) -> dict:
+    """window: length and site_offset of every window (calls mode; {} for a sequences table)."""
     return {"windows": frame.height, "class_counts": class_counts(frame), "window": window,
             "dropped": dropped, "warnings": warnings}
 

@@ -15,6 +15,8 @@ import argparse
 import sys
 import time
 
+import polars as pl
+
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.quality import check_splits, notes, summary_line, write_windows
@@ -46,27 +48,32 @@ def check_inputs(args: argparse.Namespace) -> None:
         raise InputError("command line", "--calls/--genome", "both are required unless --sequences is given")
 
 
+def labelled_windows(args: argparse.Namespace, sections: dict) -> tuple[pl.DataFrame, dict, dict]:
+    """The windows, the names of the error and correct classes, and the windows' shape (calls mode)."""
+    experiment = sections["experiment"]
+    if args.sequences:
+        return windows_from_sequences(args.sequences, experiment["name"]), {"error": "label 1", "correct": "label 0"}, {}
+    frame = windows_from_calls(open_genome(args.genome), args.calls, experiment, sections["window"])
+    flank = sections["window"]["flank"]
+    return (frame, {"error": experiment["error_label"], "correct": experiment["correct_label"]},
+            {"length": 2 * flank + 1, "site_offset": flank})
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     check_inputs(args)
     sections = parse_rule_config(args.config, required=SECTIONS)
-    experiment, began = sections["experiment"], time.perf_counter()
-    source = args.sequences or args.calls
-    if args.sequences:
-        frame = windows_from_sequences(args.sequences, experiment["name"])
-        class_names = {"error": "label 1", "correct": "label 0"}
-    else:
-        frame = windows_from_calls(open_genome(args.genome), args.calls, experiment, sections["window"])
-        class_names = {"error": experiment["error_label"], "correct": experiment["correct_label"]}
+    name, began = sections["experiment"]["name"], time.perf_counter()
+    frame, class_names, window = labelled_windows(args, sections)
     frame, all_n = drop_all_n(frame)
     frame = split_windows(frame, sections["split"])
-    warnings = check_splits(frame, source, experiment["name"], class_names, all_n)
+    warnings = check_splits(frame, args.sequences or args.calls, name, class_names, all_n)
     if all_n:
         log(f"extract: {all_n} windows without a single A, C, G or T (all N) dropped")
     for warning in warnings:
         log(f"extract: warning: {warning}")
-    write_windows(frame, args.out, notes(frame, {"all_n_windows": all_n}, warnings))
-    log(summary_line(frame, experiment["name"], time.perf_counter() - began))
+    write_windows(frame, args.out, notes(frame, window, {"all_n_windows": all_n}, warnings))
+    log(summary_line(frame, name, time.perf_counter() - began))
 
 
 def log(line: str) -> None:
