@@ -249,8 +249,9 @@ def filler_sequences(n_genes=20) -> dict:
 def test_sequences_mode(tmp_path):
     filler = filler_sequences()
     table = pl.DataFrame({
-        "sequence": ["acgtn", "GGGG", "TTAA", "CCAT", *filler["sequence"]], "label": [1, 0, 1, 0, *filler["label"]],
-        "gene_id": ["a", "a", "b", "c", *filler["gene_id"]], "score": [0.5] * 44,
+        "sequence": ["acgtn", "GGGG", "TTAA", "CCAT", *filler["sequence"], "nnnN"],
+        "label": [1, 0, 1, 0, *filler["label"], 1],
+        "gene_id": ["a", "a", "b", "c", *filler["gene_id"], "n"], "score": [0.5] * 45,
     })
     table.write_csv(tmp_path / "seqs.csv")
     out = tmp_path / "w.parquet"
@@ -261,6 +262,8 @@ def test_sequences_mode(tmp_path):
     assert windows["length"].to_list()[:4] == [5, 4, 4, 4] and windows["label"].dtype == pl.Int8
     assert windows.filter(pl.col("gene_id") == "a")["split"].n_unique() == 1
     assert windows.columns == ["id", "gene_id", "split", "label", "sequence", "length", "score"]
+    assert windows.height == 44 and read_notes(out)["dropped"] == {"all_n_windows": 1}  # the all-N row
+    assert read_notes(out)["window"] == {}
 
 
 @pytest.mark.parametrize(

@@ -134,6 +134,11 @@ def test_centred_windows_match_naive_with_n_outside_the_bounds():
         assert text[flank] == (bases[centres[i]].translate(table) if minus[i] else bases[centres[i]])
 
 
+def test_crlf_and_a_last_line_ending_in_cr_are_read(tmp_path):
+    genome = load_fasta(write(tmp_path, "g.fa", b">chr1\r\nACGT\r\nAC\r\n>chr2\r\nGG\r"))
+    assert genome.chromosome("chr1") == "ACGTAC" and genome.chromosome("chr2") == "GG"
+
+
 @pytest.mark.parametrize("data, field, message", [
     (b">chr1 x\rACGT\rAC\r>chr2\rGG\r", "record 'chr1'", "lines end with a carriage return alone"),
     (b">chr1\nACGT\n>chr2\nAC\rGT\n", "record 'chr2'", "lines end with a carriage return alone"),

@@ -66,8 +66,12 @@ def _find_all(raw: bytes, needle: bytes, begin: int) -> list[int]:
 
 
 def refuse_lone_carriage_returns(raw: bytes, path) -> None:
-    """InputError naming the record that holds the first CR not followed by LF."""
-    if raw.count(b"\r") == raw.count(b"\r\n"):
+    """InputError naming the record that holds the first CR not followed by LF (before the
+    file's trailing blanks)."""
+    end = len(raw)
+    while end and raw[end - 1 : end] in (b"\r", b"\n", b" ", b"\t"):
+        end -= 1
+    if raw.count(b"\r", 0, end) == raw.count(b"\r\n", 0, end):
         return
     at = raw.find(b"\r")
     while raw[at + 1 : at + 2] == b"\n":
