@@ -95,6 +95,20 @@ def brute_force_counts(toy: Toy, threshold: float, window: int) -> dict:
     return counts
 
 
+def check_negatives(toy: Toy, calls: pl.DataFrame, threshold: float, window: int) -> None:
+    """Every TN: scored, below the threshold, no annotated or predicted site of either type within ±w."""
+    scored = {(r["chrom"], r["strand"], r["position"]): r for r in toy.scores.iter_rows(named=True)}
+    busy = {(r["chrom"], r["strand"], r["position"]) for r in toy.sites.iter_rows(named=True)}
+    busy |= {key for key, row in scored.items() if max(row["donor"], row["acceptor"]) >= threshold}
+    negatives = calls.filter(pl.col("pred_type") == "TN")
+    assert negatives.height == calls.filter(pl.col("pred_type") == "FN").height  # per_error 1
+    assert negatives.select("chrom", "strand", "position").is_unique().all()
+    for row in negatives.iter_rows(named=True):
+        key = (row["chrom"], row["strand"], row["position"])
+        assert key in scored and scored[key][row["splice_type"]] < threshold
+        assert not any((key[0], key[1], key[2] + d) in busy for d in range(-window, window + 1)), row
+
+
 def counts_of(calls: pl.DataFrame) -> dict:
     found = {t: {"TP": 0, "FN": 0, "FP": 0} for t in ("donor", "acceptor")}
     for row in calls.filter(pl.col("pred_type") != "TN").group_by("splice_type", "pred_type").len().iter_rows():
@@ -108,6 +122,7 @@ def test_calls_equal_a_brute_force_count(tmp_path, threshold, window):
     calls, summary = toy.call(tmp_path, threshold=threshold, consensus_window=window)
     assert counts_of(calls) == brute_force_counts(toy, threshold, window)
     assert summary["counts"]["donor"]["TP"] == counts_of(calls)["donor"]["TP"]
+    check_negatives(toy, calls, threshold, window)
 
 
 def test_every_call_keeps_its_score_gene_and_span(tmp_path):

@@ -8,7 +8,7 @@ With w = `consensus_window`, on the same chromosome, strand and splice type:
 * **FN**: an annotated site with no predicted position within ±w;
 * **FP**: a predicted position with no annotated site within ±w (one row per position);
 * **TN**: sampled from the other scored positions, those with no annotated site and no predicted
-  position within ±w (`calling.negatives`, see `negatives.py`).
+  position of either type within ±w, one TN per position (`calling.negatives`, `negatives.py`).
 
 Only annotated sites whose own position was scored are called (the others are counted in the
 summary as unscored). Every call keeps `score` (the base model's probability for its splice type
@@ -84,8 +84,16 @@ def dinucleotides(genome: Genome, keys: np.ndarray, splice_type: str) -> np.ndar
                                 np.full(len(keys), splice_type == "donor"))
 
 
+def occupied_positions(scores: Scores, sites: pl.DataFrame, threshold: float) -> np.ndarray:
+    """Sorted keys of every annotated site and every predicted position, of either splice type."""
+    predicted = [scores.keys[scores.of(t) >= threshold] for t in SPLICE_TYPES]
+    return np.unique(np.concatenate([sites["key"].to_numpy(), *predicted]))
+
+
 def call_one_type(scores: Scores, sites: pl.DataFrame, splice_type: str, settings: CallSettings,
-                  genome: Genome, rng: np.random.Generator) -> tuple[list[pl.DataFrame], dict]:
+                  genome: Genome, rng: np.random.Generator, exclude: tuple[np.ndarray, np.ndarray]
+                  ) -> tuple[list[pl.DataFrame], dict]:
+    """TP/FN/FP of one splice type and its TN; `exclude` = (occupied positions, TN already drawn)."""
     values = scores.of(splice_type)
     window, threshold = settings.consensus_window, settings.threshold
     typed = sites.filter(pl.col("splice_type") == splice_type).sort("key")
@@ -94,7 +102,8 @@ def call_one_type(scores: Scores, sites: pl.DataFrame, splice_type: str, setting
     scored = ~np.isnan(lookup(scores, site_keys, values))
     hit = near(site_keys, predicted, window)
     fp_keys = predicted[~near(predicted, site_keys, window)]
-    free = (values < threshold) & ~near(scores.keys, site_keys, window) & ~near(scores.keys, predicted, window)
+    occupied, drawn = exclude
+    free = (values < threshold) & ~near(scores.keys, occupied, window) & ~np.isin(scores.keys, drawn)
     fn_rows = typed.filter(pl.Series(scored & ~hit))
     tn_keys, tn_report = sample_negatives(scores, np.flatnonzero(free), lookup(scores, fn_rows["key"].to_numpy(), values),
                                           splice_type, settings, genome, rng)
@@ -161,10 +170,14 @@ def make_calls(scores: Scores, sites: pl.DataFrame, genes: pl.DataFrame, genome:
                settings: CallSettings) -> tuple[pl.DataFrame, dict]:
     rng = np.random.default_rng(settings.seed)
     keyed = sites.with_columns(pl.Series("key", encode(sites, scores.groups)))
-    frames, reports = [], {}
+    occupied = occupied_positions(scores, keyed, settings.threshold)
+    frames: list[pl.DataFrame] = []
+    reports, drawn = {}, np.empty(0, dtype=np.int64)
     for splice_type in SPLICE_TYPES:
-        typed_frames, reports[splice_type] = call_one_type(scores, keyed, splice_type, settings, genome, rng)
+        typed_frames, reports[splice_type] = call_one_type(scores, keyed, splice_type, settings, genome, rng,
+                                                           (occupied, drawn))
         frames += typed_frames
+        drawn = np.union1d(drawn, typed_frames[-1]["key"].to_numpy())
     calls = describe_calls(pl.concat(frames, how="diagonal"), scores, genome, settings.consensus_window)
     calls = containing_genes(calls.with_row_index("row"), genes).drop("row")
     spans = genes.select("gene_id", pl.col("start").alias("gene_start"), pl.col("end").alias("gene_end"))

@@ -1,8 +1,8 @@
 """True negatives (TN) sampled from non-sites: `decoy` (the default) or `random`.
 
-Candidates are scored positions that are neither near an annotated site nor near a predicted
-one (both within ±consensus_window, same splice type): positions the base model got right by
-predicting nothing. How many: `per_error` TN per FN of the same splice type.
+Candidates are scored positions with no annotated site and no predicted site of either splice
+type within ±consensus_window (so a TN window never repeats a site's window), not drawn already
+for the other type: positions the base model got right by predicting nothing. How many: `per_error` TN per FN of the same splice type.
 
 * `random`: drawn uniformly from the candidates. Easy to tell from FN: almost every FN carries
   the canonical dinucleotide (GT for donors, AG for acceptors) and only ~1 in 16 random
