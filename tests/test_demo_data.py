@@ -5,7 +5,13 @@ import polars as pl
 import pytest
 
 from workflow_scripts.config.sections import section_defaults
-from workflow_scripts.data.demo import ELEMENT_MARGIN, ELEMENT_SPACING, MOTIF, generate_demo, reverse_complement
+from workflow_scripts.data.demo import (
+    ELEMENT_MARGIN,
+    ELEMENT_SPACING,
+    MOTIF,
+    generate_demo,
+    reverse_complement,
+)
 from workflow_scripts.data.fasta import load_fasta
 from workflow_scripts.errors import InputError
 from workflow_scripts.rules.demo_data import main as demo_data_main
