@@ -12,6 +12,7 @@ rule bucket:
     conda:
         "../envs/data.yaml"
     params:
+        code=rule_code("bucket"),
         config=rule_config("bucket", "tokenizer", "model"),
         tokenizer=bucket_tokenizer_args,
     shell:

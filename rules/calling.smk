@@ -18,6 +18,7 @@ rule annotate_sites:
     conda:
         "../envs/data.yaml"
     params:
+        code=rule_code("annotate_sites"),
         config=calling_config(ANNOTATE_SITES_KEYS),
         genome=genome_index_dir,
     shell:
@@ -45,6 +46,7 @@ rule score_base_model:
     resources:
         gpu=1,
     params:
+        code=rule_code("score_base_model"),
         config=calling_config(SCORE_BASE_MODEL_KEYS),
         genome=genome_index_dir,
     shell:
@@ -70,6 +72,7 @@ rule make_calls:
     conda:
         "../envs/data.yaml"
     params:
+        code=rule_code("make_calls"),
         config=calling_config(MAKE_CALLS_KEYS),
         genome=genome_index_dir,
     shell:

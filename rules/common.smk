@@ -17,6 +17,7 @@ from workflow_scripts.config.preflight import check_input_files
 from workflow_scripts.config.sections import rule_config_json, schema
 from workflow_scripts.config.validate import check_config_file, validate_config
 from workflow_scripts.errors import InputError
+from workflow_scripts.source_digest import rule_code_digest
 from workflow_scripts.tokenization.tokenizers import resolve_tokenizer_kind
 from workflow_scripts.training.cluster_env import CLUSTER_ENV_VARIABLE
 
@@ -57,6 +58,13 @@ else:
 def rule_config(*sections):
     """The named config sections as one JSON value: a rule's `--config` param."""
     return rule_config_json(config, *sections)
+
+
+def rule_code(rule):
+    """A digest of the errorseq code that runs for `rule` (workflow_scripts/source_digest.py).
+    It is the `code` param of each rule, so an edit of that code reruns it and `snakemake -n`
+    says why; train and pretrain then train afresh (their checkpoints are keyed on it too)."""
+    return rule_code_digest(rule)
 
 
 def plot_paths(experiment="{experiment}"):

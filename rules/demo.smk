@@ -9,6 +9,7 @@ rule demo_data:
     conda:
         "../envs/data.yaml"
     params:
+        code=rule_code("demo_data"),
         config=rule_config("demo"),
     shell:
         "python -m workflow_scripts.rules.demo_data --config {params.config:q} "

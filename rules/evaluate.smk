@@ -14,6 +14,7 @@ rule evaluate:
     conda:
         "../envs/train.yaml"
     params:
+        code=rule_code("evaluate"),
         config=rule_config("evaluate"),
     shell:
         "python -m workflow_scripts.rules.evaluate --config {params.config:q} "

@@ -11,6 +11,7 @@ rule index_genome:
     conda:
         "../envs/data.yaml"
     params:
+        code=rule_code("index_genome"),
         config=rule_config("index_genome"),
     shell:
         "python -m workflow_scripts.rules.index_genome --config {params.config:q} "
@@ -30,6 +31,7 @@ rule extract:
     conda:
         "../envs/data.yaml"
     params:
+        code=rule_code("extract"),
         config=experiment_rule_config("window", "split"),
         source=extract_source_args,
     shell:

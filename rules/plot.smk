@@ -13,6 +13,8 @@ rule plot:
         "results/benchmarks/{experiment}/plot.tsv"
     conda:
         "../envs/plot.yaml"
+    params:
+        code=rule_code("plot"),
     shell:
         "python -m workflow_scripts.rules.plot --predictions {input.predictions:q} "
         "--metrics {input.metrics:q} --steps {input.steps:q} --bucket-summary {input.summary:q} "

@@ -23,6 +23,7 @@ rule pretrain:
         cpu_procs=2,
         nodes=1,
     params:
+        code=rule_code("pretrain"),
         config=rule_config("model", "train", "pretrain"),
         checkpoints=lambda wildcards: f"results/{wildcards.experiment}/pretrain/checkpoints",
         genome=pretrain_genome_args,
@@ -34,4 +35,4 @@ rule pretrain:
         "--out-config {output.config:q} --out-steps {output.steps:q} "
         "--experiment {wildcards.experiment} --gpus {resources.gpu} "
         "--cpu-procs {resources.cpu_procs} --threads {threads} --nodes {resources.nodes} "
-        "> {log:q} 2>&1"
+        "--console-fd 3 3>&2 > {log:q} 2>&1"

@@ -25,6 +25,8 @@ rule summarize:
         "results/benchmarks/summary/summarize.tsv"
     conda:
         "../envs/plot.yaml"
+    params:
+        code=rule_code("summarize"),
     shell:
         "python -m workflow_scripts.rules.summarize --metrics {input.metrics:q} "
         "--out-table {output.table:q} --out-plot {output.plot:q} "

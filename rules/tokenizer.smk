@@ -10,6 +10,7 @@ rule tokenizer:
     conda:
         "../envs/train.yaml"
     params:
+        code=rule_code("tokenizer"),
         config=rule_config("tokenizer", "split"),
     shell:
         "python -m workflow_scripts.rules.tokenizer --config {params.config:q} "

@@ -23,6 +23,7 @@ rule train:
         cpu_procs=2,
         nodes=1,
     params:
+        code=rule_code("train"),
         config=rule_config("model", "train"),
         checkpoints=lambda wildcards: f"results/{wildcards.experiment}/model/checkpoints",
         init=init_encoder_args,
@@ -34,4 +35,4 @@ rule train:
         "--out-config {output.config:q} --out-steps {output.steps:q} "
         "--experiment {wildcards.experiment} --gpus {resources.gpu} "
         "--cpu-procs {resources.cpu_procs} --threads {threads} --nodes {resources.nodes} "
-        "> {log:q} 2>&1"
+        "--console-fd 3 3>&2 > {log:q} 2>&1"

@@ -150,10 +150,8 @@ WRITE_CALL = re.compile(r"\b(write_parquet|write_text|write_bytes|write_csv|save
 # Writes that are not outputs of a rule, or land in a folder that is renamed when complete.
 NOT_OUTPUTS = {
     ("training/telemetry.py", "self.path"): "the step log is checkpoints/steps.partial.jsonl; train copies it atomically",
-    ("training/strategies/ddp.py", "torch.save"): "writes into the checkpoint's .partial folder (checkpoint.py renames it)",
     ("training/strategies/fsdp.py", "dcp.save"): "writes into the checkpoint's .partial folder (checkpoint.py renames it)",
-    ("training/checkpoint.py", "write_text(path, json.dumps(signature"): "run.json: written by io_utils.write_text (atomic)",
-    ("training/checkpoint.py", "write_text(self.directory / LATEST_POINTER"): "io_utils.write_text (atomic)",
+    ("training/telemetry.py", 'open(path, "a"'): "the console (Snakemake's stderr): progress lines, not an output",
     ("calling/scoring.py", "write_parquet(self.parts[-1])"):
         "parts in a scratch folder; close() joins them into the output through io_utils.atomic_path",
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,12 +21,20 @@ class InputError(Exception):
 def run_cli(main: Callable[[list[str] | None], None], argv: list[str] | None = None) -> None:
     """Run a module's main(); an InputError becomes one line on stderr and exit code 2.
 
-    A non-finite loss (FloatingPointError from the trainer) is one line too, with exit code 1.
+    A file the system refuses (an OSError naming it: a full disk, a read-only folder, no
+    permission) is one line naming the file and the errno, exit code 2 too. A non-finite loss
+    (FloatingPointError from the trainer) is one line, with exit code 1.
     """
     try:
         main(argv)
     except InputError as error:
         print(f"errorseq: error: {error}", file=sys.stderr, flush=True)
+        sys.exit(2)
+    except OSError as error:
+        if error.filename is None:
+            raise
+        code = errno.errorcode.get(error.errno or 0, "OSError")
+        print(f"errorseq: error: {error.filename}: {code}: {error.strerror}", file=sys.stderr, flush=True)
         sys.exit(2)
     except FloatingPointError as error:
         print(f"errorseq: error: training: {error}", file=sys.stderr, flush=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
@@ -22,9 +23,43 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     try:
         yield tmp
         os.replace(tmp, target)
+    except OSError as error:  # name the output, not its temporary name
+        raise naming_path(error, target, instead_of=tmp) from None
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def naming_path(error: OSError, path: str | os.PathLike, instead_of: str | os.PathLike | None = None) -> OSError:
+    """`error` naming `path` where it names no file (a failed write() does not) or `instead_of`."""
+    if error.filename is not None and str(error.filename) != str(instead_of):
+        return error
+    return OSError(error.errno, error.strerror, str(path))
+
+
+def fsync_path(path: str | os.PathLike) -> None:
+    """Flush a file's or a folder's entries to the disk (after writing, before a rename)."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def fsync_tree(folder: str | os.PathLike) -> None:
+    """fsync every file and folder under `folder`, and `folder` itself."""
+    for root, _, files in os.walk(folder):
+        for name in files:
+            fsync_path(os.path.join(root, name))
+        fsync_path(root)
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def current_umask() -> int:

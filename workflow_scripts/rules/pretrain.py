@@ -13,6 +13,8 @@ from pathlib import Path
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
 from workflow_scripts.errors import run_cli
 from workflow_scripts.training.launch import add_resource_arguments, launch, resources_from_args
+from workflow_scripts.training.objectives import build_objective
+from workflow_scripts.training.prelaunch import announce, check_run, console_path
 from workflow_scripts.training.run_spec import RunSpec
 
 SECTIONS = ("model", "train", "pretrain")
@@ -29,6 +31,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out-config", required=True, help="pretrain.json")
     parser.add_argument("--out-steps", required=True, help="steps.jsonl")
     parser.add_argument("--experiment", required=True, help="the experiment wildcard")
+    parser.add_argument(
+        "--console-fd",
+        type=int,
+        help="a file descriptor for short progress lines (the rule: 3, Snakemake's stderr)",
+    )
     add_config_argument(parser, *SECTIONS)
     add_resource_arguments(parser)
     return parser.parse_args(argv)
@@ -39,6 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     sections = parse_rule_config(args.config, required=SECTIONS)
     spec = RunSpec(
         experiment=args.experiment,
+        console=console_path(args.console_fd),
         windows=args.windows,
         manifest=args.manifest,
         bucket_summary=args.bucket_summary,
@@ -48,7 +56,10 @@ def main(argv: list[str] | None = None) -> None:
         out_steps=args.out_steps,
         genome_dir=str(Path(args.genome_index).parent) if args.genome_index else None,
     )
-    launch("masked_lm", spec, sections, resources_from_args(args))
+    resources = resources_from_args(args)
+    check_run(build_objective("masked_lm", sections), spec, resources)  # before torchrun starts
+    announce(args.console_fd, f"pretrain {args.experiment}")
+    launch("masked_lm", spec, sections, resources)
 
 
 if __name__ == "__main__":

@@ -1,14 +1,21 @@
-"""Resumable training checkpoints, written so that a kill during a save loses nothing.
+"""Resumable training checkpoints, written so that neither a kill nor a power cut loses a good one.
 
 Each checkpoint is a folder `step-NNNNNNNN/`: `trainer.pt` (loop position, LR schedule, RNG of
-every rank) plus the strategy's own files (a state dict for DDP, DCP shards for FSDP, DeepSpeed's
-checkpoint for deepspeed). It is written as `.step-NNNNNNNN.partial/`, renamed when complete, and
-only then named in `latest`; older folders are pruned after that. A kill at any moment leaves
-`latest` naming a complete checkpoint.
+every rank), the strategy's own files (a state dict for DDP, DCP shards for FSDP, DeepSpeed's
+checkpoint for deepspeed) and `files.json`, the size of every file. It is written as
+`.step-NNNNNNNN.partial/`, flushed to the disk (fsync of every file and folder), renamed when
+complete, and only then named in `latest`; older folders are pruned after that.
+
+A rerun resumes from the newest checkpoint that loads: one whose files are missing or of another
+size than when saved, or whose trainer.pt does not load, is skipped with one line, and the one
+before it is tried. `run.json` holds the run's signature (config, inputs, world size and the
+digest of the code): checkpoints of another run are cleared, and so are those of a run that
+finished (its model was exported; `finished` is written then): a forced rerun trains afresh.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -17,20 +24,23 @@ from pathlib import Path
 
 import torch
 
-from workflow_scripts.io_utils import write_text
+from workflow_scripts.io_utils import atomic_path, fsync_path, fsync_tree, naming_path
 
 LATEST_POINTER = "latest"
 TRAINER_FILE = "trainer.pt"
+FILE_SIZES = "files.json"
 BEST_FILE = "best.pt"
 SIGNATURE_FILE = "run.json"
+FINISHED_FILE = "finished"
 KEEP_LAST = 2
 LOGGING_KEYS = ("checkpoint_every_steps", "log_every_steps", "tensorboard")
+FULL_DISK_BYTES = 1 << 20  # a failed save with less than this free is reported as a full disk
 
 
 def run_signature(train: dict, model: dict, world_size: int, inputs: dict, **settings) -> dict:
     """What a checkpoint must share with a run to be resumed from: the train config (less its
     logging keys), the model, the world size, each input file's size and mtime (None = no such
-    input) and any other setting that changes what is learnt."""
+    input) and any other setting that changes what is learnt (the code digest among them)."""
     stamps = {
         name: [os.stat(path).st_size, os.stat(path).st_mtime_ns] for name, path in inputs.items() if path
     }
@@ -41,6 +51,18 @@ def run_signature(train: dict, model: dict, world_size: int, inputs: dict, **set
         "inputs": stamps,
         **settings,
     }
+
+
+def save_tensors(payload: object, path: str | os.PathLike) -> None:
+    """torch.save through a Python file, flushed to the disk: a full disk is an OSError naming
+    `path` (torch's own writer reports it as a RuntimeError without the file's name)."""
+    try:
+        with open(path, "wb") as handle:
+            torch.save(payload, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as error:
+        raise naming_path(error, path) from None
 
 
 class CheckpointManager:
@@ -63,20 +85,30 @@ class CheckpointManager:
         self.barrier()
 
     def _discard_if_other_run(self, signature: dict) -> None:
-        """Checkpoints of another config, data or world size are not resumed from: cleared."""
+        """Checkpoints of another run (config, data, world size, code) or of a run that finished
+        are not resumed from: cleared."""
         path = self.directory / SIGNATURE_FILE
-        if path.exists() and json.loads(path.read_text()) == signature:
+        finished = (self.directory / FINISHED_FILE).exists()
+        if path.exists() and json.loads(path.read_text()) == signature and not finished:
             return
-        if any(self.directory.iterdir()):
+        if finished:
+            print(f"note: the run in {self.directory} finished (its model was exported): starting afresh")
+        elif any(self.directory.iterdir()):
             print(
-                f"note: {self.directory} holds checkpoints of another run (config, data or world "
-                "size differ): starting afresh",
+                f"note: {self.directory} holds checkpoints of another run (config, data, world "
+                "size or code differ): starting afresh",
                 flush=True,
             )
         for entry in self.directory.iterdir():
             shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
-        write_text(path, json.dumps(signature, sort_keys=True) + "\n")
+        self._write_durably(path, json.dumps(signature, sort_keys=True) + "\n")
 
+    def mark_finished(self) -> None:
+        """Rank 0, after the export: the next run with these checkpoints starts afresh."""
+        if self.is_main:
+            self._write_durably(self.directory / FINISHED_FILE, "the model was exported\n")
+
+    # ---- saving ---------------------------------------------------------------------------
     def save(self, step: int, trainer_state: dict, write_shards: Callable[[Path], None]) -> Path:
         """Collective: `write_shards(folder)` writes the strategy's files on every rank."""
         final = self.directory / f"step-{step:08d}"
@@ -85,39 +117,42 @@ class CheckpointManager:
             shutil.rmtree(partial, ignore_errors=True)
             partial.mkdir(parents=True)
         self.barrier()
-        write_shards(partial)
-        if self.is_main:
-            torch.save(trainer_state, partial / TRAINER_FILE)
+        try:
+            write_shards(partial)
+            if self.is_main:
+                save_tensors(trainer_state, partial / TRAINER_FILE)
+            self.barrier()
+            fsync_tree(partial)  # every rank: its own node's writes reach the disk
+        except (OSError, RuntimeError) as error:
+            raise as_disk_error(error, partial) from None
         self.barrier()
         if self.is_main:
+            self._write_durably(partial / FILE_SIZES, json.dumps(file_sizes(partial), sort_keys=True))
             self._publish(partial, final)
         self.barrier()
         return final
 
     def _publish(self, partial: Path, final: Path) -> None:
         if final.exists():  # a re-save of the same step (after a resume)
-            if self.latest_path() == final:
-                write_text(self.directory / LATEST_POINTER, "")
+            if self._pointed_at() == final:
+                self._write_durably(self.directory / LATEST_POINTER, "")
             shutil.rmtree(final)
         os.replace(partial, final)
-        write_text(self.directory / LATEST_POINTER, final.name + "\n")
+        fsync_path(self.directory)
+        self._write_durably(self.directory / LATEST_POINTER, final.name + "\n")
         self._prune(keep=final)
 
-    def latest_path(self) -> Path | None:
-        pointer = self.directory / LATEST_POINTER
-        if not pointer.exists() or not pointer.read_text().strip():
-            return None
-        path = self.directory / pointer.read_text().strip()
-        return path if (path / TRAINER_FILE).exists() else None
-
-    def load_trainer_state(self, path: Path) -> dict:
-        return torch.load(path / TRAINER_FILE, map_location="cpu", weights_only=True)
+    def _write_durably(self, path: Path, text: str) -> None:
+        """Atomic and on the disk before it counts: written, fsynced, renamed, folder fsynced."""
+        with atomic_path(path) as tmp:
+            tmp.write_text(text)
+            fsync_path(tmp)
+        fsync_path(path.parent)
 
     def save_best(self, model_state: dict) -> None:
         if self.is_main:
-            with_tmp = self.directory / f".{BEST_FILE}.partial"
-            torch.save(model_state, with_tmp)
-            os.replace(with_tmp, self.directory / BEST_FILE)
+            with atomic_path(self.directory / BEST_FILE) as tmp:
+                save_tensors(model_state, tmp)
 
     def load_best(self) -> dict | None:
         path = self.directory / BEST_FILE
@@ -126,12 +161,67 @@ class CheckpointManager:
         return torch.load(path, map_location="cpu", weights_only=True)
 
     def _prune(self, keep: Path) -> None:
-        folders = sorted(p for p in self.directory.glob("step-*") if p.is_dir())
-        for old in folders[:-KEEP_LAST]:
+        for old in self.complete()[KEEP_LAST:]:
             if old != keep:
                 shutil.rmtree(old, ignore_errors=True)
         for stale in self.directory.glob(".step-*.partial"):
             shutil.rmtree(stale, ignore_errors=True)
+
+    # ---- resuming -------------------------------------------------------------------------
+    def complete(self) -> list[Path]:
+        """Renamed checkpoint folders, newest first."""
+        return sorted((p for p in self.directory.glob("step-*") if p.is_dir()), reverse=True)
+
+    def _pointed_at(self) -> Path | None:
+        pointer = self.directory / LATEST_POINTER
+        name = pointer.read_text().strip() if pointer.exists() else ""
+        return self.directory / name if name else None
+
+    def latest_path(self) -> Path | None:
+        """The checkpoint `latest` names (None: no checkpoint was completed)."""
+        path = self._pointed_at()
+        return path if path is not None and (path / TRAINER_FILE).exists() else None
+
+    def resume_candidates(self) -> list[Path]:
+        """The checkpoint `latest` names, then the older complete ones, newest first."""
+        latest = self.latest_path()
+        if latest is None:
+            return []
+        return [latest] + [path for path in self.complete() if path.name < latest.name]
+
+    def why_not_loadable(self, path: Path) -> str | None:
+        """Why `path` cannot be resumed from (None: its files are all there, whole): a file
+        missing or of another size than when it was saved."""
+        try:
+            expected = json.loads((path / FILE_SIZES).read_text())
+        except (OSError, ValueError):
+            return f"{FILE_SIZES} is missing or unreadable"
+        for name, size in sorted(expected.items()):
+            found = (path / name).stat().st_size if (path / name).is_file() else None
+            if found != size:
+                return f"{name} is {'missing' if found is None else f'{found} bytes, not {size}'}"
+        return None
+
+    def load_trainer_state(self, path: Path) -> dict:
+        return torch.load(path / TRAINER_FILE, map_location="cpu", weights_only=True)
+
+
+def file_sizes(folder: Path) -> dict[str, int]:
+    return {
+        str(path.relative_to(folder)): path.stat().st_size
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.name != FILE_SIZES
+    }
+
+
+def as_disk_error(error: Exception, folder: Path) -> Exception:
+    """A save that failed: an OSError naming the checkpoint folder where it names no file, and
+    torch's writer's RuntimeError as the full disk it is when (nearly) no space is left."""
+    if isinstance(error, OSError):
+        return naming_path(error, folder)
+    if shutil.disk_usage(folder.parent).free < FULL_DISK_BYTES:
+        return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(folder))
+    return error
 
 
 def capture_rng() -> dict:

@@ -28,6 +28,7 @@ from workflow_scripts.training.cluster_env import (
     parse_cluster_section,
     preset_environment,
 )
+from workflow_scripts.training.local_torchrun import run_torchrun
 from workflow_scripts.training.objectives import build_objective
 from workflow_scripts.training.precision import check_precision
 from workflow_scripts.training.run_spec import RunSpec
@@ -77,6 +78,8 @@ def launch(objective_name: str, spec: RunSpec, sections: dict, resources: Resour
         file=sys.stderr,
         flush=True,
     )
+    if command[1:3] == ["-m", "torch.distributed.run"]:  # one node: torchrun in this process,
+        run_torchrun(command[3:])  # so a rank's one-line error or a Ctrl-C ends without tracebacks
     os.execvp(command[0], command)
 
 

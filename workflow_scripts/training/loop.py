@@ -9,6 +9,7 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import FrameType
 
 import torch
 
@@ -17,14 +18,38 @@ from workflow_scripts.training.batches import SplitData, sorted_batches
 from workflow_scripts.training.checkpoint import CheckpointManager, capture_rng, restore_rng
 from workflow_scripts.training.distributed import DistContext
 from workflow_scripts.training.objectives.base import Objective
+from workflow_scripts.training.resume import load_newest_checkpoint
 from workflow_scripts.training.strategies.base import Engine
 from workflow_scripts.training.telemetry import MetricsSink, Progress, memory_snapshot
 
 VALIDATION_BATCH_SIZE = 256
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGUSR1, signal.SIGINT)
 
 
 class TrainingInterrupted(RuntimeError):
-    """Raised after a checkpoint was saved because SIGTERM/SIGUSR1 arrived."""
+    """Raised after a checkpoint was saved because SIGTERM, SIGUSR1 or SIGINT arrived."""
+
+    def __init__(self, signum: int, step: int, checkpoint: str):
+        self.signum, self.step = signum, step
+        name = signal.Signals(signum).name
+        super().__init__(f"stopped by signal {name} at step {step}; checkpoint saved in {checkpoint}")
+
+
+class StopRequest:
+    """The first stop signal (SIGTERM from a scheduler, SIGUSR1, SIGINT from Ctrl-C, which
+    torchrun passes on) is noted, and the loop saves a checkpoint and stops at its next optimizer
+    step; Python's KeyboardInterrupt never fires. The worker installs it before anything else."""
+
+    signum = 0
+
+    @classmethod
+    def install(cls) -> None:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, cls.note)
+
+    @classmethod
+    def note(cls, signum: int, frame: FrameType | None) -> None:
+        cls.signum = cls.signum or signum
 
 
 @dataclass
@@ -78,6 +103,7 @@ class Trainer:
         batch_sizes: list[int],
         checkpoints: CheckpointManager,
         metrics: MetricsSink,
+        progress: Progress | None = None,
     ):
         self.objective, self.cfg, self.ctx = objective, objective.train_config, ctx
         self.train_data, self.val_data = train, val
@@ -94,11 +120,11 @@ class Trainer:
         self.engine = make_engine(self.total_steps)
         self.checkpoints = checkpoints
         self.progress = TrainProgress()
-        self.stop_requested = False
         resumed = self._maybe_resume()
         self.metrics = metrics
         self.metrics.open(self.progress.step if resumed else None)
-        self.bar = Progress(self.total_steps, ctx.is_main)
+        self.bar = progress or Progress(ctx.is_main)
+        self.bar.start(self.total_steps, self.cfg.epochs, self.progress.step)
 
     def _count_optimizer_steps(self) -> int:
         per_epoch = math.ceil(len(self.sampler) / self.cfg.grad_accumulation)
@@ -107,7 +133,7 @@ class Trainer:
 
     # ---- the loop -------------------------------------------------------------------------
     def train(self) -> TrainProgress:
-        self._install_signal_handlers()
+        StopRequest.install()  # the worker did already; a Trainer used on its own needs it too
         while self.progress.epoch < self.cfg.epochs and not self._reached_max_steps():
             self._train_epoch()
             if self.progress.next_batch == 0:  # epoch finished (not cut by max_steps)
@@ -129,12 +155,14 @@ class Trainer:
             window.add(*self._optimizer_step(groups[group_index]))
             self.progress.step += 1
             self.progress.next_batch = (group_index + 1) * self.cfg.grad_accumulation
-            if self.progress.step % self.cfg.log_every_steps == 0 or group_index == len(groups) - 1:
+            last = group_index == len(groups) - 1 or self._reached_max_steps()
+            if self.progress.step % self.cfg.log_every_steps == 0 or last:  # the last step always
                 self._log_step(window)
                 window = LogWindow()
-            if self._should_stop():
-                self._save_checkpoint()
-                raise TrainingInterrupted(f"stopped by signal at step {self.progress.step}; checkpoint saved")
+            stop_signal = self._stop_signal()
+            if stop_signal:
+                saved = self._save_checkpoint()
+                raise TrainingInterrupted(stop_signal, self.progress.step, str(saved))
             if self.progress.step % self.cfg.checkpoint_every_steps == 0:
                 self._save_checkpoint()
             if self._reached_max_steps():
@@ -205,6 +233,7 @@ class Trainer:
                 f"accuracy {result['val_accuracy']:.4f} roc_auc {result['val_roc_auc']}",
                 flush=True,
             )
+        self.bar.epoch_done(self.progress.epoch, self.progress.step, result)
         improved = result["val_loss"] < self.progress.best_val_loss
         if improved:
             self.progress.best_val_loss = result["val_loss"]
@@ -243,33 +272,24 @@ class Trainer:
             "rng_per_rank": self.ctx.gather_objects(capture_rng()),
         }
 
-    def _save_checkpoint(self) -> None:
-        self.checkpoints.save(self.progress.step, self.trainer_state(), self.engine.save)
+    def _save_checkpoint(self):
+        return self.checkpoints.save(self.progress.step, self.trainer_state(), self.engine.save)
 
     def _maybe_resume(self) -> bool:
-        path = self.checkpoints.latest_path()
-        if path is None:
+        state = load_newest_checkpoint(self.checkpoints, self.engine, self.ctx)
+        if state is None:
             return False
-        state = self.checkpoints.load_trainer_state(path)
-        self.engine.load(path)
         self.engine.load_extra_state(state)
         self.progress = TrainProgress(**state["progress"])
         restore_rng(state["rng_per_rank"][self.ctx.rank])
         if self.ctx.is_main:
             print(
                 f"resuming from checkpoint at step {self.progress.step} "
-                f"(epoch {self.progress.epoch + 1}, batch {self.progress.next_batch}; {path})",
+                f"(epoch {self.progress.epoch + 1}, batch {self.progress.next_batch}; {state['path']})",
                 flush=True,
             )
         return True
 
-    def _install_signal_handlers(self) -> None:
-        def request_stop(signum, frame):
-            self.stop_requested = True
-
-        for signum in (signal.SIGTERM, signal.SIGUSR1):
-            signal.signal(signum, request_stop)
-
-    def _should_stop(self) -> bool:
-        (flag,) = self.ctx.all_reduce_sum([1.0 if self.stop_requested else 0.0])
-        return flag > 0
+    def _stop_signal(self) -> int:
+        """A stop signal noted on any rank (0: none); collective, so every rank stops together."""
+        return int(self.ctx.all_reduce_max(float(StopRequest.signum)))

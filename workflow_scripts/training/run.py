@@ -14,19 +14,21 @@ from pathlib import Path
 
 import torch
 
-from workflow_scripts.io_utils import atomic_path, write_json
+from workflow_scripts.io_utils import atomic_path, sha256_file, write_json
 from workflow_scripts.models.builtin import count_parameters
+from workflow_scripts.source_digest import rule_code_digest
 from workflow_scripts.tokenization.tokenizers import load_tokenizer
-from workflow_scripts.training.checkpoint import CheckpointManager, run_signature
+from workflow_scripts.training.checkpoint import CheckpointManager, run_signature, save_tensors
 from workflow_scripts.training.distributed import DistContext
-from workflow_scripts.training.loop import Trainer, TrainProgress
+from workflow_scripts.training.loop import Trainer, TrainingInterrupted, TrainProgress
 from workflow_scripts.training.objectives.base import Objective
 from workflow_scripts.training.run_spec import RunSpec
 from workflow_scripts.training.strategies import build_engine
-from workflow_scripts.training.telemetry import MetricsSink, require_tensorboard
+from workflow_scripts.training.telemetry import MetricsSink, Progress, open_console, require_tensorboard
 
 DEEPSPEED_JSON = "deepspeed_config.json"
 STEP_LOG_PARTIAL = "steps.partial.jsonl"
+WEIGHTS_DIGEST_KEY = "weights_sha256"  # model.json / pretrain.json: the sha256 of model.pt / encoder.pt
 
 
 def run(objective: Objective, spec: RunSpec, ctx: DistContext) -> None:
@@ -59,10 +61,17 @@ def run(objective: Objective, spec: RunSpec, ctx: DistContext) -> None:
             spec.checkpoint_dir, ctx.is_main, ctx.barrier, resume_signature(objective, spec, ctx)
         ),
         metrics_sink(spec, cfg.tensorboard, ctx),
+        Progress(
+            ctx.is_main, open_console(spec.console) if ctx.is_main else None, console_label(objective, spec)
+        ),
     )
     if ctx.is_main:
         print(f"strategy: {trainer.engine.describe()}", flush=True)
-    progress = trainer.train()
+    try:
+        progress = trainer.train()
+    except TrainingInterrupted as stopped:
+        trainer.bar.say(str(stopped))
+        raise
     final_state = trainer.engine.full_state_dict()  # collective: shards consolidated
     trainer.metrics.close()
     if ctx.is_main:
@@ -74,6 +83,12 @@ def run(objective: Objective, spec: RunSpec, ctx: DistContext) -> None:
             best if best is not None else final_state,
             objective.describe(tokenizer, max_tokens),
         )
+        trainer.checkpoints.mark_finished()  # a forced rerun trains afresh
+        trainer.bar.say(f"done: {spec.out_weights} (best epoch {progress.best_epoch})")
+
+
+def console_label(objective: Objective, spec: RunSpec) -> str:
+    return f"{objective.rule} {spec.experiment}"
 
 
 def resume_signature(objective: Objective, spec: RunSpec, ctx: DistContext) -> dict:
@@ -81,7 +96,12 @@ def resume_signature(objective: Objective, spec: RunSpec, ctx: DistContext) -> d
     inputs, settings = objective.resume_key(spec)
     files = {"windows": spec.windows, "manifest": spec.manifest, "summary": spec.bucket_summary, **inputs}
     return run_signature(
-        objective.train_config.to_dict(), objective.model_cfg, ctx.world_size, files, **settings
+        objective.train_config.to_dict(),
+        objective.model_cfg,
+        ctx.world_size,
+        files,
+        code=rule_code_digest(objective.rule),  # a code-changed rerun trains afresh
+        **settings,
     )
 
 
@@ -91,9 +111,11 @@ def metrics_sink(spec: RunSpec, tensorboard: bool, ctx: DistContext) -> MetricsS
 
 
 def export(spec: RunSpec, trainer: Trainer, progress: TrainProgress, state: dict, described: dict) -> None:
-    """Rank 0: the weights, the DeepSpeed JSON used, the run's JSON record and the step log."""
+    """Rank 0: the weights, the DeepSpeed JSON used, the run's JSON record (with the weights'
+    sha256, which evaluate checks) and the step log."""
     with atomic_path(spec.out_weights) as tmp:
-        torch.save(trainer.objective.exported_weights(state), tmp)
+        save_tensors(trainer.objective.exported_weights(state), tmp)
+        weights_sha256 = sha256_file(tmp)
     if hasattr(trainer.engine, "config"):
         write_json(Path(spec.out_weights).parent / DEEPSPEED_JSON, trainer.engine.config)
     write_json(
@@ -108,6 +130,7 @@ def export(spec: RunSpec, trainer: Trainer, progress: TrainProgress, state: dict
             "best_val_loss": progress.best_val_loss,
             "validation": progress.history,
             "strategy": trainer.engine.describe(),
+            WEIGHTS_DIGEST_KEY: weights_sha256,
         },
     )
     with atomic_path(spec.out_steps) as tmp:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 OPTIONAL = {
     "init_encoder": "encoder.pt written by pretrain: the classifier starts from it",
     "genome_dir": "the indexed genome (pretrain.source genome)",
+    "console": "a terminal, pipe or file for the short progress lines (the rule's console)",
 }
 
 
@@ -24,6 +25,7 @@ class RunSpec:
     out_steps: str  # steps.jsonl
     init_encoder: str | None = None
     genome_dir: str | None = None
+    console: str | None = None
 
     def to_argv(self) -> list[str]:
         """The worker's arguments for this run (add_run_arguments parses them back)."""

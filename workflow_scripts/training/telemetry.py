@@ -8,12 +8,13 @@ import resource
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import torch
 
 from workflow_scripts.artifacts import check_step_record
 
+CONSOLE_INTERVAL_S = 300  # a console line at least this often within a long epoch
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -68,16 +69,35 @@ class StepLog:
 
 
 class Progress:
-    """A progress line per report interval on stderr (log files get whole lines)."""
+    """Rank 0's progress. In the log (stderr): a bar line at most every `min_interval_s`. On the
+    console, where the rule gives one (Snakemake's own stderr, which the job's log redirection
+    leaves out): a start line, a line per epoch and, within long epochs, one every
+    CONSOLE_INTERVAL_S."""
 
-    def __init__(self, total_steps: int, enabled: bool, min_interval_s: float = 2.0):
-        self.total = max(total_steps, 1)
-        self.enabled = enabled
+    def __init__(
+        self,
+        enabled: bool,
+        console: TextIO | None = None,
+        label: str = "training",
+        min_interval_s: float = 2.0,
+    ):
+        self.enabled, self.console, self.label = enabled, console, label
         self.min_interval_s = min_interval_s
-        self.last_report = 0.0
+        self.total, self.epochs = 1, 1
+        self.started = self.last_report = self.last_console = time.monotonic()
+        self.last_loss: float | None = None
+
+    def start(self, total_steps: int, epochs: int, step: int) -> None:
+        self.total, self.epochs = max(total_steps, 1), epochs
+        self.started = self.last_console = time.monotonic()
+        resumed = f", resuming at step {step}" if step else ""
+        self.say(f"{self.total} optimizer steps in {epochs} epochs{resumed}")
 
     def update(self, step: int, epoch: int, metrics: dict, force: bool = False) -> None:
         now = time.monotonic()
+        self.last_loss = metrics["loss"]
+        if self.enabled and now - self.last_console >= CONSOLE_INTERVAL_S:
+            self.say(f"epoch {epoch}/{self.epochs}, step {step}/{self.total}, loss {metrics['loss']:.4f}")
         if not self.enabled or (not force and now - self.last_report < self.min_interval_s):
             return
         self.last_report = now
@@ -90,6 +110,35 @@ class Progress:
             file=sys.stderr,
             flush=True,
         )
+
+    def epoch_done(self, epoch: int, step: int, validation: dict) -> None:
+        """The console line of a finished epoch (`epoch` counts from 1)."""
+        loss = f"loss {self.last_loss:.4f}, " if self.last_loss is not None else ""
+        measured = ", ".join(
+            f"{key} {value:.4f}" for key, value in validation.items() if isinstance(value, float)
+        )
+        self.say(f"epoch {epoch}/{self.epochs}, step {step}/{self.total}, {loss}{measured}")
+
+    def say(self, text: str) -> None:
+        """One console line, labelled with the rule and experiment, with the time since start."""
+        if not (self.enabled and self.console):
+            return
+        elapsed = int(time.monotonic() - self.started)
+        try:
+            print(f"{self.label}: {text} [{elapsed // 60}:{elapsed % 60:02d}]", file=self.console, flush=True)
+        except OSError:  # the console went away (a closed terminal): the log still has it all
+            self.console = None
+        self.last_console = time.monotonic()
+
+
+def open_console(path: str | None) -> TextIO | None:
+    """The console file (a terminal, a pipe, a file: appended to), or None where there is none."""
+    if not path:
+        return None
+    try:
+        return open(path, "a", buffering=1)
+    except OSError:
+        return None
 
 
 def require_tensorboard() -> None:

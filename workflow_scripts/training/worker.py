@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
 from workflow_scripts.errors import run_cli
 from workflow_scripts.training.distributed import run_in_process_group
+from workflow_scripts.training.loop import StopRequest, TrainingInterrupted
 from workflow_scripts.training.objectives import OBJECTIVES, build_objective
 from workflow_scripts.training.run import run
 from workflow_scripts.training.run_spec import add_run_arguments, run_spec_from_args
@@ -29,12 +31,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """A stop signal (SIGTERM, SIGUSR1, SIGINT) saves a checkpoint; rank 0 says so in one line
+    and every rank exits with 128 + the signal's number, without a traceback."""
+    StopRequest.install()
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args = parse_args(argv)
     objective = build_objective(args.objective, parse_rule_config(args.config))
     spec = run_spec_from_args(args)
     cfg = objective.train_config
-    run_in_process_group(cfg.strategy, cfg.seed, lambda ctx: run(objective, spec, ctx))
+    try:
+        run_in_process_group(cfg.strategy, cfg.seed, lambda ctx: run(objective, spec, ctx))
+    except TrainingInterrupted as stopped:
+        if os.environ.get("RANK", "0") == "0":
+            print(f"errorseq: training: {stopped} (rerun to resume)", file=sys.stderr, flush=True)
+        sys.exit(128 + stopped.signum)
 
 
 if __name__ == "__main__":

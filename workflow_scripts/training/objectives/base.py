@@ -19,6 +19,7 @@ class Objective(abc.ABC):
     """One kind of training. `sections` are the rule's config sections, completed by the schema."""
 
     name: str
+    rule: str  # the Snakemake rule that runs it: its code digest keys the checkpoints
 
     def __init__(self, sections: dict):
         self.model_cfg = complete_section("model", sections.get("model", {}))

@@ -28,6 +28,7 @@ def log_loss(labels: np.ndarray, probs: np.ndarray) -> float:
 
 class Classification(Objective):
     name = "classification"
+    rule = "train"
 
     def build_train_config(self, sections):
         return TrainConfig.from_section(sections.get("train", {}))

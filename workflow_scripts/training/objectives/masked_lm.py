@@ -37,6 +37,7 @@ def pretrain_train_section(train: dict, pretrain: dict) -> dict:
 
 class MaskedLM(Objective):
     name = "masked_lm"
+    rule = "pretrain"
 
     def __init__(self, sections: dict):
         self.pretrain = complete_section("pretrain", sections.get("pretrain", {}))

@@ -1,12 +1,18 @@
-"""Training strategies behind one interface (see base.Engine): ddp, fsdp, deepspeed."""
+"""Training strategies behind one interface (see base.Engine): ddp, fsdp, deepspeed.
+
+Importing the package loads no strategy library and no torch (deepspeed_user is read while the
+workflow is parsed)."""
 
 from __future__ import annotations
 
-import torch
+from typing import TYPE_CHECKING
 
-from workflow_scripts.config.train import TrainConfig
-from workflow_scripts.training.distributed import DistContext
-from workflow_scripts.training.strategies.base import Engine
+if TYPE_CHECKING:
+    import torch
+
+    from workflow_scripts.config.train import TrainConfig
+    from workflow_scripts.training.distributed import DistContext
+    from workflow_scripts.training.strategies.base import Engine
 
 
 def build_engine(

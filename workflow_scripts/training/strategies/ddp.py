@@ -7,6 +7,7 @@ from pathlib import Path
 
 import torch
 
+from workflow_scripts.training.checkpoint import save_tensors
 from workflow_scripts.training.precision import AUTOCAST_DTYPES, device_precision
 from workflow_scripts.training.strategies.base import Engine
 
@@ -48,8 +49,8 @@ class DDPEngine(Engine):
         self.scheduler.step()
 
     def save(self, directory: Path) -> None:
-        if self.ctx.is_main:
-            torch.save(
+        if self.ctx.is_main:  # through a Python file: a full disk is an OSError naming the file
+            save_tensors(
                 {
                     "model": self.module.state_dict(),
                     "optimizer": self.optimizer.state_dict(),

@@ -17,7 +17,6 @@ import json
 import os
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
@@ -26,9 +25,9 @@ from workflow_scripts.config.train import TrainConfig
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_json
 from workflow_scripts.training.precision import resolve_precision
+from workflow_scripts.training.strategies.deepspeed_user import check_against, load_user_config
 
 GPU_FRACTION_FOR_STATE = 0.6  # the rest is left for activations and buffers
-CLIENT_OWNED_KEYS = ("optimizer", "scheduler")  # errorseq passes its own AdamW and schedule
 
 
 @dataclass(frozen=True)
@@ -38,9 +37,12 @@ class Hardware:
     bf16: bool  # CPUs compute bf16; GPUs say whether they do
 
 
+CPU_ONLY = Hardware(0, 0, bf16=True)  # ranks on CPU processes (resources.gpu 0)
+
+
 def detect_hardware() -> Hardware:
     if not torch.cuda.is_available():
-        return Hardware(0, 0, bf16=True)
+        return CPU_ONLY
     count = torch.cuda.device_count()
     memory = min(torch.cuda.get_device_properties(i).total_memory for i in range(count))
     return Hardware(count, memory, bf16=torch.cuda.is_bf16_supported())
@@ -132,35 +134,6 @@ def merge(base: dict, override: dict) -> dict:
     return merged
 
 
-def load_user_config(path: str) -> dict:
-    field = "train.deepspeed_config"
-    try:
-        user = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise InputError("config", field, f"{path} does not exist") from None
-    except json.JSONDecodeError as error:
-        raise InputError(path, "JSON", f"line {error.lineno}: {error.msg}") from None
-    if not isinstance(user, dict):
-        raise InputError(path, "JSON", "must be an object")
-    for key in CLIENT_OWNED_KEYS:
-        if key in user:
-            raise InputError(
-                path, key, "errorseq builds the optimizer and LR schedule from train.*; remove it"
-            )
-    return user
-
-
-def check_consistent(config: dict, cfg: TrainConfig, source: str) -> None:
-    """The loop groups micro-batches itself: DeepSpeed must agree with train.grad_accumulation."""
-    if config.get("gradient_accumulation_steps", 1) != cfg.grad_accumulation:
-        raise InputError(
-            source,
-            "gradient_accumulation_steps",
-            f"{config['gradient_accumulation_steps']} differs from train.grad_accumulation "
-            f"{cfg.grad_accumulation}; set it in one place",
-        )
-
-
 def build(
     cfg: TrainConfig,
     *,
@@ -178,20 +151,27 @@ def build(
         params=params,
     )
     if cfg.deepspeed_config:
-        config = merge(config, load_user_config(cfg.deepspeed_config))
-        check_consistent(config, cfg, cfg.deepspeed_config)
+        user = load_user_config(cfg.deepspeed_config)
+        check_against(user, config, cfg.deepspeed_config, cfg)
+        config = merge(config, user)
     return config
 
 
-def check_with_deepspeed(config: dict) -> None:
-    """Parse with DeepSpeed's own config class (batch size re-derived for one process)."""
+def check_with_deepspeed(config: dict, source: str = "DeepSpeed JSON") -> None:
+    """Parse with DeepSpeed's own config class (batch size re-derived for one process); what it
+    refuses is one line naming `source` (the user's file)."""
+    os.environ.setdefault("DS_ACCELERATOR", "cuda" if torch.cuda.is_available() else "cpu")
     from deepspeed.runtime.config import DeepSpeedConfig
 
     single = dict(config)
     single["train_batch_size"] = (
         config["train_micro_batch_size_per_gpu"] * config["gradient_accumulation_steps"]
     )
-    DeepSpeedConfig(single)
+    try:
+        DeepSpeedConfig(single)
+    except Exception as error:  # pydantic's ValidationError, DeepSpeed's own assertions
+        lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+        raise InputError(source, "DeepSpeed", "refused by DeepSpeed: " + "; ".join(lines[:3])) from None
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -1,0 +1,93 @@
+"""What the train and pretrain entry points do before torchrun starts N ranks that would each fail
+the same way later: refuse output folders that cannot be written (read-only, full, no
+permission: one line naming the folder), refuse a DeepSpeed JSON that DeepSpeed would not take or
+that contradicts errorseq's batch, precision or ZeRO settings (one line naming the file and the
+key), and point the console at the full log.
+
+The console is a file descriptor the rule opens on Snakemake's own stderr (`3>&2` before the
+redirection of the job's output to its log): the ranks, which torchrun starts without it, reach
+it through /proc/<this pid>/fd/<fd> (the launcher keeps its pid: it becomes torchrun).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from workflow_scripts.training.launch import Resources, gpus_per_node, processes_per_node
+from workflow_scripts.training.objectives.base import Objective
+from workflow_scripts.training.run_spec import RunSpec
+
+PROBE_BYTES = 4096
+
+
+def check_run(objective: Objective, spec: RunSpec, resources: Resources) -> None:
+    for folder in sorted(output_folders(spec)):
+        check_writable(folder)
+    check_deepspeed_json(objective, spec, resources)
+
+
+def output_folders(spec: RunSpec) -> set[str]:
+    outputs = (spec.out_weights, spec.out_config, spec.out_steps)
+    return {spec.checkpoint_dir} | {str(Path(path).parent) for path in outputs}
+
+
+def check_writable(folder: str) -> None:
+    """Create `folder` and write (and flush) a few KB in it; an OSError names the folder."""
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        descriptor, probe = tempfile.mkstemp(prefix=".errorseq-probe-", dir=folder)
+        try:
+            os.write(descriptor, b"\0" * PROBE_BYTES)
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+            os.unlink(probe)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, folder) from None
+
+
+def world_size(resources: Resources) -> int:
+    per_node = processes_per_node(gpus_per_node(resources.gpus, resources.nodes), resources.cpu_procs)
+    return per_node * resources.nodes
+
+
+def check_deepspeed_json(objective: Objective, spec: RunSpec, resources: Resources) -> None:
+    """The user's DeepSpeed JSON merged and checked as the ranks will (the batch from the bucket
+    summary and the world size), then parsed by DeepSpeed itself."""
+    cfg = objective.train_config
+    if cfg.strategy != "deepspeed" or not cfg.deepspeed_config:
+        return
+    from workflow_scripts.training.strategies import deepspeed_config
+
+    hardware = deepspeed_config.detect_hardware() if resources.gpus > 0 else deepspeed_config.CPU_ONLY
+    summary = json.loads(Path(spec.bucket_summary).read_text())
+    merged = deepspeed_config.build(
+        cfg, world_size=world_size(resources), micro_batch=max(summary["batch_sizes"]), hardware=hardware
+    )
+    deepspeed_config.check_with_deepspeed(merged, cfg.deepspeed_config)
+
+
+def console_path(descriptor: int | None) -> str | None:
+    """/proc/<pid>/fd/<descriptor> where that descriptor is open, else None (no console)."""
+    if descriptor is None:
+        return None
+    try:
+        os.fstat(descriptor)
+    except OSError:
+        return None
+    return f"/proc/{os.getpid()}/fd/{descriptor}"
+
+
+def announce(descriptor: int | None, label: str) -> None:
+    """The console's first line: where the full log is (this process's stdout, when a file)."""
+    if console_path(descriptor) is None:
+        return
+    log = os.path.realpath("/proc/self/fd/1")
+    follow = f"; the full log: tail -f {os.path.relpath(log)}" if os.path.isfile(log) else ""
+    try:
+        os.write(descriptor, f"{label}: starting torchrun{follow}\n".encode())
+    except OSError:
+        pass
