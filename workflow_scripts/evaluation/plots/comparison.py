@@ -35,6 +35,7 @@ from workflow_scripts.evaluation.plots.figure import (
 
 VERDICT_COLORS = {BETTER: "forestgreen", WORSE: "firebrick"}  # NOT_BETTER: dark grey
 SHORT_METRIC_LABELS = {"roc_auc": "ROC-AUC", "pr_auc": "PR-AUC"}
+AUC_AXIS = (0.0, 1.03)  # a little past 1, so an AUC of exactly 1 shows whole
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ def group_panel(ax, rows: list[dict], metric: str, title: str, with_labels: bool
         draw_point(ax, point, with_labels)
     chance_line(ax, metric, points)
     ax.set_yticks([p.y for p in points], [predictor_label(p.predictor) for p in points], fontsize=8)
-    ax.set(xlim=(0, 1.0), ylim=(-len(points) + 0.4, 0.6), title=title, xlabel=METRIC_LABELS[metric])
+    ax.set(xlim=AUC_AXIS, ylim=(-len(points) + 0.4, 0.6), title=title, xlabel=METRIC_LABELS[metric])
     ax.grid(axis="x", alpha=0.3)
 
 
@@ -154,7 +155,7 @@ def summary_panel(ax, rows: list[dict], metric: str) -> None:
         ax.axvline(0.5, ls="--", lw=0.9, color="grey", zorder=0)
     centres = -np.arange(len(experiments)) - 0.4 + step / 2
     ax.set_yticks(centres, experiments, fontsize=9)
-    ax.set(xlim=(0, 1.0), xlabel=METRIC_LABELS[metric], ylim=(-len(experiments) + 0.1, 0.3))
+    ax.set(xlim=AUC_AXIS, xlabel=METRIC_LABELS[metric], ylim=(-len(experiments) + 0.1, 0.3))
     ax.grid(axis="x", alpha=0.3)
 
 
