@@ -139,6 +139,9 @@ PADDING_EFFICIENCY_FIELDS = ("plan", "pad_to_max", "random_dynamic", "group_by_l
 # buckets/manifest.parquet columns the plots read (the bucket rule writes more)
 MANIFEST_PLOT_COLUMNS = ("label", "token_length")
 
+# ---- model/model.json, pretrain/pretrain.json (train, pretrain) -----------------------------------
+WEIGHTS_DIGEST_FIELD = "weights_sha256"  # sha256 of model.pt / encoder.pt as written; evaluate checks it
+
 # ---- plots/<name>.png (plot) ------------------------------------------------------------------------
 PLOTS = (
     "roc",

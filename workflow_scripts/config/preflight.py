@@ -22,6 +22,7 @@ from workflow_scripts.calling.model_files import weight_files
 from workflow_scripts.data.calls import check_calls_header, check_sequences_header
 from workflow_scripts.data.tables import GZIP_MAGIC, require_columns, table_columns
 from workflow_scripts.errors import InputError
+from workflow_scripts.training.strategies.deepspeed_user import check_user_file
 
 PEEK_BYTES = 1 << 16
 
@@ -40,6 +41,7 @@ def check_input_files(config: dict) -> None:
     deepspeed_json = config.get("train", {}).get("deepspeed_config")
     if deepspeed_json and is_user_file(deepspeed_json):
         check_readable_file(deepspeed_json, "train.deepspeed_config")
+        check_user_file(config["train"])  # valid JSON; the keys train: decides agree with it
 
 
 def check_calling_inputs(calling: dict) -> None:

@@ -9,7 +9,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from workflow_scripts.artifacts import WEIGHTS_DIGEST_FIELD
 from workflow_scripts.errors import InputError
+from workflow_scripts.io_utils import sha256_file
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.tokenization.tokenizers import load_tokenizer
 from workflow_scripts.training.batches import BatchCollator, SplitData, load_split, sorted_batches
@@ -22,11 +24,25 @@ def load_trained_model(model_path: str, config_path: str) -> tuple[torch.nn.Modu
         if not Path(path).exists():
             raise InputError(path, "model", "file does not exist (has train finished?)")
     saved = json.loads(Path(config_path).read_text())
+    check_weights_digest(model_path, saved, config_path)
     tokenizer = load_tokenizer(saved["tokenizer"])
     # pretrained=False: a Hugging Face backbone is rebuilt from its config, weights come from model.pt
     model = build_model(saved["model"], tokenizer.vocab_size, saved["max_tokens"], pretrained=False)
     model.load_state_dict(load_state_dict(model_path))
     return model.eval(), saved
+
+
+def check_weights_digest(model_path: str, saved: dict, config_path: str) -> None:
+    """The sha256 train recorded in model.json (artifacts.WEIGHTS_DIGEST_FIELD) must match:
+    a model.pt changed since (corrupted, swapped) is refused even where it still loads."""
+    expected = saved.get(WEIGHTS_DIGEST_FIELD)
+    if expected and sha256_file(model_path) != expected:
+        raise InputError(
+            model_path,
+            "sha256",
+            f"differs from the {WEIGHTS_DIGEST_FIELD} train recorded in {config_path}: the file "
+            "changed after training (rerun train)",
+        )
 
 
 def load_state_dict(path: str) -> dict:

@@ -121,10 +121,10 @@ class CheckpointManager:
             write_shards(partial)
             if self.is_main:
                 save_tensors(trainer_state, partial / TRAINER_FILE)
-            self.barrier()
-            fsync_tree(partial)  # every rank: its own node's writes reach the disk
         except (OSError, RuntimeError) as error:
             raise as_disk_error(error, partial) from None
+        self.barrier()
+        fsync_tree(partial)  # every rank: its own node's writes reach the disk
         self.barrier()
         if self.is_main:
             self._write_durably(partial / FILE_SIZES, json.dumps(file_sizes(partial), sort_keys=True))

@@ -28,13 +28,15 @@ FAILURE_LOGGER = "torch.distributed.elastic.multiprocessing.api"
 
 
 class HideReportedFailures(logging.Filter):
-    """Drops torchrun's 'failed (exitcode: N)' line for the exit codes a rank explained itself."""
+    """Drops torchrun's 'failed (exitcode: N)' line for the exit codes a rank explained itself,
+    and its 'Sending process P closing signal S' lines (one per rank stopped after a failure)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        reported = (
-            bool(record.args) and isinstance(record.args, tuple) and record.args[0] in REPORTED_EXIT_CODES
-        )
-        return not (str(record.msg).startswith("failed (exitcode") and reported)
+        message = str(record.msg)
+        code = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        if message.startswith("failed (exitcode") and code in REPORTED_EXIT_CODES:
+            return False
+        return not message.startswith("Sending process")
 
 
 def run_torchrun(args: list[str]) -> NoReturn:

@@ -51,6 +51,14 @@ class StopRequest:
     def note(cls, signum: int, frame: FrameType | None) -> None:
         cls.signum = cls.signum or signum
 
+    @classmethod
+    def arrives_within(cls, seconds: float) -> bool:
+        """Whether a stop signal was noted, waiting up to `seconds` for one."""
+        deadline = time.monotonic() + seconds
+        while not cls.signum and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return bool(cls.signum)
+
 
 @dataclass
 class TrainProgress:

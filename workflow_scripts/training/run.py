@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch
 
+from workflow_scripts.artifacts import WEIGHTS_DIGEST_FIELD
 from workflow_scripts.io_utils import atomic_path, sha256_file, write_json
 from workflow_scripts.models.builtin import count_parameters
 from workflow_scripts.source_digest import rule_code_digest
@@ -28,7 +29,6 @@ from workflow_scripts.training.telemetry import MetricsSink, Progress, open_cons
 
 DEEPSPEED_JSON = "deepspeed_config.json"
 STEP_LOG_PARTIAL = "steps.partial.jsonl"
-WEIGHTS_DIGEST_KEY = "weights_sha256"  # model.json / pretrain.json: the sha256 of model.pt / encoder.pt
 
 
 def run(objective: Objective, spec: RunSpec, ctx: DistContext) -> None:
@@ -130,7 +130,7 @@ def export(spec: RunSpec, trainer: Trainer, progress: TrainProgress, state: dict
             "best_val_loss": progress.best_val_loss,
             "validation": progress.history,
             "strategy": trainer.engine.describe(),
-            WEIGHTS_DIGEST_KEY: weights_sha256,
+            WEIGHTS_DIGEST_FIELD: weights_sha256,
         },
     )
     with atomic_path(spec.out_steps) as tmp:

@@ -14,12 +14,14 @@ import os
 import sys
 
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
-from workflow_scripts.errors import run_cli
+from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.training.distributed import run_in_process_group
 from workflow_scripts.training.loop import StopRequest, TrainingInterrupted
 from workflow_scripts.training.objectives import OBJECTIVES, build_objective
 from workflow_scripts.training.run import run
 from workflow_scripts.training.run_spec import add_run_arguments, run_spec_from_args
+
+PEER_FAILURE_GRACE_S = 10  # torchrun notices a failed rank in well under a second, then stops the rest
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -32,7 +34,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     """A stop signal (SIGTERM, SIGUSR1, SIGINT) saves a checkpoint; rank 0 says so in one line
-    and every rank exits with 128 + the signal's number, without a traceback."""
+    and every rank exits with 128 + the signal's number, without a traceback. A rank whose
+    collective fails because another rank failed exits quietly when torchrun stops it."""
     StopRequest.install()
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args = parse_args(argv)
@@ -42,9 +45,19 @@ def main(argv: list[str] | None = None) -> None:
     try:
         run_in_process_group(cfg.strategy, cfg.seed, lambda ctx: run(objective, spec, ctx))
     except TrainingInterrupted as stopped:
-        if os.environ.get("RANK", "0") == "0":
+        if rank() == 0:
             print(f"errorseq: training: {stopped} (rerun to resume)", file=sys.stderr, flush=True)
         sys.exit(128 + stopped.signum)
+    except (InputError, OSError, FloatingPointError):
+        raise  # run_cli reports them in one line
+    except Exception:  # e.g. a collective whose peer is gone ("Connection closed by peer")
+        if StopRequest.arrives_within(PEER_FAILURE_GRACE_S):  # torchrun stops this rank: another
+            sys.exit(128 + StopRequest.signum)  # failed first, and its line or torchrun says why
+        raise
+
+
+def rank() -> int:
+    return int(os.environ.get("RANK", "0"))
 
 
 if __name__ == "__main__":

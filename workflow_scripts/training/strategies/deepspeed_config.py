@@ -15,6 +15,7 @@ import argparse
 import copy
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 
@@ -170,8 +171,10 @@ def check_with_deepspeed(config: dict, source: str = "DeepSpeed JSON") -> None:
     try:
         DeepSpeedConfig(single)
     except Exception as error:  # pydantic's ValidationError, DeepSpeed's own assertions
-        lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
-        raise InputError(source, "DeepSpeed", "refused by DeepSpeed: " + "; ".join(lines[:3])) from None
+        lines = [re.sub(r"\s*\[type=.*", "", line).strip() for line in str(error).strip().splitlines()]
+        raise InputError(
+            source, "DeepSpeed", "refused by DeepSpeed: " + "; ".join(filter(None, lines[:3]))
+        ) from None
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -1,0 +1,330 @@
+"""Training faults and reruns (issue 17), met the way a user meets them: the exit status and one
+last line `errorseq: ...` naming the file, folder or key, and no traceback.
+
+- reruns: each rule's code digest; a run that exported its model is not resumed (a forced rerun
+  trains afresh; a crash rerun resumes: test_faults, test_train); Snakemake's side is in
+  test_train_workflow
+- a corrupted but loadable model.pt: refused by evaluate (its sha256 is in model.json)
+- a truncated checkpoint: skipped with one line, the one before it resumed
+- max_steps below log_every_steps: the last step is still logged and plotted
+- a DeepSpeed JSON that contradicts errorseq or that DeepSpeed refuses: refused before torchrun
+- a read-only or full output folder: one line naming it
+- Ctrl-C (SIGINT): a checkpoint, then one line
+
+The tests that start torchrun are marked slow; the others take a second.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.train_fixtures import ROOT, launch_command, make_training_inputs, subprocess_env, train_config
+from workflow_scripts import source_digest
+from workflow_scripts.config.preflight import check_input_files
+from workflow_scripts.config.sections import complete_section
+from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.io_utils import sha256_file
+from workflow_scripts.training.checkpoint import save_tensors
+from workflow_scripts.training.strategies import deepspeed_config as dsc
+
+MODEL = {"arch": "cnn", "d_model": 16, "n_layers": 2, "kernel_size": 5}
+TRAIN = {"epochs": 3, "checkpoint_every_steps": 4, "log_every_steps": 5, "seed": 1}
+STOPPED_LINE = re.compile(
+    r"^errorseq: training: stopped by signal SIGINT at step (\d+); checkpoint saved in (\S+) \(rerun to resume\)$"
+)
+
+
+def run(command: list[str], timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=timeout)
+
+
+def last_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    return make_training_inputs(tmp_path_factory.mktemp("data"), n=160)
+
+
+# ---- reruns: the code a rule runs -------------------------------------------------------------
+@pytest.fixture
+def package_copy(tmp_path, monkeypatch):
+    """A copy of the package that the digest reads instead of the real one (edited by the test)."""
+    copy = tmp_path / "workflow_scripts"
+    shutil.copytree(source_digest.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(source_digest, "PACKAGE_DIR", copy)
+    caches = (source_digest.code_digest, source_digest.referenced_modules, source_digest.module_source)
+    for cached in caches:
+        cached.cache_clear()
+    yield copy
+    for cached in caches:
+        cached.cache_clear()
+
+
+def test_a_rule_code_digest_covers_what_the_rule_runs_and_changes_with_it(package_copy):
+    closure = source_digest.module_closure("workflow_scripts.rules.train")
+    assert {
+        "workflow_scripts.training.worker",  # started by torchrun: named in a string, never imported
+        "workflow_scripts.training.loop",
+        "workflow_scripts.training.strategies.deepspeed_engine",  # imported inside a function
+        "workflow_scripts.training",  # packages' __init__.py run on import
+    } <= closure
+    assert "workflow_scripts.evaluation.plots.training" not in closure
+    rules = ("train", "pretrain", "extract", "evaluate")
+    before = {rule: source_digest.rule_code_digest(rule) for rule in rules}
+    assert len(set(before.values())) == len(rules) and all(len(d) == 16 for d in before.values())
+    loop = package_copy / "training" / "loop.py"
+    loop.write_text(loop.read_text() + "# an edit\n")
+    source_digest.code_digest.cache_clear()
+    source_digest.module_source.cache_clear()
+    after = {rule: source_digest.rule_code_digest(rule) for rule in rules}
+    assert [rule for rule in rules if after[rule] != before[rule]] == ["train", "pretrain"]
+
+
+# ---- the user's DeepSpeed JSON ------------------------------------------------------------------
+def deepspeed(**train):
+    return train_config(**{"strategy": "deepspeed", "zero_stage": 2, **train})
+
+
+@pytest.mark.parametrize(
+    "user, key, message",
+    [
+        ({"train_batch_size": 64}, "train_batch_size", "64 differs from the bucket batch sizes × train.grad_accumulation × world size (16)"),
+        ({"train_micro_batch_size_per_gpu": 3}, "train_micro_batch_size_per_gpu", "3 differs from the largest bucket batch size (bucket: section) (8)"),
+        ({"gradient_accumulation_steps": 4}, "gradient_accumulation_steps", "4 differs from train.grad_accumulation (1)"),
+        ({"gradient_clipping": 0.5}, "gradient_clipping", "0.5 differs from train.grad_clip (1.0)"),
+        ({"bf16": {"enabled": True}}, "bf16.enabled", "true differs from train.precision (false)"),
+        ({"zero_optimization": {"stage": 3}}, "zero_optimization.stage", "3 differs from train.zero_stage (2)"),
+        ({"zero_optimization": {"offload_optimizer": {"device": "cpu"}}}, "zero_optimization.offload_optimizer",
+         "true differs from train.offload_optimizer (false)"),
+        ({"zero_force_ds_cpu_optimizer": True}, "zero_force_ds_cpu_optimizer", "must be false: errorseq passes its own torch AdamW"),
+        ({"scheduler": {"type": "WarmupLR"}}, "scheduler", "errorseq builds the optimizer and LR schedule from train.*; remove it"),
+    ],
+)
+def test_a_deepspeed_json_key_that_contradicts_errorseq_names_the_file_and_key(tmp_path, user, key, message):
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps(user))
+    with pytest.raises(InputError) as refused:
+        dsc.build(deepspeed(precision="fp32", deepspeed_config=str(path)), world_size=2, micro_batch=8,
+                  hardware=dsc.CPU_ONLY)
+    assert str(refused.value) == f"{path}: {key}: {message}" + ("; set it in one place" if "differs" in message else "")
+
+
+def test_a_deepspeed_json_may_repeat_errorseqs_values_and_tune_the_rest(tmp_path):
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps({"train_batch_size": 16, "gradient_clipping": 1, "bf16": {"enabled": False},
+                                "zero_optimization": {"stage": 2, "reduce_bucket_size": 1000}, "steps_per_print": 7}))
+    merged = dsc.build(deepspeed(precision="fp32", deepspeed_config=str(path)), world_size=2, micro_batch=8,
+                       hardware=dsc.CPU_ONLY)
+    assert merged["zero_optimization"]["reduce_bucket_size"] == 1000 and merged["steps_per_print"] == 7
+
+
+@pytest.mark.parametrize(
+    "text, train, expected",
+    [
+        ('{"zero_optimization": {"stage": 2,}}', {}, "JSON: line 1: Expecting property name enclosed in double quotes"),
+        ("[1, 2]", {}, "JSON: must be an object"),
+        ('{"gradient_accumulation_steps": 2}', {"grad_accumulation": 4},
+         "gradient_accumulation_steps: 2 differs from train.grad_accumulation (4); set it in one place"),
+        ('{"fp16": {"enabled": true}}', {"precision": "bf16"},
+         "fp16.enabled: true differs from train.precision (false); set it in one place"),
+    ],
+)
+def test_preflight_refuses_a_bad_deepspeed_json_before_any_job(tmp_path, text, train, expected):
+    path = tmp_path / "ds.json"
+    path.write_text(text)
+    section = complete_section("train", {"strategy": "deepspeed", "zero_stage": 2, "deepspeed_config": str(path), **train})
+    with pytest.raises(InputError) as refused:
+        check_input_files({"train": section})
+    assert str(refused.value) == f"{path}: {expected}"
+
+
+def test_deepspeeds_own_parser_refuses_with_one_line(tmp_path):
+    merged = dsc.merge(dsc.build(deepspeed(), world_size=1, micro_batch=4, hardware=dsc.CPU_ONLY),
+                       {"zero_optimization": {"reduce_bucket_size": "big"}})
+    with pytest.raises(InputError) as refused:
+        dsc.check_with_deepspeed(merged, "ds.json")
+    assert re.fullmatch(r"ds\.json: DeepSpeed: refused by DeepSpeed: .*reduce_bucket_size; Input should be a valid "
+                        r"integer, unable to parse string as an integer", str(refused.value)), str(refused.value)
+
+
+# ---- file-system errors -------------------------------------------------------------------------
+def test_a_full_disk_during_a_save_is_one_line_naming_the_file(capsys):
+    def main(argv):
+        save_tensors({"w": torch.zeros(100_000)}, "/dev/full")  # every write: ENOSPC
+
+    with pytest.raises(SystemExit) as exited:
+        run_cli(main)
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == "errorseq: error: /dev/full: ENOSPC: No space left on device\n"
+
+
+def in_a_small_file_system(folder: Path, options: str, command: list[str]) -> list[str]:
+    """`command` with `folder` a fresh tmpfs mounted with `options` (a private mount namespace)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return ["unshare", "-rm", "sh", "-c", f"mount -t tmpfs -o {options} tmpfs {shlex.quote(str(folder))} && exec "
+            + shlex.join(command)]
+
+
+@pytest.fixture(scope="module")
+def can_mount():
+    probe = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs tmpfs /mnt"], capture_output=True)
+    if shutil.which("unshare") is None or probe.returncode != 0:
+        pytest.skip("needs unshare -rm and tmpfs mounts (a private mount namespace) to make a full or read-only disk")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "options, expected",
+    [
+        ("ro", r"errorseq: error: {out}: EROFS: Read-only file system"),  # before torchrun starts
+        ("size=32k", r"errorseq: error: {out}/checkpoints/\.step-00000002\.partial/model_optimizer\.pt: "
+                     r"ENOSPC: No space left on device"),  # the first checkpoint does not fit
+    ],
+)
+def test_a_read_only_or_full_output_folder_is_one_line_naming_it(inputs, tmp_path, can_mount, options, expected):
+    out = tmp_path / "out"
+    command = launch_command(inputs, out, {**TRAIN, "checkpoint_every_steps": 2}, MODEL)
+    result = run(in_a_small_file_system(out, options, command))
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output[-3000:]
+    assert re.fullmatch(expected.format(out=re.escape(str(out))), last_line(result.stderr)), output[-3000:]
+    assert "Traceback" not in output
+    assert ("torch.distributed.run" in result.stderr) == (options != "ro")
+
+
+# ---- runs through the train entry point ---------------------------------------------------------
+@pytest.mark.slow
+def test_max_steps_below_log_every_steps_still_logs_and_plots_the_last_step(inputs, tmp_path):
+    from workflow_scripts.evaluation.plots.inputs import read_steps
+    from workflow_scripts.evaluation.plots.training import training_curves_figure
+
+    result = run(launch_command(inputs, tmp_path, {**TRAIN, "max_steps": 3, "log_every_steps": 50}, MODEL))
+    assert result.returncode == 0, result.stderr[-3000:]
+    records = [json.loads(line) for line in (tmp_path / "steps.jsonl").read_text().splitlines()]
+    assert [(r["kind"], r["step"]) for r in records] == [("train", 3)]
+    training_curves_figure(read_steps(tmp_path / "steps.jsonl"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "user, expected",
+    [
+        ({"train_micro_batch_size_per_gpu": 3}, "train_micro_batch_size_per_gpu: 3 differs from the largest bucket "
+                                                "batch size (bucket: section) (8); set it in one place"),
+        ({"zero_optimization": {"reduce_bucket_size": "big"}}, "DeepSpeed: refused by DeepSpeed: "),
+    ],
+)
+def test_the_train_entry_point_refuses_a_bad_deepspeed_json_before_torchrun(inputs, tmp_path, user, expected):
+    path = tmp_path / "ds.json"
+    path.write_text(json.dumps(user))
+    train = {**TRAIN, "strategy": "deepspeed", "zero_stage": 2, "deepspeed_config": str(path)}
+    result = run(launch_command(inputs, tmp_path / "out", train, MODEL))
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert last_line(result.stderr).startswith(f"errorseq: error: {path}: {expected}"), result.stderr[-3000:]
+    assert "Traceback" not in result.stderr and "torch.distributed.run" not in result.stderr
+    assert not list((tmp_path / "out").glob("model*"))
+
+
+def start(command: list[str]) -> subprocess.Popen:
+    return subprocess.Popen(command, cwd=ROOT, env=subprocess_env(), start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+@pytest.fixture(scope="module")
+def interrupted(inputs, tmp_path_factory):
+    """A training run stopped by SIGINT to its process group (a terminal's Ctrl-C) once two
+    checkpoints exist: (folder, command, exit code, output)."""
+    out = tmp_path_factory.mktemp("interrupted")
+    command = launch_command(inputs, out, TRAIN, MODEL)
+    process = start(command)
+    pointer, deadline = out / "checkpoints" / "latest", time.monotonic() + 180
+    while not pointer.exists() or pointer.read_text().strip() < "step-00000008":
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()[0][-3000:]
+        time.sleep(0.02)
+    os.killpg(process.pid, signal.SIGINT)  # torchrun passes it on to the ranks (own sessions)
+    output, _ = process.communicate(timeout=120)
+    return out, command, process.returncode, output
+
+
+@pytest.mark.slow
+def test_ctrl_c_saves_a_checkpoint_and_ends_with_one_line(interrupted):
+    out, _, code, output = interrupted
+    stopped = STOPPED_LINE.match(last_line(output))
+    assert code == 128 + signal.SIGINT and stopped, output[-3000:]
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output
+    saved = Path(stopped.group(2))
+    assert saved.parent == out / "checkpoints" and saved.name == f"step-{int(stopped.group(1)):08d}"
+    assert (saved / "trainer.pt").exists() and not list(saved.parent.glob(".*partial"))
+    assert not (out / "model.pt").exists()
+
+
+@pytest.fixture(scope="module")
+def resumed_past_a_truncated_checkpoint(interrupted, tmp_path_factory):
+    """The interrupted run's folder, its newest checkpoint cut short, rerun to the end."""
+    out = tmp_path_factory.mktemp("truncated") / "out"
+    shutil.copytree(interrupted[0], out)
+    newest, older = sorted((out / "checkpoints").glob("step-*"), reverse=True)[:2]
+    state = newest / "model_optimizer.pt"
+    state.write_bytes(state.read_bytes()[: state.stat().st_size // 2])
+    command = [arg.replace(str(interrupted[0]), str(out)) for arg in interrupted[1]]
+    return out, command, newest, older, run(command)
+
+
+@pytest.mark.slow
+def test_a_truncated_checkpoint_is_skipped_and_the_one_before_resumed(resumed_past_a_truncated_checkpoint):
+    out, _, newest, older, result = resumed_past_a_truncated_checkpoint
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    skipped = re.findall(r"^note: skipping checkpoint (\S+): it does not load \((.*)\); trying an older one$",
+                         result.stdout, re.MULTILINE)
+    assert [path for path, _ in skipped] == [str(newest)], result.stdout[-3000:]
+    assert re.fullmatch(r"model_optimizer\.pt is \d+ bytes, not \d+", skipped[0][1])
+    step = int(re.search(r"resuming from checkpoint at step (\d+)", result.stdout).group(1))
+    assert f"step-{step:08d}" == older.name
+    assert json.loads((out / "model.json").read_text())["optimizer_steps"] > int(newest.name.split("-")[1])
+
+
+@pytest.mark.slow
+def test_a_finished_run_is_trained_afresh_by_a_forced_rerun(resumed_past_a_truncated_checkpoint):
+    out, command, *_ = resumed_past_a_truncated_checkpoint
+    assert (out / "checkpoints" / "finished").exists()
+    rerun = run(command)  # what `snakemake --forcerun train` starts, the old checkpoints still there
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "finished (its model was exported): starting afresh" in rerun.stdout
+    assert "resuming" not in rerun.stdout
+
+
+@pytest.mark.slow
+def test_evaluate_refuses_a_model_pt_changed_after_training(resumed_past_a_truncated_checkpoint, inputs, tmp_path):
+    out = resumed_past_a_truncated_checkpoint[0]
+    saved = json.loads((out / "model.json").read_text())
+    assert saved["weights_sha256"] == sha256_file(out / "model.pt")
+    state = torch.load(out / "model.pt", weights_only=True)
+    name = next(key for key, value in state.items() if value.is_floating_point())
+    state[name] = state[name] + 0.5  # still a model that loads and predicts: silently wrong
+    corrupted = tmp_path / "model.pt"
+    torch.save(state, corrupted)
+    command = [sys.executable, "-m", "workflow_scripts.rules.evaluate", "--windows", str(inputs["windows"]),
+               "--manifest", str(inputs["manifest"]), "--model", str(corrupted),
+               "--model-config", str(out / "model.json"), "--experiment", "experiment",
+               "--out-predictions", str(tmp_path / "p.parquet"), "--out-metrics", str(tmp_path / "m.json"),
+               "--config", json.dumps({"evaluate": {}})]
+    result = run(command)
+    assert result.returncode == 2
+    assert result.stderr == (f"errorseq: error: {corrupted}: sha256: differs from the weights_sha256 train recorded "
+                             f"in {out / 'model.json'}: the file changed after training (rerun train)\n")
+    assert not (tmp_path / "m.json").exists()
