@@ -141,6 +141,22 @@ MANIFEST_PLOT_COLUMNS = ("label", "token_length")
 
 # ---- model/model.json, pretrain/pretrain.json (train, pretrain) -----------------------------------
 WEIGHTS_DIGEST_FIELD = "weights_sha256"  # sha256 of model.pt / encoder.pt as written; evaluate checks it
+# The calls columns a model reads besides the window's sequence (e.g. ["score"] for a model given
+# the base score); absent = the sequence only. predict refuses a calls table without them.
+MODEL_INPUT_COLUMNS_FIELD = "input_columns"
+
+# ---- predictions/<name>.parquet (predict_calls): one row per input call, in the input's order ----
+# Every column of the calls table, then these; predicted_error = p_error >= the experiment's
+# threshold (metrics.json threshold_choice), recorded with the experiment in the file's metadata.
+NEW_CALL_PREDICTION_COLUMNS = ("p_error", "predicted_error")
+
+# ---- explain/ (explain): what the model attends to, and the k-mers that separate the classes ------
+# attribution.tsv: one row per splice_type (or "all"), class (error/correct) and position relative
+# to the site; kmers.tsv: one row per k-mer, most enriched in error windows first.
+ATTRIBUTION_COLUMNS = ("splice_type", "class", "position", "importance", "A", "C", "G", "T", "n_windows")
+KMER_COLUMNS = ("kmer", "error_windows", "correct_windows", "error_fraction", "correct_fraction",
+                "odds_ratio", "p_value", "q_value")
+EXPLAIN_PLOTS = ("position_importance", "sequence_logo", "kmer_enrichment")
 
 # ---- plots/<name>.png (plot) ------------------------------------------------------------------------
 PLOTS = (

@@ -61,16 +61,20 @@ def windows_from_calls(genome: Genome, calls_path, experiment: dict, window: dic
     """Labelled windows of one experiment (an `experiments:` entry) around its calls."""
     name, flank = experiment["name"], window["flank"]
     frame = label_rows(load_calls(calls_path, genome), name, experiment["error_label"], experiment["correct_label"], calls_path)
+    return frame.with_columns(
+        (pl.lit(f"{name}:") + pl.col(ROW).cast(pl.String)).alias("id"), *call_windows(genome, frame, flank))
+
+
+def call_windows(genome: Genome, frame: pl.DataFrame, flank: int) -> tuple[pl.Series, pl.Series, pl.Series]:
+    """sequence, length and site_offset of the calls in `frame` (checked: CHROM_INDEX, 1-based
+    position, strand): 2*flank+1 nt centred on each site, in the strand's direction. The one
+    extraction that extract and predict (inference/) share."""
     chrom_length = genome.lengths[frame[CHROM_INDEX].to_numpy()]
     sequences = genome.centred_windows(
         frame[CHROM_INDEX].to_numpy(), frame["position"].to_numpy() - 1, flank,
         np.zeros(frame.height, dtype=np.int64), chrom_length, (frame["strand"] == "-").to_numpy())
-    return frame.with_columns(
-        (pl.lit(f"{name}:") + pl.col(ROW).cast(pl.String)).alias("id"),
-        sequences,
-        pl.lit(2 * flank + 1, dtype=pl.Int32).alias("length"),
-        pl.lit(flank, dtype=pl.Int32).alias(SITE_OFFSET),
-    )
+    return (sequences, pl.repeat(2 * flank + 1, frame.height, dtype=pl.Int32, eager=True).alias("length"),
+            pl.repeat(flank, frame.height, dtype=pl.Int32, eager=True).alias(SITE_OFFSET))
 
 
 def windows_from_sequences(path, experiment: str) -> pl.DataFrame:

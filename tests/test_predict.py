@@ -1,0 +1,151 @@
+"""predict_calls: a trained model applied to a new calls table (workflow_scripts/inference/).
+
+The fixture runs the real chain on a small demo genome: extract's windows → bucket manifest →
+a (randomly initialised) model → the evaluate rule, then scores calls with predict_calls.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from tests.evaluation_fixtures import FLANK, run_evaluate, write_buckets, write_untrained_model
+from workflow_scripts.artifacts import MODEL_INPUT_COLUMNS_FIELD, NEW_CALL_PREDICTION_COLUMNS
+from workflow_scripts.config.sections import section_defaults
+from workflow_scripts.data.demo import generate_demo
+from workflow_scripts.data.fasta import open_genome
+from workflow_scripts.data.windows import split_windows, windows_from_calls
+from workflow_scripts.io_utils import write_parquet
+from workflow_scripts.rules.predict_calls import main as predict_main
+
+EXPERIMENT = {"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"}
+BATCH_SIZE = 16
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("predict")
+    genome, calls = directory / "genome.fa", directory / "calls.tsv"
+    generate_demo(genome, calls, seed=3, n_genes=150, calls_per_gene=3)
+    frame = windows_from_calls(open_genome(genome), calls, EXPERIMENT, {"flank": FLANK})
+    windows = directory / "windows.parquet"
+    write_parquet(split_windows(frame, section_defaults("split")), windows)
+    buckets = write_buckets(windows, directory)
+    model = write_untrained_model(directory, 3001)
+    evaluation = run_evaluate(windows, buckets["manifest"], model, directory,
+                              config={"evaluate": {"batch_size": BATCH_SIZE, "bootstrap_replicates": 20}})
+    return {"genome": genome, "calls": calls, "windows": windows, **model, **evaluation}
+
+
+def run_predict(evaluated, calls, out, chunk_size=200_000, **overrides):
+    paths = {"calls": calls, "genome": evaluated["genome"], "model": evaluated["model"],
+             "model-config": evaluated["model_config"], "metrics": evaluated["metrics"], **overrides}
+    config = {"predict": {"chunk_size": chunk_size}, "window": {"flank": FLANK},
+              "evaluate": {"batch_size": BATCH_SIZE}}
+    argv = [f"--{name}={value}" for name, value in paths.items()]
+    predict_main([*argv, "--experiment", "fp_vs_tp", "--out", str(out), "--config", json.dumps(config)])
+    return pl.read_parquet(out)
+
+
+def test_scoring_the_test_split_reproduces_evaluate_exactly(evaluated, tmp_path):
+    test_calls = pl.read_parquet(evaluated["windows"]).filter(pl.col("split") == "test")
+    write_parquet(test_calls, tmp_path / "test_calls.parquet")
+    scored = run_predict(evaluated, tmp_path / "test_calls.parquet", tmp_path / "out.parquet")
+    predictions = pl.read_parquet(evaluated["predictions"])
+    threshold = json.loads(evaluated["metrics"].read_text())["threshold_choice"]["threshold"]
+    assert scored["id"].to_list() == predictions["id"].to_list()
+    np.testing.assert_array_equal(scored["p_error"].to_numpy(), predictions["prob"].to_numpy())
+    assert (scored["predicted_error"].to_numpy() == (predictions["pred"].to_numpy() == 1)).all()
+    assert (scored["predicted_error"] == (scored["p_error"] >= threshold)).all()
+    assert pl.read_parquet_metadata(tmp_path / "out.parquet")["threshold"] == repr(threshold)
+
+
+def test_every_input_column_is_kept_in_order_with_its_values(evaluated, tmp_path):
+    calls = pl.read_csv(evaluated["calls"], separator="\t", infer_schema=False).head(60)
+    calls = calls.with_columns(pl.Series("transcript", [f"t{i}" for i in range(60)]), pl.lit("x").alias("note"))
+    calls.write_csv(tmp_path / "calls.tsv", separator="\t")
+    scored = run_predict(evaluated, tmp_path / "calls.tsv", tmp_path / "out.parquet")
+    assert scored.columns == [*calls.columns, *NEW_CALL_PREDICTION_COLUMNS]
+    assert_frame_equal(scored.select(calls.columns).with_columns(pl.col("position").cast(pl.String)), calls)
+    assert scored["p_error"].is_between(0, 1).all()
+
+
+def test_streamed_in_small_chunks_equals_one_chunk(evaluated, tmp_path):
+    whole = run_predict(evaluated, evaluated["calls"], tmp_path / "whole.parquet")
+    streamed = run_predict(evaluated, evaluated["calls"], tmp_path / "streamed.parquet", chunk_size=7)
+    assert whole.height == pl.read_csv(evaluated["calls"], separator="\t").height
+    assert_frame_equal(streamed, whole)
+    assert not list(tmp_path.glob(".*parts*"))  # the parts are gone
+
+
+def test_calls_without_pred_type_or_gene_id_are_scored(evaluated, tmp_path):
+    calls = pl.read_csv(evaluated["calls"], separator="\t").select("chrom", "position", "strand").head(10)
+    calls.write_parquet(tmp_path / "sites.parquet")
+    scored = run_predict(evaluated, tmp_path / "sites.parquet", tmp_path / "out.parquet")
+    assert scored.columns == ["chrom", "position", "strand", *NEW_CALL_PREDICTION_COLUMNS]
+
+
+def one_line_error(capsys, call) -> str:
+    with pytest.raises(SystemExit) as stopped:
+        from workflow_scripts.errors import run_cli
+
+        run_cli(lambda argv: call())
+    assert stopped.value.code == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("predict: ")]
+    assert len(lines) == 1, lines  # progress lines aside, the error is one line
+    return lines[0]
+
+
+def test_a_missing_model_is_one_line_naming_it(evaluated, tmp_path, capsys):
+    missing = tmp_path / "none" / "model.pt"
+    line = one_line_error(capsys, lambda: run_predict(evaluated, evaluated["calls"], tmp_path / "o.parquet",
+                                                      model=missing))
+    assert line.startswith(f"errorseq: error: {missing}: model: file does not exist")
+
+
+@pytest.mark.parametrize("column", ["strand", "position"])
+def test_a_calls_table_without_a_site_column_is_one_line_naming_it(evaluated, tmp_path, capsys, column):
+    calls = pl.read_csv(evaluated["calls"], separator="\t").drop(column)
+    calls.write_csv(tmp_path / "calls.tsv", separator="\t")
+    line = one_line_error(capsys, lambda: run_predict(evaluated, tmp_path / "calls.tsv", tmp_path / "o.parquet"))
+    assert line.startswith(f"errorseq: error: {tmp_path / 'calls.tsv'}: column '{column}': required column missing")
+
+
+def test_a_column_the_model_reads_must_be_there(evaluated, tmp_path, capsys):
+    saved = json.loads(evaluated["model_config"].read_text())
+    config = tmp_path / "model.json"
+    config.write_text(json.dumps({**saved, MODEL_INPUT_COLUMNS_FIELD: ["score"]}))
+    calls = pl.read_csv(evaluated["calls"], separator="\t").drop("score")
+    calls.write_csv(tmp_path / "calls.tsv", separator="\t")
+    line = one_line_error(capsys, lambda: run_predict(evaluated, tmp_path / "calls.tsv", tmp_path / "o.parquet",
+                                                      **{"model-config": config}))
+    assert line == (f"errorseq: error: {tmp_path / 'calls.tsv'}: column 'score': required column missing: "
+                    f"the model reads it ({config} lists it)")
+
+
+@pytest.mark.parametrize(("column", "value", "problem"), [
+    ("position", "12x", "not an integer"),
+    ("strand", "*", "strand must be '+' or '-'"),
+    ("chrom", "chrX", "chromosome 'chrX' not in genome"),
+    ("position", "99999999", "position outside the chromosome"),
+])
+def test_a_bad_value_names_the_file_column_and_row(evaluated, tmp_path, capsys, column, value, problem):
+    calls = pl.read_csv(evaluated["calls"], separator="\t", infer_schema=False).head(30)
+    calls = calls.with_columns(pl.when(pl.int_range(pl.len()) == 24).then(pl.lit(value))
+                               .otherwise(pl.col(column)).alias(column))
+    calls.write_csv(tmp_path / "calls.tsv", separator="\t")
+    line = one_line_error(capsys, lambda: run_predict(evaluated, tmp_path / "calls.tsv", tmp_path / "o.parquet",
+                                                      chunk_size=10))
+    assert line.startswith(f"errorseq: error: {tmp_path / 'calls.tsv'}: column '{column}' row 25: {problem}")
+    assert not (tmp_path / "o.parquet").exists()
+
+
+def test_a_column_named_like_an_output_is_refused(evaluated, tmp_path, capsys):
+    calls = pl.read_csv(evaluated["calls"], separator="\t").with_columns(pl.lit(0.5).alias("p_error"))
+    calls.write_csv(tmp_path / "calls.tsv", separator="\t")
+    line = one_line_error(capsys, lambda: run_predict(evaluated, tmp_path / "calls.tsv", tmp_path / "o.parquet"))
+    assert line.startswith(f"errorseq: error: {tmp_path / 'calls.tsv'}: column 'p_error': reserved name")

@@ -1,0 +1,172 @@
+"""Score a new calls table with a trained experiment's model (the predict_calls rule's library).
+
+The model is loaded, its windows tokenised and batched by evaluate's own code
+(evaluation/predict.py: `load_trained_model`, `BatchCollator`, `predict` with the evaluate batch
+size, on the GPU when there is one), so a call scores exactly as the same window does in
+evaluate. The threshold is the experiment's chosen one (metrics.json threshold_choice).
+
+Memory stays bounded on any table size: the calls are read `chunk_size` rows at a time
+(new_calls.py), each chunk is cut into windows (data/windows.call_windows, as extract cuts them),
+scored and written as one parquet part; the parts are joined into the output at the end
+(streamed, not loaded) and the file appears whole or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from workflow_scripts.artifacts import MODEL_INPUT_COLUMNS_FIELD, NEW_CALL_PREDICTION_COLUMNS
+from workflow_scripts.data.fasta import open_genome
+from workflow_scripts.errors import InputError
+from workflow_scripts.evaluation.predict import evaluation_device, load_trained_model, predict
+from workflow_scripts.inference.new_calls import (
+    call_columns,
+    check_header,
+    checked_chunk,
+    chunk_windows,
+    read_chunks,
+    scan_calls,
+)
+from workflow_scripts.io_utils import atomic_path
+from workflow_scripts.tokenization.tokenizers import load_tokenizer, window_token_lengths
+from workflow_scripts.training.batches import BatchCollator, SplitData
+
+P_ERROR, FLAG = NEW_CALL_PREDICTION_COLUMNS
+PROGRESS_EVERY_S = 30.0
+
+
+@dataclass(frozen=True)
+class PredictPaths:
+    calls: str
+    genome: str  # a genome index directory or a FASTA
+    model: str
+    model_config: str
+    metrics: str  # the experiment's metrics.json: the threshold
+    out: str
+
+
+@dataclass(frozen=True)
+class PredictSettings:
+    flank: int  # window.flank: the windows the model was trained on
+    batch_size: int  # evaluate.batch_size
+    chunk_size: int  # predict.chunk_size: calls per chunk
+
+
+class TrainedModel:
+    """A trained model with the tokenizer and device evaluate uses; `p_error(sequences)`."""
+
+    def __init__(self, model_path: str, config_path: str, batch_size: int):
+        self.model, self.saved = load_trained_model(model_path, config_path)
+        self.tokenizer = load_tokenizer(self.saved["tokenizer"])
+        self.batch_size, self.device = batch_size, evaluation_device()
+
+    @property
+    def input_columns(self) -> list[str]:
+        return list(self.saved.get(MODEL_INPUT_COLUMNS_FIELD) or [])
+
+    def as_split(self, sequences: list[str], lengths: np.ndarray) -> SplitData:
+        """Unlabelled windows in the shape evaluate batches (token lengths order the batches)."""
+        n = len(sequences)
+        token_lengths = window_token_lengths(self.tokenizer, lambda: sequences, lengths)
+        return SplitData(ids=[str(i) for i in range(n)], gene_ids=[""] * n, sequences=sequences,
+                         labels=np.zeros(n, dtype=np.int64), lengths=np.asarray(lengths, dtype=np.int64),
+                         token_lengths=np.asarray(token_lengths, dtype=np.int64), buckets=np.zeros(n, dtype=np.int64))
+
+    def p_error(self, sequences: list[str], lengths: np.ndarray) -> np.ndarray:
+        if not sequences:
+            return np.zeros(0)
+        data = self.as_split(sequences, lengths)
+        collator = BatchCollator(data, self.tokenizer, self.saved["max_tokens"])
+        return predict(self.model, data, collator, self.batch_size, self.device)
+
+
+def chosen_threshold(metrics_path: str) -> float:
+    """The threshold evaluate chose (metrics.json threshold_choice.threshold)."""
+    if not Path(metrics_path).is_file():
+        raise InputError(metrics_path, "threshold_choice", "file does not exist (has evaluate finished?)")
+    try:
+        return float(json.loads(Path(metrics_path).read_text())["threshold_choice"]["threshold"])
+    except (ValueError, KeyError, TypeError):
+        raise InputError(metrics_path, "threshold_choice", "no threshold in it (rerun evaluate)") from None
+
+
+class PartsWriter:
+    """Frames written as numbered parquet parts beside `out`, joined into `out` atomically."""
+
+    def __init__(self, out: str, metadata: dict[str, str]):
+        self.out, self.metadata = Path(out), metadata
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        self.parts_dir = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.parts.", dir=self.out.parent))
+        self.parts: list[Path] = []
+
+    def add(self, frame: pl.DataFrame) -> None:
+        self.parts.append(self.parts_dir / f"part-{len(self.parts):06d}.parquet")
+        frame.write_parquet(self.parts[-1])
+
+    def close(self, empty: pl.DataFrame) -> None:
+        """Join the parts (or write `empty` when there are none) into `out`."""
+        with atomic_path(self.out) as tmp:
+            if self.parts:
+                pl.scan_parquet(self.parts).sink_parquet(tmp, metadata=self.metadata)
+            else:
+                empty.write_parquet(tmp, metadata=self.metadata)
+
+    def discard(self) -> None:
+        shutil.rmtree(self.parts_dir, ignore_errors=True)
+
+
+def scored_chunk(chunk: pl.DataFrame, paths: PredictPaths, genome, model: TrainedModel, settings: PredictSettings,
+                 threshold: float) -> pl.DataFrame:
+    checked = checked_chunk(chunk, paths.calls, genome, model.input_columns)
+    windows = chunk_windows(checked, genome, settings.flank)
+    probs = model.p_error(windows["sequence"].to_list(), windows["length"].to_numpy())
+    return call_columns(checked).with_columns(pl.Series(P_ERROR, probs, dtype=pl.Float64),
+                                              pl.Series(FLAG, probs >= threshold, dtype=pl.Boolean))
+
+
+def empty_output(paths: PredictPaths) -> pl.DataFrame:
+    schema = {**scan_calls(paths.calls).collect_schema(), P_ERROR: pl.Float64, FLAG: pl.Boolean}
+    return pl.DataFrame(schema=schema).with_columns(pl.col("position").cast(pl.Int64))
+
+
+def predict_calls(paths: PredictPaths, settings: PredictSettings, experiment: str) -> dict:
+    """Write the scored calls (every input column, then NEW_CALL_PREDICTION_COLUMNS); return counts."""
+    model = TrainedModel(paths.model, paths.model_config, settings.batch_size)
+    check_header(paths.calls, model.input_columns, paths.model_config)
+    threshold, genome = chosen_threshold(paths.metrics), open_genome(paths.genome)
+    writer = PartsWriter(paths.out, {"experiment": experiment, "threshold": repr(threshold)})
+    counts, began = {"calls": 0, "flagged": 0}, time.perf_counter()
+    logged = began
+    try:
+        for chunk in read_chunks(paths.calls, settings.chunk_size):
+            scored = scored_chunk(chunk, paths, genome, model, settings, threshold)
+            writer.add(scored)
+            counts["calls"] += scored.height
+            counts["flagged"] += int(scored[FLAG].sum())
+            if time.perf_counter() - logged > PROGRESS_EVERY_S:
+                log(f"predict: {counts['calls']:,} calls scored ({rate(counts['calls'], began)})")
+                logged = time.perf_counter()
+        writer.close(empty_output(paths))
+    finally:
+        writer.discard()
+    log(f"predict: {experiment}: {counts['flagged']:,} of {counts['calls']:,} calls flagged as likely errors "
+        f"(p_error >= {threshold:.4f}, the threshold evaluate chose) on {model.device.type}; "
+        f"{rate(counts['calls'], began)}")
+    return {**counts, "threshold": threshold, "seconds": time.perf_counter() - began}
+
+
+def rate(calls: int, began: float) -> str:
+    return f"{calls / max(time.perf_counter() - began, 1e-9):,.0f} calls/s"
+
+
+def log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
