@@ -95,3 +95,32 @@ def test_run_signature_changes_with_inputs_and_settings_not_logging(tmp_path):
     assert run_signature({"lr": 0.1}, {"d_model": 8}, 2, {"windows": data}, genome_windows=200) != base
     data.write_bytes(b"xy")
     assert run_signature({"lr": 0.1}, {"d_model": 8}, 2, {"windows": data}, genome_windows=100) != base
+
+
+def test_a_finished_run_is_not_resumed_by_the_next(tmp_path, capsys):
+    first = CheckpointManager(tmp_path, is_main=True, signature={"lr": 0.1})
+    save(first, 10)
+    assert CheckpointManager(tmp_path, is_main=True, signature={"lr": 0.1}).latest_path().name == "step-00000010"
+    first.mark_finished()  # the model was exported: a rerun now is a forced one
+    again = CheckpointManager(tmp_path, is_main=True, signature={"lr": 0.1})
+    assert again.latest_path() is None and again.resume_candidates() == []
+    assert "finished (its model was exported): starting afresh" in capsys.readouterr().out
+    save(again, 5)
+    assert CheckpointManager(tmp_path, is_main=True, signature={"lr": 0.1}).latest_path().name == "step-00000005"
+
+
+def test_a_saved_checkpoint_lists_its_file_sizes_and_a_cut_file_is_named(tmp_path):
+    manager = CheckpointManager(tmp_path, is_main=True)
+    for step in (10, 20):
+        save(manager, step)
+    newest, older = manager.resume_candidates()
+    assert (newest.name, older.name) == ("step-00000020", "step-00000010")
+    assert manager.why_not_loadable(newest) is None
+    shard = newest / "shard.pt"
+    size = shard.stat().st_size
+    shard.write_bytes(shard.read_bytes()[:100])
+    assert manager.why_not_loadable(newest) == f"shard.pt is 100 bytes, not {size}"
+    (older / "trainer.pt").unlink()
+    assert manager.why_not_loadable(older) == "trainer.pt is missing"
+    (older / "files.json").unlink()
+    assert manager.why_not_loadable(older) == "files.json is missing or unreadable"

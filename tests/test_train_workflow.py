@@ -2,6 +2,7 @@
 (`snakemake --configfile my-override.yaml`); evaluate loads the exported plain state dict."""
 
 import json
+import re
 import shutil
 import subprocess
 
@@ -9,6 +10,7 @@ import pytest
 import torch
 
 from tests.train_fixtures import ROOT, subprocess_env
+from tests.workflow_helpers import planned_rules, snakemake
 
 OVERRIDES = {
     "deepspeed": "train: { strategy: deepspeed, zero_stage: 3, epochs: 1 }\n",
@@ -55,3 +57,55 @@ def test_demo_trains_and_evaluates_with_a_strategy_override(tmp_path, strategy):
     )
     assert (model_dir / "deepspeed_config.json").exists() == (strategy == "deepspeed")
     assert json.loads((tmp_path / TARGET).read_text())
+
+
+# ---- reruns and the console (issue 17) ---------------------------------------------------------
+MODEL_JSON = "results/fp_vs_tp/model/model.json"
+TRAIN_LOG = "logs/fp_vs_tp/train.log"
+
+
+def test_train_shows_progress_on_the_console_and_forced_or_code_changed_reruns_train_afresh(tmp_path):
+    """Snakemake's own output gets the progress lines (the log keeps everything); `--forcerun
+    train` and an edit of code that train runs both retrain from scratch, and `snakemake -n`
+    says why train reruns after the edit. The workflow is a copy of the checkout that the test
+    edits, the way a user edits theirs (Snakemake imports the package next to the Snakefile; the
+    jobs find it on PYTHONPATH, ahead of the installed one)."""
+    checkout = tmp_path / "checkout"
+    for name in ("rules", "config", "workflow_scripts", "envs", "report", "profiles"):
+        shutil.copytree(ROOT / name, checkout / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "Snakefile", checkout / "Snakefile")
+    env = subprocess_env(PYTHONPATH=str(checkout))
+    workdir = tmp_path / "run"
+    workdir.mkdir()
+    override = workdir / "tiny.yaml"
+    override.write_text(SMALL_DEMO + "train: { epochs: 2 }\n")
+    def workflow(*args: str):
+        return snakemake(workdir, MODEL_JSON, "--configfile", str(override), *args, env=env,
+                         snakefile=checkout / "Snakefile")
+
+    first = workflow()
+    assert first.returncode == 0, first.stderr[-3000:]
+    console = first.stdout + first.stderr
+    assert re.search(rf"^train fp_vs_tp: starting torchrun; the full log: tail -f {TRAIN_LOG}$", console, re.M), console
+    epochs = re.findall(r"^train fp_vs_tp: epoch (\d)/2, step \d+/\d+, loss [\d.]+, val_loss [\d.]+, "
+                        r"val_accuracy [\d.]+, val_roc_auc [\d.]+ \[\d+:\d\d\]$", console, re.M)
+    assert epochs == ["1", "2"], console[-3000:]
+    assert "train fp_vs_tp: done: results/fp_vs_tp/model/model.pt (best epoch" in console
+    assert "epoch 1 [" not in console  # the log's progress bar stays in the log
+    assert "epoch 1 [" in (workdir / TRAIN_LOG).read_text()
+
+    forced = workflow("--forcerun", "train")
+    log = (workdir / TRAIN_LOG).read_text()
+    assert forced.returncode == 0, forced.stderr[-3000:] + log[-3000:]
+    assert "finished (its model was exported): starting afresh" in log and "resuming" not in log
+
+    loop = checkout / "workflow_scripts" / "training" / "loop.py"
+    loop.write_text(loop.read_text() + "# an edit of the training loop\n")
+    plan = workflow("-n")
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    assert planned_rules(plan.stdout) == {"train"}, plan.stdout[-3000:]
+    assert re.search(r"params have changed since last execution:\s+train\b", plan.stdout, re.I), plan.stdout[-3000:]
+    rerun = workflow()
+    log = (workdir / TRAIN_LOG).read_text()
+    assert rerun.returncode == 0, rerun.stderr[-3000:] + log[-3000:]
+    assert "starting afresh" in log and "resuming" not in log

@@ -37,9 +37,10 @@ def write_config(directory: Path, name: str, values: dict) -> Path:
     return path
 
 
-def snakemake_command(workdir: Path, *args: str, cores: int | None = 2) -> list[str]:
-    """The one way the tests start Snakemake: the repository's Snakefile run in `workdir`."""
-    command = [str(Path(sys.executable).parent / "snakemake"), "--snakefile", str(ROOT / "Snakefile"),
+def snakemake_command(workdir: Path, *args: str, cores: int | None = 2,
+                      snakefile: Path = ROOT / "Snakefile") -> list[str]:
+    """The one way the tests start Snakemake: the repository's Snakefile (or a copy's) run in `workdir`."""
+    command = [str(Path(sys.executable).parent / "snakemake"), "--snakefile", str(snakefile),
                "--directory", str(workdir)]
     if cores is not None:
         command += ["--cores", str(cores)]
@@ -47,9 +48,9 @@ def snakemake_command(workdir: Path, *args: str, cores: int | None = 2) -> list[
 
 
 def snakemake(workdir: Path, *args: str, timeout: int = 600, env: dict[str, str] | None = None,
-              cores: int | None = 2) -> subprocess.CompletedProcess:
+              cores: int | None = 2, snakefile: Path = ROOT / "Snakefile") -> subprocess.CompletedProcess:
     """Run Snakemake to the end and capture its output."""
-    return subprocess.run(snakemake_command(workdir, *args, cores=cores), cwd=workdir,
+    return subprocess.run(snakemake_command(workdir, *args, cores=cores, snakefile=snakefile), cwd=workdir,
                           env=env or subprocess_env(), capture_output=True, text=True, timeout=timeout)
 
 
