@@ -22,6 +22,8 @@ include: "rules/train.smk"
 include: "rules/evaluate.smk"
 include: "rules/plot.smk"
 include: "rules/summary.smk"
+include: "rules/explain.smk"
+include: "rules/predict.smk"
 
 
 rule all:

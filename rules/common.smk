@@ -6,7 +6,7 @@ import sys
 from snakemake.settings.types import DeploymentMethod
 
 # The package is installed (make setup: pip install -e .); rules import nothing else.
-from workflow_scripts.artifacts import PLOTS, plot_file_name
+from workflow_scripts.artifacts import EXPLAIN_PLOTS, PLOTS, plot_file_name
 from workflow_scripts.calling.contract import (
     ANNOTATE_SITES_KEYS,
     MAKE_CALLS_KEYS,
@@ -85,11 +85,27 @@ def plot_report_outputs():
     return [plot_report_output(n, path) for n, path in zip(PLOTS, plot_paths())]
 
 
+def explain_plot_paths(experiment="{experiment}"):
+    """The explain rule's PNGs (workflow_scripts.artifacts.EXPLAIN_PLOTS) for one experiment."""
+    return [
+        f"results/{experiment}/explain/{plot_file_name(name)}" for name in EXPLAIN_PLOTS
+    ]
+
+
+def explain_report_outputs():
+    """explain_plot_paths() flagged for the report, captions report/explain/<name>.rst."""
+    captions = [f"../report/explain/{name}.rst" for name in EXPLAIN_PLOTS]
+    pairs = zip(captions, explain_plot_paths())
+    flagged = [report(p, caption=c, category="{experiment}") for c, p in pairs]
+    return flagged
+
+
 SUMMARY_DIR = "results/summary"
 
 
 def all_outputs():
     plots = [path for experiment in EXPERIMENTS for path in plot_paths(experiment)]
+    plots += [path for e in EXPERIMENTS for path in explain_plot_paths(e)]
     metrics = expand(
         "results/{experiment}/evaluation/metrics.json", experiment=EXPERIMENTS
     )
@@ -215,3 +231,47 @@ def pretrain_genome_args(wildcards, input):
     if input.genome:
         return f"--genome-index {shlex_quote(input.genome)}"
     return ""
+
+
+# ---- a trained model on new calls (README: Use a trained model) ----
+def prediction_outputs(wildcards):
+    """What `snakemake predict` makes: predict.calls scored by every experiment's model."""
+    if "calls" not in config["predict"]:
+        raise InputError("config", "predict.calls", "set the calls table to score")
+    name = config["predict"]["name"]
+    return expand(
+        "results/{experiment}/predictions/{name}.parquet",
+        experiment=EXPERIMENTS,
+        name=name,
+    )
+
+
+def predict_genome():
+    """predict.genome (a FASTA), else the pipeline's genome index."""
+    if "genome" in config["predict"]:
+        return config["predict"]["genome"]
+    if "genome" not in config:
+        raise InputError(
+            "config", "predict.genome", "needed: the workflow has no genome: input"
+        )
+    return "results/genome/index.tsv"
+
+
+def predict_inputs(wildcards):
+    experiment = f"results/{wildcards.experiment}"
+    if "calls" not in config["predict"]:
+        raise InputError("config", "predict.calls", "set the calls table to score")
+    return {
+        "calls": config["predict"]["calls"],
+        "genome": predict_genome(),
+        "model": f"{experiment}/model/model.pt",
+        "config": f"{experiment}/model/model.json",
+        "metrics": f"{experiment}/evaluation/metrics.json",
+    }
+
+
+def predict_genome_arg(wildcards, input):
+    """--genome: the FASTA itself, or the genome index directory."""
+    if input.genome.endswith("index.tsv"):
+        return os.path.dirname(input.genome)
+    return input.genome

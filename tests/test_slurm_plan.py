@@ -74,7 +74,9 @@ def test_training_jobs_get_the_profiles_threads_and_gpus_not_the_local_core_coun
 def test_only_training_rules_are_retried_on_the_cluster():
     profile = yaml.safe_load((ROOT / "profiles/slurm/config.yaml").read_text())
     assert profile.get("retries", 0) == 0
-    assert set(profile["preemptible-rules"]) == {"train", "pretrain"} and profile["preemptible-retries"] >= 1
+    # predict_calls too: a long scoring job on a preemptible GPU partition is worth a retry
+    assert set(profile["preemptible-rules"]) == {"train", "pretrain", "predict_calls"}
+    assert profile["preemptible-retries"] >= 1
     local = yaml.safe_load((ROOT / "profiles/default/config.yaml").read_text())
     assert "cores" not in local and "retries" not in local
 

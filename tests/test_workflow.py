@@ -20,7 +20,8 @@ def test_dry_run_plans_every_rule_for_each_experiment(tmp_path):
     result = snakemake(tmp_path, "-n")
     assert result.returncode == 0, result.stderr[-3000:]
     assert planned_rules(result.stdout) == {
-        "all", "demo_data", "index_genome", "extract", "bucket", "train", "evaluate", "plot", "summarize"
+        "all", "demo_data", "index_genome", "extract", "bucket", "train", "evaluate", "plot", "summarize",
+        "explain",
     }
     assert "fp_vs_tp" in result.stdout and "fn_vs_tn" in result.stdout
     assert not (tmp_path / "results").exists()

@@ -1,0 +1,32 @@
+# Score a new calls table with each experiment's trained model (README: Use a trained model):
+#   snakemake --cores all predict --config predict='{calls: new_calls.tsv}'
+# writes results/<experiment>/predictions/<predict.name>.parquet for every experiment.
+
+
+rule predict:
+    input:
+        prediction_outputs,
+
+
+rule predict_calls:
+    input:
+        unpack(predict_inputs),
+    output:
+        predictions="results/{experiment}/predictions/{name}.parquet",
+    log:
+        "logs/{experiment}/predict_calls/{name}.log",
+    benchmark:
+        "results/benchmarks/{experiment}/predict_calls/{name}.tsv"
+    wildcard_constraints:
+        name="[A-Za-z0-9_.-]+",
+    conda:
+        "../envs/train.yaml"
+    params:
+        code=rule_code("predict_calls"),
+        config=rule_config("predict", "window", "evaluate"),
+        genome=predict_genome_arg,
+    shell:
+        "python -m workflow_scripts.rules.predict_calls --config {params.config:q} "
+        "--calls {input.calls:q} --genome {params.genome:q} --model {input.model:q} "
+        "--model-config {input.config:q} --metrics {input.metrics:q} "
+        "--experiment {wildcards.experiment} --out {output.predictions:q} > {log:q} 2>&1"

@@ -1,0 +1,147 @@
+"""What a trained model learnt (the explain rule's library): attribution over the window and k-mers.
+
+1. Attribution (attribution.py) on the TEST windows (held out from training), at most
+   `max_windows` per splice type and class (error / correct, randomly chosen with `seed`),
+   scored by evaluate's own model loading, tokenisation and batching (predict_calls.TrainedModel).
+2. Each window's per-nucleotide scores are aligned on its splice site (position 0 =
+   `site_offset`, the window centre when the table has no site_offset) and averaged per splice
+   type and class: attribution.tsv (artifacts.ATTRIBUTION_COLUMNS). `importance` is the mean
+   score of the windows that reach that position; A, C, G, T split it by the base present
+   (summing to the importance where no window holds N there): the letters of the sequence logo.
+3. k-mer enrichment (kmers.py) of error against correct windows over EVERY split: kmers.tsv.
+4. The plots (explain_plots.py): artifacts.EXPLAIN_PLOTS.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from workflow_scripts.artifacts import ATTRIBUTION_COLUMNS, EVALUATED_SPLIT
+from workflow_scripts.inference.attribution import BASES, gradient_x_input, in_silico_mutagenesis
+from workflow_scripts.inference.explain_plots import plot_explanations, top_positions
+from workflow_scripts.inference.kmers import kmer_enrichment
+from workflow_scripts.inference.predict_calls import TrainedModel
+from workflow_scripts.io_utils import write_text
+from workflow_scripts.training.batches import BatchCollator
+
+METHODS = {"gradient_x_input": gradient_x_input, "in_silico_mutagenesis": in_silico_mutagenesis}
+CLASSES = {1: "error", 0: "correct"}
+ALL_TYPES = "all"  # the splice_type of every window when the table has no splice_type column
+
+
+@dataclass(frozen=True)
+class ExplainConfig:
+    """The completed `explain:` section (defaults come from the schema) and evaluate.batch_size."""
+
+    method: str
+    max_windows: int
+    seed: int
+    top_positions: int
+    kmer_k: int
+    top_kmers: int
+    batch_size: int
+
+    @classmethod
+    def from_sections(cls, explain: Mapping, evaluate: Mapping) -> ExplainConfig:
+        return cls(method=explain["method"], max_windows=int(explain["max_windows"]), seed=int(explain["seed"]),
+                   top_positions=int(explain["top_positions"]), kmer_k=int(explain["kmer_k"]),
+                   top_kmers=int(explain["top_kmers"]), batch_size=int(evaluate["batch_size"]))
+
+
+@dataclass(frozen=True)
+class ExplainPaths:
+    windows: str
+    model: str
+    model_config: str
+    out_attribution: str
+    out_kmers: str
+    out_dir: str  # the plots
+
+
+def read_windows(path: str) -> pl.DataFrame:
+    """sequence, label, split, length, splice_type and site_offset (ALL_TYPES / the centre where absent)."""
+    frame = pl.read_parquet(path)
+    if "splice_type" not in frame.columns:
+        frame = frame.with_columns(pl.lit(ALL_TYPES).alias("splice_type"))
+    if "site_offset" not in frame.columns:
+        frame = frame.with_columns((pl.col("length") // 2).alias("site_offset"))
+    return frame.select("id", "split", "label", "sequence", "length", "splice_type", "site_offset")
+
+
+def chosen_windows(windows: pl.DataFrame, max_windows: int, seed: int) -> pl.DataFrame:
+    """Test windows, at most max_windows of each splice type and class, in table order."""
+    test = windows.filter(pl.col("split") == EVALUATED_SPLIT).with_row_index("__order")
+    shuffled = test.sample(fraction=1.0, shuffle=True, seed=seed)
+    kept = shuffled.filter(pl.int_range(pl.len()).over("splice_type", "label") < max_windows)
+    return kept.sort("__order").drop("__order")
+
+
+def aligned_means(scores: list[np.ndarray], sequences: list[str], offsets: np.ndarray) -> pl.DataFrame:
+    """importance and per-base shares at each position relative to the site (ATTRIBUTION_COLUMNS' tail)."""
+    reach = max(max(int(o), len(s) - int(o)) for s, o in zip(sequences, offsets))
+    total, count = np.zeros(2 * reach + 1), np.zeros(2 * reach + 1)
+    by_base = np.zeros((len(BASES), 2 * reach + 1))
+    for score, sequence, offset in zip(scores, sequences, offsets):
+        at = np.arange(len(sequence)) - int(offset) + reach
+        total[at] += score
+        count[at] += 1
+        bases = np.frombuffer(sequence.encode(), np.uint8)
+        for b, base in enumerate(BASES.encode()):
+            by_base[b, at] += np.where(bases == base, score, 0.0)
+    covered = count > 0
+    columns = {"position": np.arange(-reach, reach + 1)[covered], "importance": total[covered] / count[covered]}
+    columns |= {base: by_base[b, covered] / count[covered] for b, base in enumerate(BASES)}
+    return pl.DataFrame({**columns, "n_windows": count[covered].astype(np.int64)})
+
+
+def attribution_table(chosen: pl.DataFrame, scores: list[np.ndarray]) -> pl.DataFrame:
+    """attribution.tsv: the aligned means of every splice type and class."""
+    parts = []
+    frame = chosen.with_row_index("__index")
+    for (splice_type, label), group in frame.group_by("splice_type", "label", maintain_order=True):
+        rows = group["__index"].to_list()
+        means = aligned_means([scores[i] for i in rows], group["sequence"].to_list(), group["site_offset"].to_numpy())
+        parts.append(means.with_columns(pl.lit(str(splice_type)).alias("splice_type"),
+                                        pl.lit(CLASSES[int(label)]).alias("class")))
+    return pl.concat(parts).sort("splice_type", "class", "position").select(ATTRIBUTION_COLUMNS)
+
+
+def window_scores(chosen: pl.DataFrame, paths: ExplainPaths, cfg: ExplainConfig) -> list[np.ndarray]:
+    model = TrainedModel(paths.model, paths.model_config, cfg.batch_size)
+    data = model.as_split(chosen["sequence"].to_list(), chosen["length"].to_numpy())
+    collator = BatchCollator(data, model.tokenizer, model.saved["max_tokens"])
+    return METHODS[cfg.method](model.model, data, collator, cfg.batch_size, model.device)
+
+
+def explain(paths: ExplainPaths, cfg: ExplainConfig, experiment: str) -> dict[str, pl.DataFrame]:
+    """Write attribution.tsv, kmers.tsv and the explain plots; return the two tables."""
+    windows = read_windows(paths.windows)
+    chosen = chosen_windows(windows, cfg.max_windows, cfg.seed)
+    attribution = attribution_table(chosen, window_scores(chosen, paths, cfg))
+    kmers = kmer_enrichment(windows["sequence"].to_list(), windows["label"].to_numpy(), cfg.kmer_k)
+    write_text(paths.out_attribution, attribution.write_csv(separator="\t"))
+    write_text(paths.out_kmers, kmers.write_csv(separator="\t"))
+    plot_explanations(attribution, kmers, cfg.top_positions, cfg.top_kmers, Path(paths.out_dir), experiment)
+    log(f"explain: {experiment}: {cfg.method} on {chosen.height} test windows "
+        f"({', '.join(f'{t} {CLASSES[int(c)]} {n}' for t, c, n in chosen.group_by('splice_type', 'label').len().sort('splice_type', 'label').iter_rows())})")
+    log(f"explain: {experiment}: most important positions in error windows: {top_positions_line(attribution)}")
+    top = kmers.head(3).iter_rows(named=True)
+    log(f"explain: {experiment}: top {cfg.kmer_k}-mers in error windows: " + "; ".join(
+        f"{r['kmer']} ({r['error_windows']} error vs {r['correct_windows']} correct windows, q={r['q_value']:.2g})"
+        for r in top))
+    return {"attribution": attribution, "kmers": kmers}
+
+
+def top_positions_line(attribution: pl.DataFrame) -> str:
+    return "; ".join(f"{t}: {top_positions(attribution, t, 5)['position'].to_list()}"
+                     for t in attribution["splice_type"].unique(maintain_order=True))
+
+
+def log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
