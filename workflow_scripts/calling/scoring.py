@@ -38,7 +38,7 @@ from workflow_scripts.calling.contract import GENE_COLUMNS, SCORE_COLUMNS
 from workflow_scripts.calling.spliceai import ACCEPTOR, DONOR, SpliceAIEnsemble, one_hot
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.data.tables import ROW, fail_on_first, numbered_rows, read_table
-from workflow_scripts.data.windows import chrom_hint
+from workflow_scripts.data.call_table import chrom_hint
 from workflow_scripts.errors import InputError
 from workflow_scripts.io_utils import atomic_path
 
