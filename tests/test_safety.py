@@ -103,9 +103,7 @@ def test_no_network_access_at_run_time(weird_run):
 
 # ---- static checks ----------------------------------------------------------------------------
 # Unquoted params must be numbers or text the workflow quoted itself (shlex_quote in common.smk).
-UNQUOTED_PARAMS_OK = {"k", "boundaries", "batch_sizes", "max_length", "fractions", "seed", "threshold",
-                      "batch_size", "n_genes", "calls_per_gene",
-                      "source", "extra", "tokenizer", "init"}  # options built with shlex_quote'd paths
+UNQUOTED_PARAMS_OK = {"genome", "init", "source", "tokenizer"}  # options built with shlex_quote'd paths
 
 
 def test_config_values_reach_shell_commands_only_quoted():
