@@ -117,7 +117,7 @@ def test_config_values_reach_shell_commands_only_quoted():
                             "{...:q}, or build it with shlex_quote in common.smk and list it in UNQUOTED_PARAMS_OK")
     schema = yaml.safe_load((ROOT / "config/config.schema.yaml").read_text())
     name = schema["properties"]["experiments"]["items"]["properties"]["name"]
-    assert name["pattern"] == "^[A-Za-z0-9_.-]+$"  # {wildcards.experiment} is unquoted: no shell characters
+    assert name["pattern"] == "^[A-Za-z0-9_][A-Za-z0-9_.-]*$"  # {wildcards.experiment} is unquoted: no shell characters
 
 
 def test_every_torch_load_is_weights_only():
