@@ -149,3 +149,10 @@ def test_a_column_named_like_an_output_is_refused(evaluated, tmp_path, capsys):
     calls.write_csv(tmp_path / "calls.tsv", separator="\t")
     line = one_line_error(capsys, lambda: run_predict(evaluated, tmp_path / "calls.tsv", tmp_path / "o.parquet"))
     assert line.startswith(f"errorseq: error: {tmp_path / 'calls.tsv'}: column 'p_error': reserved name")
+
+
+def test_a_table_with_a_header_only_gives_an_empty_file_with_the_columns(evaluated, tmp_path):
+    (tmp_path / "calls.tsv").write_text("chrom\tposition\tstrand\tnote\n")
+    scored = run_predict(evaluated, tmp_path / "calls.tsv", tmp_path / "out.parquet")
+    assert scored.height == 0
+    assert scored.columns == ["chrom", "position", "strand", "note", *NEW_CALL_PREDICTION_COLUMNS]

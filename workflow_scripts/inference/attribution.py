@@ -59,6 +59,7 @@ def token_scores(model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor, 
     finally:
         handle.remove()
     embedded = captured[0]
+    assert embedded.grad is not None  # the hook kept it (retain_grad)
     return (embedded.grad * (embedded - reference)).sum(-1).detach().cpu().numpy()
 
 
@@ -82,8 +83,9 @@ def gradient_x_input(model: torch.nn.Module, data: SplitData, collator: BatchCol
         raise ValueError("gradient_x_input needs a nucleotide tokenizer (tokens mapped to bases); "
                          "use explain.method in_silico_mutagenesis")
     model.to(device).eval()
-    embedding = input_embedding(model)
-    reference = embedding.weight[torch.as_tensor(base_token_ids(collator.tokenizer.k), device=device)].mean(0).detach()
+    weight = input_embedding(model).weight
+    assert isinstance(weight, torch.Tensor)
+    reference = weight[torch.as_tensor(base_token_ids(collator.tokenizer.k), device=device)].mean(0).detach()
     result: list[np.ndarray] = [np.zeros(0)] * len(data)
     for indices in sorted_batches(data, batch_size):
         batch = collator(indices)

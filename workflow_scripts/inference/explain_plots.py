@@ -46,7 +46,7 @@ def plot_position_importance(attribution: pl.DataFrame, path: Path, experiment: 
         for name, colour in CLASS_COLOURS.items():
             rows = attribution.filter((pl.col("splice_type") == splice_type) & (pl.col("class") == name))
             if rows.height:
-                n = int(rows["n_windows"].max())
+                n = int(rows["n_windows"].to_numpy().max())
                 ax.plot(rows["position"], rows["importance"], color=colour, lw=1, label=f"{name} windows (n={n})")
         ax.axvline(0, color="grey", ls="--", lw=0.8)
         ax.axhline(0, color="black", lw=0.5)

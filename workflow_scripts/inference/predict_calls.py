@@ -134,8 +134,9 @@ def scored_chunk(chunk: pl.DataFrame, paths: PredictPaths, genome, model: Traine
 
 
 def empty_output(paths: PredictPaths) -> pl.DataFrame:
-    schema = {**scan_calls(paths.calls).collect_schema(), P_ERROR: pl.Float64, FLAG: pl.Boolean}
-    return pl.DataFrame(schema=schema).with_columns(pl.col("position").cast(pl.Int64))
+    frame = pl.DataFrame(schema=scan_calls(paths.calls).collect_schema())
+    return frame.with_columns(pl.col("position").cast(pl.Int64), pl.lit(None, pl.Float64).alias(P_ERROR),
+                              pl.lit(None, pl.Boolean).alias(FLAG))
 
 
 def predict_calls(paths: PredictPaths, settings: PredictSettings, experiment: str) -> dict:
