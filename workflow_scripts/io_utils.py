@@ -7,8 +7,8 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 
 @contextlib.contextmanager
@@ -48,7 +48,7 @@ def fsync_path(path: str | os.PathLike) -> None:
 
 def fsync_tree(folder: str | os.PathLike) -> None:
     """fsync every file and folder under `folder`, and `folder` itself."""
-    for root, _, files in os.walk(folder):
+    for root, _, files in os.walk(os.fspath(folder)):
         for name in files:
             fsync_path(os.path.join(root, name))
         fsync_path(root)

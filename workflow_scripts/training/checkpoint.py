@@ -183,11 +183,9 @@ class CheckpointManager:
         return path if path is not None and (path / TRAINER_FILE).exists() else None
 
     def resume_candidates(self) -> list[Path]:
-        """The checkpoint `latest` names, then the older complete ones, newest first."""
-        latest = self.latest_path()
-        if latest is None:
-            return []
-        return [latest] + [path for path in self.complete() if path.name < latest.name]
+        """Every renamed checkpoint folder, newest first (renamed = written and flushed whole;
+        `latest` may lag one behind after a crash between the rename and its update)."""
+        return self.complete()
 
     def why_not_loadable(self, path: Path) -> str | None:
         """Why `path` cannot be resumed from (None: its files are all there, whole): a file

@@ -83,7 +83,7 @@ def console_path(descriptor: int | None) -> str | None:
 
 def announce(descriptor: int | None, label: str) -> None:
     """The console's first line: where the full log is (this process's stdout, when a file)."""
-    if console_path(descriptor) is None:
+    if descriptor is None or console_path(descriptor) is None:
         return
     log = os.path.realpath("/proc/self/fd/1")
     follow = f"; the full log: tail -f {os.path.relpath(log)}" if os.path.isfile(log) else ""

@@ -17,9 +17,10 @@ def load_newest_checkpoint(checkpoints: CheckpointManager, engine: Engine, ctx: 
     the one before it is tried. Collective: every rank takes the same checkpoint."""
     half_loaded = False  # an engine.load that failed may have changed some weights
     for path in checkpoints.resume_candidates():
-        reason, state = first_reason(ctx, trainer_state_or_reason(checkpoints, path))
+        local_reason, state = trainer_state_or_reason(checkpoints, path)
+        reason = first_reason(ctx, local_reason)
         if reason is None:
-            reason, _ = first_reason(ctx, (engine_load_reason(engine, path), None))
+            reason = first_reason(ctx, engine_load_reason(engine, path))
             half_loaded = half_loaded or reason is not None
         if reason is None:
             return {**state, "path": str(path)}
@@ -53,11 +54,10 @@ def engine_load_reason(engine: Engine, path: Path) -> str | None:
     return None
 
 
-def first_reason(ctx: DistContext, local: tuple[str | None, dict]) -> tuple[str | None, dict]:
-    """The lowest rank's reason not to load (None where every rank can), with this rank's state."""
-    reasons = ctx.gather_objects(local[0])
-    found = next((f"rank {rank}: {r}" if rank else r for rank, r in enumerate(reasons) if r), None)
-    return found, local[1]
+def first_reason(ctx: DistContext, reason: str | None) -> str | None:
+    """The lowest rank's reason not to load (None where every rank can)."""
+    reasons = ctx.gather_objects(reason)
+    return next((f"rank {rank}: {r}" if rank else str(r) for rank, r in enumerate(reasons) if r), None)
 
 
 def one_line(error: Exception) -> str:
