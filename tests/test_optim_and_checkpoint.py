@@ -124,3 +124,22 @@ def test_a_saved_checkpoint_lists_its_file_sizes_and_a_cut_file_is_named(tmp_pat
     assert manager.why_not_loadable(older) == "trainer.pt is missing"
     (older / "files.json").unlink()
     assert manager.why_not_loadable(older) == "files.json is missing or unreadable"
+
+
+@pytest.mark.parametrize("objective, rule", [("classification", "train"), ("masked_lm", "pretrain")])
+def test_checkpoints_are_keyed_on_the_code_of_the_rule_that_trains(tmp_path, objective, rule):
+    """A code-changed rerun trains afresh: the signature holds the rule's code digest (the one
+    Snakemake has as the rule's `code` param)."""
+    from tests.train_fixtures import make_training_inputs
+    from workflow_scripts.source_digest import rule_code_digest
+    from workflow_scripts.training.distributed import DistContext
+    from workflow_scripts.training.objectives import build_objective
+    from workflow_scripts.training.run import resume_signature
+    from workflow_scripts.training.run_spec import RunSpec
+
+    files = make_training_inputs(tmp_path, n=20)
+    spec = RunSpec("exp", str(files["windows"]), str(files["manifest"]), str(files["summary"]),
+                   str(tmp_path / "checkpoints"), "w.pt", "w.json", "steps.jsonl")
+    ctx = DistContext(0, 0, 1, torch.device("cpu"), None)
+    signature = resume_signature(build_objective(objective, {}), spec, ctx)
+    assert signature["code"] == rule_code_digest(rule) and len(signature["code"]) == 16
