@@ -6,7 +6,7 @@ key), and point the console at the full log.
 
 The console is a file descriptor the rule opens on Snakemake's own stderr (`3>&2` before the
 redirection of the job's output to its log): the ranks, which torchrun starts without it, reach
-it through /proc/<this pid>/fd/<fd> (the launcher keeps its pid: it becomes torchrun).
+it through /proc/<this pid>/fd/<fd> (torchrun runs in this process, or replaces it: same pid).
 """
 
 from __future__ import annotations
@@ -16,7 +16,10 @@ import os
 import tempfile
 from pathlib import Path
 
-from workflow_scripts.training.launch import Resources, gpus_per_node, processes_per_node
+import torch
+
+from workflow_scripts.config.train import TrainConfig
+from workflow_scripts.training.launch import Resources, check_before_launch, gpus_per_node, processes_per_node
 from workflow_scripts.training.objectives.base import Objective
 from workflow_scripts.training.run_spec import RunSpec
 
@@ -24,9 +27,15 @@ PROBE_BYTES = 4096
 
 
 def check_run(objective: Objective, spec: RunSpec, resources: Resources) -> None:
+    """What launch checks too (precision, tensorboard, GPUs), the DeepSpeed JSON, then the output
+    folders' file system. Creates nothing: a refused run leaves no folder behind."""
+    cfg = objective.train_config
+    check_before_launch(cfg, cuda=resources.gpus > 0 and torch.cuda.is_available())
+    world = world_size(resources)
+    if cfg.strategy == "deepspeed" and cfg.deepspeed_config:
+        check_deepspeed_json(cfg, spec, resources, world)
     for folder in sorted(output_folders(spec)):
         check_writable(folder)
-    check_deepspeed_json(objective, spec, resources)
 
 
 def output_folders(spec: RunSpec) -> set[str]:
@@ -35,10 +44,13 @@ def output_folders(spec: RunSpec) -> set[str]:
 
 
 def check_writable(folder: str) -> None:
-    """Create `folder` and write (and flush) a few KB in it; an OSError names the folder."""
+    """Write (and flush) a few KB in `folder`, or in its nearest existing parent where it is yet
+    to be made; an OSError names `folder`."""
+    existing = Path(folder).absolute()
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
     try:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        descriptor, probe = tempfile.mkstemp(prefix=".errorseq-probe-", dir=folder)
+        descriptor, probe = tempfile.mkstemp(prefix=".errorseq-probe-", dir=existing)
         try:
             os.write(descriptor, b"\0" * PROBE_BYTES)
             os.fsync(descriptor)
@@ -54,20 +66,17 @@ def world_size(resources: Resources) -> int:
     return per_node * resources.nodes
 
 
-def check_deepspeed_json(objective: Objective, spec: RunSpec, resources: Resources) -> None:
+def check_deepspeed_json(cfg: TrainConfig, spec: RunSpec, resources: Resources, world: int) -> None:
     """The user's DeepSpeed JSON merged and checked as the ranks will (the batch from the bucket
     summary and the world size), then parsed by DeepSpeed itself."""
-    cfg = objective.train_config
-    if cfg.strategy != "deepspeed" or not cfg.deepspeed_config:
-        return
     from workflow_scripts.training.strategies import deepspeed_config
 
     hardware = deepspeed_config.detect_hardware() if resources.gpus > 0 else deepspeed_config.CPU_ONLY
     summary = json.loads(Path(spec.bucket_summary).read_text())
     merged = deepspeed_config.build(
-        cfg, world_size=world_size(resources), micro_batch=max(summary["batch_sizes"]), hardware=hardware
+        cfg, world_size=world, micro_batch=max(summary["batch_sizes"]), hardware=hardware
     )
-    deepspeed_config.check_with_deepspeed(merged, cfg.deepspeed_config)
+    deepspeed_config.check_with_deepspeed(merged, cfg.deepspeed_config or "")
 
 
 def console_path(descriptor: int | None) -> str | None:
