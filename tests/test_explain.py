@@ -112,3 +112,14 @@ def test_explain_recovers_the_demos_planted_motif(tmp_path):
     assert kmers["kmer"][0] in MOTIF and kmers["q_value"][0] < 1e-10
     for name in EXPLAIN_PLOTS:
         assert (tmp_path / f"results/fp_vs_tp/explain/{plot_file_name(name)}").stat().st_size > 5000
+
+
+def test_auto_method_uses_gradients_only_where_tokens_map_to_bases():
+    from types import SimpleNamespace
+
+    from workflow_scripts.inference.explain import resolved_method
+    from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
+
+    assert resolved_method("auto", NucleotideTokenizer(1)) == "gradient_x_input"
+    assert resolved_method("auto", SimpleNamespace(needs_sequences=True)) == "in_silico_mutagenesis"  # BPE, HF
+    assert resolved_method("in_silico_mutagenesis", NucleotideTokenizer(3)) == "in_silico_mutagenesis"

@@ -116,7 +116,15 @@ def window_scores(chosen: pl.DataFrame, paths: ExplainPaths, cfg: ExplainConfig)
     model = TrainedModel(paths.model, paths.model_config, cfg.batch_size)
     data = model.as_split(chosen["sequence"].to_list(), chosen["length"].to_numpy())
     collator = BatchCollator(data, model.tokenizer, model.saved["max_tokens"])
-    return METHODS[cfg.method](model.model, data, collator, cfg.batch_size, model.device)
+    return METHODS[resolved_method(cfg.method, model.tokenizer)](model.model, data, collator, cfg.batch_size,
+                                                                model.device)
+
+
+def resolved_method(method: str, tokenizer) -> str:
+    """`auto`: gradient × input where tokens map to bases (nucleotide k-mers), else mutagenesis."""
+    if method != "auto":
+        return method
+    return "in_silico_mutagenesis" if getattr(tokenizer, "needs_sequences", False) else "gradient_x_input"
 
 
 def explain(paths: ExplainPaths, cfg: ExplainConfig, experiment: str) -> dict[str, pl.DataFrame]:
