@@ -154,6 +154,8 @@ NOT_OUTPUTS = {
     ("training/telemetry.py", 'open(path, "a"'): "the console (Snakemake's stderr): progress lines, not an output",
     ("calling/scoring.py", "write_parquet(self.parts[-1])"):
         "parts in a scratch folder; close() joins them into the output through io_utils.atomic_path",
+    ("inference/predict_calls.py", "write_parquet(self.parts[-1])"):
+        "parts in a scratch folder; the join into the output goes through io_utils.atomic_path",
 }
 TEMPORARY = re.compile(r"\b(tmp|with_tmp|partial|handle)\b")
 
