@@ -152,10 +152,8 @@ NOT_OUTPUTS = {
     ("training/telemetry.py", "self.path"): "the step log is checkpoints/steps.partial.jsonl; train copies it atomically",
     ("training/strategies/fsdp.py", "dcp.save"): "writes into the checkpoint's .partial folder (checkpoint.py renames it)",
     ("training/telemetry.py", 'open(path, "a"'): "the console (Snakemake's stderr): progress lines, not an output",
-    ("calling/scoring.py", "write_parquet(self.parts[-1])"):
-        "parts in a scratch folder; close() joins them into the output through io_utils.atomic_path",
-    ("inference/predict_calls.py", "write_parquet(self.parts[-1])"):
-        "parts in a scratch folder; the join into the output goes through io_utils.atomic_path",
+    ("data/tables.py", "write_parquet(self.parts[-1])"):
+        "ParquetParts: parts in a scratch folder; close() joins them into the output through atomic_path",
 }
 TEMPORARY = re.compile(r"\b(tmp|with_tmp|partial|handle)\b")
 

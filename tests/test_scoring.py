@@ -24,7 +24,6 @@ from workflow_scripts.calling.contract import SCORE_COLUMNS
 from workflow_scripts.calling.scoring import (
     SCORE_SCHEMA,
     Progress,
-    ScoreWriter,
     plan_regions,
     read_genes,
     resolve_device,
@@ -32,6 +31,7 @@ from workflow_scripts.calling.scoring import (
 )
 from workflow_scripts.calling.spliceai import ACCEPTOR, DONOR, load_ensemble, one_hot
 from workflow_scripts.data.genome import Genome
+from workflow_scripts.data.tables import ParquetParts
 from workflow_scripts.errors import InputError
 from workflow_scripts.rules import score_base_model
 
@@ -133,13 +133,17 @@ def test_writer_joins_parts_in_order(tmp_path):
                             "position": np.arange(4, dtype=np.int64) + 10 * i,
                             "donor": np.full(4, i, np.float32), "acceptor": np.zeros(4, np.float32)},
                            schema=SCORE_SCHEMA) for i in range(5)]
-    writer = ScoreWriter(tmp_path / "out.parquet", part_rows=6)
-    for frame in frames:
-        writer.add(frame)
-    assert len(writer.parts) == 2  # 8 rows, flush; 8 rows, flush; 4 rows left for close
-    writer.close()
+    with ParquetParts(tmp_path / "out.parquet", pl.DataFrame(schema=SCORE_SCHEMA), part_rows=6) as writer:
+        for frame in frames:
+            writer.add(frame)
+        assert len(writer.parts) == 2  # 8 rows, flush; 8 rows, flush; 4 rows left for close
+        writer.close()
     assert pl.read_parquet(tmp_path / "out.parquet").equals(pl.concat(frames))
     assert [p.name for p in tmp_path.iterdir()] == ["out.parquet"]  # parts removed
+    with pytest.raises(RuntimeError), ParquetParts(tmp_path / "cut.parquet", frames[0]) as writer:
+        writer.add(frames[0])
+        raise RuntimeError("killed before close")
+    assert [p.name for p in tmp_path.iterdir()] == ["out.parquet"]  # no output, no parts
 
 
 def test_progress_reports_genes_and_nucleotides_per_second():

@@ -23,9 +23,7 @@ only when complete (io_utils.atomic_path).
 
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,11 +34,10 @@ import torch
 
 from workflow_scripts.calling.contract import GENE_COLUMNS, SCORE_COLUMNS
 from workflow_scripts.calling.spliceai import ACCEPTOR, DONOR, SpliceAIEnsemble, one_hot
-from workflow_scripts.data.genome import Genome
-from workflow_scripts.data.tables import ROW, fail_on_first, numbered_rows, read_table
 from workflow_scripts.data.call_table import chrom_hint
+from workflow_scripts.data.genome import Genome
+from workflow_scripts.data.tables import ROW, ParquetParts, fail_on_first, numbered_rows, read_table
 from workflow_scripts.errors import InputError
-from workflow_scripts.io_utils import atomic_path
 
 SCORE_SCHEMA = {"gene_id": pl.String, "chrom": pl.String, "strand": pl.String, "position": pl.Int64,
                 "donor": pl.Float32, "acceptor": pl.Float32}
@@ -219,39 +216,7 @@ class Progress:
         return rates
 
 
-class ScoreWriter:
-    """Gene score rows gathered into parquet parts of ~`part_rows` rows, joined into one file at the end."""
-
-    def __init__(self, out: str | Path, part_rows: int = 4_000_000):
-        self.out, self.part_rows = Path(out), part_rows
-        self.out.parent.mkdir(parents=True, exist_ok=True)
-        self.parts_dir = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.parts.", dir=self.out.parent))
-        self.frames: list[pl.DataFrame] = []
-        self.rows = 0
-        self.parts: list[Path] = []
-
-    def add(self, frame: pl.DataFrame) -> None:
-        self.frames.append(frame)
-        self.rows += frame.height
-        if self.rows >= self.part_rows:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.frames:
-            self.parts.append(self.parts_dir / f"part-{len(self.parts):05d}.parquet")
-            pl.concat(self.frames).write_parquet(self.parts[-1])
-            self.frames, self.rows = [], 0
-
-    def close(self) -> None:
-        try:
-            self.flush()
-            with atomic_path(self.out) as tmp:
-                if self.parts:
-                    pl.scan_parquet(self.parts).sink_parquet(tmp)
-                else:
-                    pl.DataFrame(schema=SCORE_SCHEMA).write_parquet(tmp)
-        finally:
-            shutil.rmtree(self.parts_dir, ignore_errors=True)
+SCORE_PART_ROWS = 4_000_000  # rows gathered per parquet part (~100 MB of scores)
 
 
 def gene_rows(genes: pl.DataFrame, region: Region, scores: np.ndarray, genome: Genome) -> pl.DataFrame:
@@ -281,15 +246,11 @@ def score_genes(ensemble: SpliceAIEnsemble, genome: Genome, genes: pl.DataFrame,
           f"{len(ensemble.models)} models, context {ensemble.flank_left}+{ensemble.flank_right} nt, "
           f"device {device}, batch {settings['batch_size']} x {settings['chunk_length']:,} nt", file=sys.stderr)
     progress = Progress(genes.height, total_nt, progress_every_s)
-    writer = ScoreWriter(out)
-    try:
+    with ParquetParts(out, pl.DataFrame(schema=SCORE_SCHEMA), part_rows=SCORE_PART_ROWS) as writer:
         for region, scores in scorer.scores(regions):
             frame = gene_rows(spans, region, scores, genome)
             writer.add(frame)
             progress.add(len(region.genes), frame.height)
-    except BaseException:
-        shutil.rmtree(writer.parts_dir, ignore_errors=True)
-        raise
-    writer.close()
+        writer.close()
     return {**progress.report("done"), "device": str(device), "regions": len(regions),
             "chunks": sum(len(r.chunk_starts(settings["chunk_length"])) for r in regions)}

@@ -141,3 +141,56 @@ def fail_on_first(frame: pl.DataFrame, bad: pl.Expr, path, column: str, problem:
     if hit.height:
         value = hit[column][0]
         raise InputError(path, f"column '{column}' row {hit[ROW][0]}", f"{problem} (got {value!r})")
+
+
+class ParquetParts:
+    """A table too big for memory, written as parquet parts in a scratch folder beside `out` and
+    joined into `out` atomically by `close`. Frames are gathered until `part_rows` rows (1 = a
+    part per frame). Use as a context manager: the scratch folder goes whatever happens, and an
+    exception leaves no `out`."""
+
+    def __init__(self, out: str | Path, empty: pl.DataFrame, part_rows: int = 1,
+                 metadata: dict[str, str] | None = None):
+        import tempfile
+
+        self.out, self.empty, self.part_rows, self.metadata = Path(out), empty, part_rows, metadata
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        self.parts_dir = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.parts.", dir=self.out.parent))
+        self.frames: list[pl.DataFrame] = []
+        self.rows = 0
+        self.parts: list[Path] = []
+
+    def __enter__(self) -> ParquetParts:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        import shutil
+
+        shutil.rmtree(self.parts_dir, ignore_errors=True)
+
+    def add(self, frame: pl.DataFrame) -> None:
+        self.frames.append(frame)
+        self.rows += frame.height
+        if self.rows >= self.part_rows:
+            self.flush()
+
+    def flush(self) -> None:
+        import polars as pl
+
+        if self.frames:
+            self.parts.append(self.parts_dir / f"part-{len(self.parts):06d}.parquet")
+            pl.concat(self.frames).write_parquet(self.parts[-1])
+            self.frames, self.rows = [], 0
+
+    def close(self) -> None:
+        """Join the parts (or write the empty frame when there are none) into `out`."""
+        import polars as pl
+
+        from workflow_scripts.io_utils import atomic_path
+
+        self.flush()
+        with atomic_path(self.out) as tmp:
+            if self.parts:
+                pl.scan_parquet(self.parts).sink_parquet(tmp, metadata=self.metadata)
+            else:
+                self.empty.write_parquet(tmp, metadata=self.metadata)

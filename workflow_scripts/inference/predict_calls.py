@@ -14,9 +14,7 @@ scored and written as one parquet part; the parts are joined into the output at 
 from __future__ import annotations
 
 import json
-import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +24,7 @@ import polars as pl
 
 from workflow_scripts.artifacts import MODEL_INPUT_COLUMNS_FIELD, NEW_CALL_PREDICTION_COLUMNS
 from workflow_scripts.data.fasta import open_genome
+from workflow_scripts.data.tables import ParquetParts
 from workflow_scripts.errors import InputError
 from workflow_scripts.evaluation.predict import evaluation_device, load_trained_model, predict
 from workflow_scripts.inference.new_calls import (
@@ -36,7 +35,6 @@ from workflow_scripts.inference.new_calls import (
     read_chunks,
     scan_calls,
 )
-from workflow_scripts.io_utils import atomic_path
 from workflow_scripts.tokenization.tokenizers import load_tokenizer, window_token_lengths
 from workflow_scripts.training.batches import BatchCollator, SplitData
 
@@ -99,31 +97,6 @@ def chosen_threshold(metrics_path: str) -> float:
         raise InputError(metrics_path, "threshold_choice", "no threshold in it (rerun evaluate)") from None
 
 
-class PartsWriter:
-    """Frames written as numbered parquet parts beside `out`, joined into `out` atomically."""
-
-    def __init__(self, out: str, metadata: dict[str, str]):
-        self.out, self.metadata = Path(out), metadata
-        self.out.parent.mkdir(parents=True, exist_ok=True)
-        self.parts_dir = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.parts.", dir=self.out.parent))
-        self.parts: list[Path] = []
-
-    def add(self, frame: pl.DataFrame) -> None:
-        self.parts.append(self.parts_dir / f"part-{len(self.parts):06d}.parquet")
-        frame.write_parquet(self.parts[-1])
-
-    def close(self, empty: pl.DataFrame) -> None:
-        """Join the parts (or write `empty` when there are none) into `out`."""
-        with atomic_path(self.out) as tmp:
-            if self.parts:
-                pl.scan_parquet(self.parts).sink_parquet(tmp, metadata=self.metadata)
-            else:
-                empty.write_parquet(tmp, metadata=self.metadata)
-
-    def discard(self) -> None:
-        shutil.rmtree(self.parts_dir, ignore_errors=True)
-
-
 def scored_chunk(chunk: pl.DataFrame, paths: PredictPaths, genome, model: TrainedModel, settings: PredictSettings,
                  threshold: float) -> pl.DataFrame:
     checked = checked_chunk(chunk, paths.calls, genome, model.input_columns)
@@ -144,10 +117,10 @@ def predict_calls(paths: PredictPaths, settings: PredictSettings, experiment: st
     model = TrainedModel(paths.model, paths.model_config, settings.batch_size)
     check_header(paths.calls, model.input_columns, paths.model_config)
     threshold, genome = chosen_threshold(paths.metrics), open_genome(paths.genome)
-    writer = PartsWriter(paths.out, {"experiment": experiment, "threshold": repr(threshold)})
     counts, began = {"calls": 0, "flagged": 0}, time.perf_counter()
     logged = began
-    try:
+    metadata = {"experiment": experiment, "threshold": repr(threshold)}
+    with ParquetParts(paths.out, empty_output(paths), metadata=metadata) as writer:
         for chunk in read_chunks(paths.calls, settings.chunk_size):
             scored = scored_chunk(chunk, paths, genome, model, settings, threshold)
             writer.add(scored)
@@ -156,9 +129,7 @@ def predict_calls(paths: PredictPaths, settings: PredictSettings, experiment: st
             if time.perf_counter() - logged > PROGRESS_EVERY_S:
                 log(f"predict: {counts['calls']:,} calls scored ({rate(counts['calls'], began)})")
                 logged = time.perf_counter()
-        writer.close(empty_output(paths))
-    finally:
-        writer.discard()
+        writer.close()
     log(f"predict: {experiment}: {counts['flagged']:,} of {counts['calls']:,} calls flagged as likely errors "
         f"(p_error >= {threshold:.4f}, the threshold evaluate chose) on {model.device.type}; "
         f"{rate(counts['calls'], began)}")
