@@ -10,6 +10,7 @@ SLOW_MODULES = {
     "test_bad_input",
     "test_benchmarks",
     "test_faults",
+    "test_multinode",
     "test_pretrain_workflow",
     "test_safety",
     "test_slurm",

@@ -68,21 +68,51 @@ def test_command_is_one_torchrun_of_the_worker_with_the_run_arguments_untouched(
 
 
 def test_several_nodes_run_one_srun_torchrun_per_node_with_a_c10d_rendezvous():
-    from workflow_scripts.training.launch import gpus_per_node, srun_torchrun_command
+    from workflow_scripts.training.launch import Rendezvous, gpus_per_node, srun_torchrun_command
 
     assert gpus_per_node(8, 2) == 4
     with pytest.raises(InputError, match="split evenly"):
         gpus_per_node(6, 4)
-    command = srun_torchrun_command(2, 4, 4, "node001", 29500, ["--x"])
+    rendezvous = Rendezvous(("node001", "node002"), 29500, timeout_s=90)
+    command = srun_torchrun_command(2, 4, 4, rendezvous, ["--x"])
     assert command[0] == "srun" and "--ntasks-per-node=1" in command and "--gpus-per-node=4" in command
-    assert command.count("torch.distributed.run") == 1
+    assert command.count("workflow_scripts.training.node_torchrun") == 1  # torchrun, naming failed ranks
     assert {
         "--nnodes=2",
         "--nproc_per_node=4",
         "--rdzv-backend=c10d",
         "--rdzv-endpoint=node001:29500",
+        "--rdzv-conf=join_timeout=90,read_timeout=90",  # cluster.collective_timeout_s
     } <= set(command)
     assert "--standalone" not in command and command[-1] == "--x"
+
+
+def test_the_collective_timeout_reaches_the_ranks_through_the_exported_cluster_section():
+    from workflow_scripts.training.cluster_env import (
+        CLUSTER_ENV_VARIABLE,
+        collective_timeout_s,
+        export_section,
+    )
+
+    environ = {}
+    assert collective_timeout_s(environ) == 600  # the schema's default
+    export_section(cluster_section({"cluster": {"collective_timeout_s": 45}}), environ)
+    assert collective_timeout_s(environ) == 45 and json.loads(environ[CLUSTER_ENV_VARIABLE])["rdzv_port"] == 29500
+    with pytest.raises(InputError, match="cluster.collective_timeout_s"):
+        cluster_section({"cluster": {"collective_timeout_s": 0}})
+
+
+def test_the_job_threads_are_shared_by_all_its_processes_on_all_its_nodes(monkeypatch):
+    from workflow_scripts.training import launch
+
+    monkeypatch.setattr(launch, "allocation_hosts", lambda: ("n1", "n2"))
+    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # restored after the test
+    cluster = cluster_section({"cluster": {}})
+    launch.build_command(Resources(gpus=0, cpu_procs=2, threads=2, nodes=1), ["--x"], cluster)
+    assert launch.os.environ["OMP_NUM_THREADS"] == "1"
+    command = launch.build_command(Resources(gpus=8, cpu_procs=2, threads=64, nodes=2), ["--x"], cluster)
+    assert launch.os.environ["OMP_NUM_THREADS"] == "8" and "--nproc_per_node=4" in command
 
 
 def test_cluster_presets_become_environment_variables_unless_already_set():
@@ -139,12 +169,13 @@ def test_no_gpus_requested_hides_visible_gpus_from_the_workers(monkeypatch):
     monkeypatch.setattr(launch.torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(launch.torch.cuda, "device_count", lambda: 1)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
-    command = launch.build_command(Resources(gpus=0, cpu_procs=2, threads=2, nodes=1), ["--x"], 29500)
+    cluster = cluster_section({"cluster": {}})
+    command = launch.build_command(Resources(gpus=0, cpu_procs=2, threads=2, nodes=1), ["--x"], cluster)
     assert "--nproc_per_node=2" in command
     assert launch.os.environ["CUDA_VISIBLE_DEVICES"] == ""
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     assert "--nproc_per_node=1" in launch.build_command(
-        Resources(gpus=1, cpu_procs=2, threads=2, nodes=1), ["--x"], 29500
+        Resources(gpus=1, cpu_procs=2, threads=2, nodes=1), ["--x"], cluster
     )
     assert launch.os.environ["CUDA_VISIBLE_DEVICES"] == "0"
 

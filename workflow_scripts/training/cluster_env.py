@@ -2,14 +2,17 @@
 
 Variables already set in the job's environment win over the config (export NCCL_DEBUG=INFO
 before `snakemake` to debug one run: SLURM passes the environment on with --export=ALL).
+The section itself travels to every process of a job as JSON in ERRORSEQ_CLUSTER_ENV: the
+launcher sets it, the training processes read their collective timeout from it.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 
+from workflow_scripts.config.sections import complete_section
 from workflow_scripts.errors import InputError
 
 # The workflow puts the config's cluster: section here, as JSON, for every job.
@@ -51,6 +54,21 @@ def parse_cluster_section(text: str) -> dict:
     if not isinstance(section, dict):
         raise InputError("config", "cluster", "must be a mapping")
     return section
+
+
+def section_from_environment(environ: Mapping[str, str] = os.environ) -> dict:
+    """The completed cluster section the workflow (or the launcher) exported for this job."""
+    return complete_section("cluster", parse_cluster_section(environ.get(CLUSTER_ENV_VARIABLE, "{}")))
+
+
+def export_section(section: dict, environ: MutableMapping[str, str] = os.environ) -> None:
+    """Hand the section on to every process started from here (srun, torchrun, the ranks)."""
+    environ[CLUSTER_ENV_VARIABLE] = json.dumps(section, sort_keys=True)
+
+
+def collective_timeout_s(environ: Mapping[str, str] = os.environ) -> int:
+    """cluster.collective_timeout_s: how long a rank waits in one collective before failing."""
+    return int(section_from_environment(environ)["collective_timeout_s"])
 
 
 def apply_environment(

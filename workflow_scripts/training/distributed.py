@@ -1,4 +1,9 @@
-"""Process-group set-up from torchrun's environment (models are wrapped in workflow_scripts.training.strategies)."""
+"""Process-group set-up from torchrun's environment (models are wrapped in workflow_scripts.training.strategies).
+
+Every collective waits at most cluster.collective_timeout_s (the section the launcher exports):
+a rank whose peer died or whose node lost its network fails instead of hanging. Rank 0 logs
+which host every rank runs on.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,8 @@ from dataclasses import dataclass
 
 import torch
 import torch.distributed as dist
+
+from workflow_scripts.training.cluster_env import collective_timeout_s
 
 PR_SET_PDEATHSIG = 1
 
@@ -113,8 +120,9 @@ def ensure_rendezvous_env() -> None:
     )
 
 
-def init_distributed(timeout_s: float = 600.0, require_group: bool = False) -> DistContext:
-    """Join torchrun's process group (NCCL on GPU, gloo on CPU); a plain run is world size 1."""
+def init_distributed(timeout_s: float | None = None, require_group: bool = False) -> DistContext:
+    """Join torchrun's process group (NCCL on GPU, gloo on CPU); a plain run is world size 1.
+    timeout_s: how long one collective may wait (default: cluster.collective_timeout_s)."""
     die_with_launcher()
     if require_group:
         ensure_rendezvous_env()
@@ -125,6 +133,7 @@ def init_distributed(timeout_s: float = 600.0, require_group: bool = False) -> D
     backend = None
     if "MASTER_ADDR" in os.environ:
         backend = "nccl" if device.type == "cuda" else "gloo"
+        timeout_s = collective_timeout_s() if timeout_s is None else timeout_s
         dist.init_process_group(
             backend=backend,
             rank=rank,
@@ -132,7 +141,25 @@ def init_distributed(timeout_s: float = 600.0, require_group: bool = False) -> D
             timeout=datetime.timedelta(seconds=timeout_s),
             device_id=device if device.type == "cuda" else None,
         )
+        ctx = DistContext(rank, local_rank, world_size, device, backend)
+        log_rank_hosts(ctx, timeout_s)
+        return ctx
     return DistContext(rank, local_rank, world_size, device, backend)
+
+
+def log_rank_hosts(ctx: DistContext, timeout_s: float) -> None:
+    """Rank 0 prints one line: the group, its store and the host of every rank."""
+    if ctx.world_size < 2:
+        return
+    hosts = ctx.gather_objects(socket.gethostname())
+    if ctx.is_main:
+        ranks = ", ".join(f"{rank} {host}" for rank, host in enumerate(hosts))
+        store = f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')}"
+        print(
+            f"process group: {ctx.backend}, world size {ctx.world_size}, store {store}, "
+            f"collective timeout {timeout_s:g} s; rank host: {ranks}",
+            flush=True,
+        )
 
 
 def run_in_process_group(strategy: str, seed: int, work) -> None:

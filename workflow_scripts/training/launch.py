@@ -3,8 +3,10 @@
 The rules train and pretrain call `launch` (workflow_scripts.rules.train / .pretrain). The
 process count comes from the rule's resources, never from CUDA_VISIBLE_DEVICES alone.
 One node: a single `torchrun --standalone`. Several nodes (`nodes > 1`, inside a SLURM
-allocation): `srun` starts one torchrun per node, and they meet through the c10d rendezvous
-on the allocation's first node; `gpus` is then the job's total, split evenly over the nodes.
+allocation): `srun` starts one torchrun per node (training.node_torchrun, which names the node
+and rank when one fails), and they meet through the c10d rendezvous on the allocation's first
+node; `gpus` is then the job's total, split evenly over the nodes. cluster.collective_timeout_s
+bounds the rendezvous and, in the ranks, every collective: a lost node ends the job.
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ from workflow_scripts.config.sections import complete_section
 from workflow_scripts.config.train import TrainConfig
 from workflow_scripts.errors import InputError
 from workflow_scripts.training.cluster_env import (
-    CLUSTER_ENV_VARIABLE,
     apply_environment,
-    parse_cluster_section,
+    export_section,
     preset_environment,
+    section_from_environment,
 )
 from workflow_scripts.training.local_torchrun import run_torchrun
 from workflow_scripts.training.objectives import build_objective
@@ -35,6 +37,7 @@ from workflow_scripts.training.run_spec import RunSpec
 from workflow_scripts.training.telemetry import require_tensorboard
 
 WORKER_MODULE = "workflow_scripts.training.worker"
+NODE_TORCHRUN_MODULE = "workflow_scripts.training.node_torchrun"
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,19 @@ class Resources:
     cpu_procs: int
     threads: int
     nodes: int
+
+
+@dataclass(frozen=True)
+class Rendezvous:
+    """Where the nodes' torchruns meet (c10d) and how long any of them waits for the others."""
+
+    hosts: tuple[str, ...]  # the allocation's nodes; the first hosts the rendezvous
+    port: int
+    timeout_s: int
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.hosts[0]}:{self.port}"
 
 
 def add_resource_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,10 +83,11 @@ def launch(objective_name: str, spec: RunSpec, sections: dict, resources: Resour
     objective = build_objective(objective_name, sections)
     check_before_launch(objective.train_config, cuda=resources.gpus > 0 and torch.cuda.is_available())
     cluster = cluster_section(sections)
+    export_section(cluster)  # the ranks read their collective timeout from it
     applied = apply_environment(preset_environment(cluster))
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     worker_args = ["--objective", objective_name, *spec.to_argv(), "--config", json.dumps(sections)]
-    command = build_command(resources, worker_args, int(cluster["rdzv_port"]))
+    command = build_command(resources, worker_args, cluster)
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "unset")
     presets = " ".join(f"{name}={value}" for name, value in sorted(applied.items()))
     print(
@@ -96,7 +113,7 @@ def cluster_section(sections: dict) -> dict:
     rule param, so changing an NCCL setting does not retrain)."""
     if "cluster" in sections:
         return complete_section("cluster", sections["cluster"])
-    return complete_section("cluster", parse_cluster_section(os.environ.get(CLUSTER_ENV_VARIABLE, "{}")))
+    return section_from_environment()
 
 
 def processes_per_node(gpus: int, cpu_procs: int) -> int:
@@ -132,8 +149,8 @@ def torchrun_command(nproc: int, worker_args: list[str]) -> list[str]:
     ]
 
 
-def allocation_head_node() -> str:
-    """The first node of this SLURM job (the c10d rendezvous host)."""
+def allocation_hosts() -> tuple[str, ...]:
+    """The nodes of this SLURM job in order (the first is the c10d rendezvous host)."""
     job_id = os.environ.get("SLURM_JOB_ID")
     if not job_id:
         raise InputError("resources", "nodes", "several nodes need a SLURM allocation (no SLURM_JOB_ID)")
@@ -146,13 +163,15 @@ def allocation_head_node() -> str:
     hosts = subprocess.run(
         ["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True, check=True
     ).stdout.split()
-    return hosts[0]
+    return tuple(hosts)
 
 
 def srun_torchrun_command(
-    nodes: int, nproc: int, gpus_each: int, head: str, port: int, worker_args: list[str]
+    nodes: int, nproc: int, gpus_each: int, rendezvous: Rendezvous, worker_args: list[str]
 ) -> list[str]:
-    """One torchrun per node through srun; the nodes meet at head:port (c10d rendezvous)."""
+    """One torchrun per node through srun; the nodes meet at the first host (c10d rendezvous).
+    join_timeout bounds the wait for every node to join, read_timeout each rendezvous-store
+    request (a node that went silent); the ranks' collectives are bounded in the ranks."""
     srun = [
         "srun",
         f"--nodes={nodes}",
@@ -164,13 +183,14 @@ def srun_torchrun_command(
     return srun + [
         sys.executable,
         "-m",
-        "torch.distributed.run",
+        NODE_TORCHRUN_MODULE,
         f"--nnodes={nodes}",
         f"--nproc_per_node={nproc}",
         "--max_restarts=0",
         "--rdzv-backend=c10d",
-        f"--rdzv-endpoint={head}:{port}",
+        f"--rdzv-endpoint={rendezvous.endpoint}",
         f"--rdzv-id=errorseq-{os.environ.get('SLURM_JOB_ID', 'local')}",
+        f"--rdzv-conf=join_timeout={rendezvous.timeout_s},read_timeout={rendezvous.timeout_s}",
         "-m",
         WORKER_MODULE,
         *worker_args,
@@ -188,10 +208,11 @@ def hide_gpus(nproc: int) -> None:
     )
 
 
-def build_command(resources: Resources, worker_args: list[str], rdzv_port: int) -> list[str]:
+def build_command(resources: Resources, worker_args: list[str], cluster: dict) -> list[str]:
     gpus_each = gpus_per_node(resources.gpus, resources.nodes)
     nproc = processes_per_node(gpus_each, resources.cpu_procs)
-    os.environ["OMP_NUM_THREADS"] = str(max(1, resources.threads // nproc))
+    # threads = the job's cores on all its nodes (gpu × cpus_per_gpu): shared by all its processes
+    os.environ["OMP_NUM_THREADS"] = str(max(1, resources.threads // (nproc * resources.nodes)))
     if resources.gpus > 0 and not torch.cuda.is_available():
         print(
             f"warning: {resources.gpus} GPUs requested but CUDA is not available; "
@@ -202,6 +223,13 @@ def build_command(resources: Resources, worker_args: list[str], rdzv_port: int) 
         hide_gpus(nproc)
     if resources.nodes == 1:
         return torchrun_command(nproc, worker_args)
-    return srun_torchrun_command(
-        resources.nodes, nproc, gpus_each, allocation_head_node(), rdzv_port, worker_args
+    rendezvous = Rendezvous(
+        allocation_hosts(), int(cluster["rdzv_port"]), int(cluster["collective_timeout_s"])
     )
+    print(
+        f"multi-node: {resources.nodes} nodes ({', '.join(rendezvous.hosts)}) × {nproc} processes, "
+        f"c10d rendezvous at {rendezvous.endpoint}, collective timeout {rendezvous.timeout_s} s",
+        file=sys.stderr,
+        flush=True,
+    )
+    return srun_torchrun_command(resources.nodes, nproc, gpus_each, rendezvous, worker_args)
