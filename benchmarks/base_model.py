@@ -66,17 +66,34 @@ def read_region(end: int):
                 exons.append((*row, attributes["transcript_id"]))
     genes = pl.DataFrame(genes, schema=["gene_id", "start", "end", "strand"], orient="row")
     exons = pl.DataFrame(exons, schema=["gene_id", "start", "end", "strand", "transcript_id"], orient="row")
-    return "".join(parts).encode(), genes.with_columns(chrom=pl.lit("NC_003070.9")), exons.join(genes.select("gene_id"), on="gene_id")
+    return (
+        "".join(parts).encode(),
+        genes.with_columns(chrom=pl.lit("NC_003070.9")),
+        exons.join(genes.select("gene_id"), on="gene_id"),
+    )
 
 
 def site_table(exons: pl.DataFrame) -> pl.DataFrame:
-    introns = (exons.sort("transcript_id", "start").with_columns(next_start=pl.col("start").shift(-1).over("transcript_id"))
-               .filter(pl.col("next_start").is_not_null()))
+    introns = (
+        exons.sort("transcript_id", "start")
+        .with_columns(next_start=pl.col("start").shift(-1).over("transcript_id"))
+        .filter(pl.col("next_start").is_not_null())
+    )
     plus = pl.col("strand") == "+"
-    return pl.concat([
-        introns.select("gene_id", position=pl.when(plus).then("end").otherwise("next_start"), splice_type=pl.lit("donor")),
-        introns.select("gene_id", position=pl.when(plus).then("next_start").otherwise("end"), splice_type=pl.lit("acceptor")),
-    ]).unique()
+    return pl.concat(
+        [
+            introns.select(
+                "gene_id",
+                position=pl.when(plus).then("end").otherwise("next_start"),
+                splice_type=pl.lit("donor"),
+            ),
+            introns.select(
+                "gene_id",
+                position=pl.when(plus).then("next_start").otherwise("end"),
+                splice_type=pl.lit("acceptor"),
+            ),
+        ]
+    ).unique()
 
 
 def site_medians(scores: pl.DataFrame, sites: pl.DataFrame) -> list:
@@ -115,14 +132,47 @@ def main(argv: list[str] | None = None) -> None:
             summary = score_genes(ensemble, genome, genes, out, settings)
             cpu_s = time.process_time() - cpu_began
             scores = pl.read_parquet(out)
-        rows.append([summary["device"], torch.get_num_threads(), args.models, chunk_length, args.batch_size,
-                     summary["genes"], summary["nt"], summary["chunks"], summary["seconds"],
-                     summary["nt_per_s"], cpu_s, summary["nt"] / cpu_s, summary["genes_per_s"],
-                     *site_medians(scores, sites)])
-    print_table(f"Base model (SpliceAI-10k, torch) on TAIR10 chr1:1-{args.end:,}, {load_line()}",
-                ["device", "threads", "models", "chunk nt", "batch", "genes", "gene nt", "chunks", "s", "nt/s",
-                 "CPU s", "nt per CPU s", "genes/s", "median donor at donors", "median acceptor at acceptors", "mean donor elsewhere",
-                 "mean acceptor elsewhere"], rows)
+        rows.append(
+            [
+                summary["device"],
+                torch.get_num_threads(),
+                args.models,
+                chunk_length,
+                args.batch_size,
+                summary["genes"],
+                summary["nt"],
+                summary["chunks"],
+                summary["seconds"],
+                summary["nt_per_s"],
+                cpu_s,
+                summary["nt"] / cpu_s,
+                summary["genes_per_s"],
+                *site_medians(scores, sites),
+            ]
+        )
+    print_table(
+        f"Base model (SpliceAI-10k, torch) on TAIR10 chr1:1-{args.end:,}, {load_line()}",
+        [
+            "device",
+            "threads",
+            "models",
+            "chunk nt",
+            "batch",
+            "genes",
+            "gene nt",
+            "chunks",
+            "s",
+            "nt/s",
+            "CPU s",
+            "nt per CPU s",
+            "genes/s",
+            "median donor at donors",
+            "median acceptor at acceptors",
+            "mean donor elsewhere",
+            "mean acceptor elsewhere",
+        ],
+        rows,
+    )
 
 
 if __name__ == "__main__":

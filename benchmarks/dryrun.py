@@ -26,7 +26,10 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 def experiments(n: int) -> list[dict]:
     pairs = [("FP", "TP"), ("FN", "TN")]
-    return [{"name": f"exp{i:02d}", "error_label": pairs[i % 2][0], "correct_label": pairs[i % 2][1]} for i in range(n)]
+    return [
+        {"name": f"exp{i:02d}", "error_label": pairs[i % 2][0], "correct_label": pairs[i % 2][1]}
+        for i in range(n)
+    ]
 
 
 def dry_run_seconds(command: list[str], cwd: Path, repeats: int) -> tuple[float, int]:
@@ -38,7 +41,11 @@ def dry_run_seconds(command: list[str], cwd: Path, repeats: int) -> tuple[float,
         best = min(best, time.perf_counter() - began)
         if result.returncode:
             raise RuntimeError(result.stderr[-2000:])
-        totals = [line.split()[-1] for line in (result.stdout + result.stderr).splitlines() if line.startswith("total")]
+        totals = [
+            line.split()[-1]
+            for line in (result.stdout + result.stderr).splitlines()
+            if line.startswith("total")
+        ]
         jobs = int(totals[-1]) if totals else 0
     return best, jobs
 
@@ -53,7 +60,9 @@ def main(argv: list[str] | None = None) -> None:
         tmp = Path(tmp)
         trivial = tmp / "trivial"
         trivial.mkdir()
-        (trivial / "Snakefile").write_text('rule all:\n    output:\n        "x.txt",\n    shell:\n        "touch {output}"\n')
+        (trivial / "Snakefile").write_text(
+            'rule all:\n    output:\n        "x.txt",\n    shell:\n        "touch {output}"\n'
+        )
         startup, jobs = dry_run_seconds([*SNAKEMAKE, "-n", "--cores", "1"], trivial, args.repeats)
         rows.append(["one-rule Snakefile (Snakemake start-up)", jobs, startup, 0.0])
         for n in (int(count) for count in args.experiments.split(",")):
@@ -62,13 +71,26 @@ def main(argv: list[str] | None = None) -> None:
             config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
             config["experiments"] = experiments(n)
             (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-            command = [*SNAKEMAKE, "-n", "--cores", "1", "--snakefile", str(ROOT / "Snakefile"),
-                       "--configfile", str(workdir / "config.yaml"), "--directory", str(workdir)]
+            command = [
+                *SNAKEMAKE,
+                "-n",
+                "--cores",
+                "1",
+                "--snakefile",
+                str(ROOT / "Snakefile"),
+                "--configfile",
+                str(workdir / "config.yaml"),
+                "--directory",
+                str(workdir),
+            ]
             seconds, jobs = dry_run_seconds(command, workdir, args.repeats)
             rows.append([f"errorseq, {n} experiment{'s' if n > 1 else ''}", jobs, seconds, seconds - startup])
             shutil.rmtree(workdir / ".snakemake", ignore_errors=True)
-    print_table(f"snakemake -n wall time, best of {args.repeats} ({load_line()})",
-                ["workflow", "jobs", "wall s", "beyond start-up s"], rows)
+    print_table(
+        f"snakemake -n wall time, best of {args.repeats} ({load_line()})",
+        ["workflow", "jobs", "wall s", "beyond start-up s"],
+        rows,
+    )
 
 
 if __name__ == "__main__":

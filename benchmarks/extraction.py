@@ -90,14 +90,16 @@ def pyfaidx_rate(fasta: Path, genome: Genome, n: int) -> float | None:
 def calls_table(genome: Genome, n: int, path: Path) -> None:
     chrom, starts, ends, minus = random_windows(genome, n, seed=3)
     rng = np.random.default_rng(4)
-    pl.DataFrame({
-        "gene_id": [f"g{i}" for i in rng.integers(0, max(n // 5, 1), n)],
-        "chrom": np.asarray(genome.names)[chrom],
-        "position": (starts + ends) // 2 + 1,
-        "strand": np.where(minus, "-", "+"),
-        "splice_type": np.where(rng.random(n) < 0.5, "donor", "acceptor"),
-        "pred_type": np.where(rng.random(n) < 0.5, "TN", "FN"),
-    }).write_parquet(path)
+    pl.DataFrame(
+        {
+            "gene_id": [f"g{i}" for i in rng.integers(0, max(n // 5, 1), n)],
+            "chrom": np.asarray(genome.names)[chrom],
+            "position": (starts + ends) // 2 + 1,
+            "strand": np.where(minus, "-", "+"),
+            "splice_type": np.where(rng.random(n) < 0.5, "donor", "acceptor"),
+            "pred_type": np.where(rng.random(n) < 0.5, "TN", "FN"),
+        }
+    ).write_parquet(path)
 
 
 def extract_rule(work: Path, genome: Genome, n: int) -> tuple[float, float]:
@@ -105,10 +107,23 @@ def extract_rule(work: Path, genome: Genome, n: int) -> tuple[float, float]:
     calls = work / f"calls_{n}.parquet"
     if not calls.exists():
         calls_table(genome, n, calls)
-    config = {"experiment": {"name": "bench", "error_label": "FN", "correct_label": "TN"},
-              "window": {"flank": WIDTH // 2}}
-    command = [sys.executable, "-c", PEAK_MEMORY_WRAPPER, "--genome", str(work / "index"),
-               "--calls", str(calls), "--config", json.dumps(config), "--out", str(work / f"windows_{n}.parquet")]
+    config = {
+        "experiment": {"name": "bench", "error_label": "FN", "correct_label": "TN"},
+        "window": {"flank": WIDTH // 2},
+    }
+    command = [
+        sys.executable,
+        "-c",
+        PEAK_MEMORY_WRAPPER,
+        "--genome",
+        str(work / "index"),
+        "--calls",
+        str(calls),
+        "--config",
+        json.dumps(config),
+        "--out",
+        str(work / f"windows_{n}.parquet"),
+    ]
     began = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True)
     seconds = time.perf_counter() - began
@@ -144,21 +159,38 @@ def main(argv: list[str] | None = None) -> None:
     n = args.windows
     rows = [
         ["pyfaidx, one window per call (the usual loop)", faidx or "not installed", 1.0 if faidx else "-"],
-        ["errorseq gather → padded uint8 rows (gather_rows)", n / rows_s, n / rows_s / faidx if faidx else "-"],
-        ["errorseq gather → flat bytes + offsets (gather_windows)", n / flat_s, n / flat_s / faidx if faidx else "-"],
-        ["errorseq gather → polars strings (window_strings, what extract uses)", n / strings_s,
-         n / strings_s / faidx if faidx else "-"],
+        [
+            "errorseq gather → padded uint8 rows (gather_rows)",
+            n / rows_s,
+            n / rows_s / faidx if faidx else "-",
+        ],
+        [
+            "errorseq gather → flat bytes + offsets (gather_windows)",
+            n / flat_s,
+            n / flat_s / faidx if faidx else "-",
+        ],
+        [
+            "errorseq gather → polars strings (window_strings, what extract uses)",
+            n / strings_s,
+            n / strings_s / faidx if faidx else "-",
+        ],
     ]
-    print_table(f"Extraction: 201-nt windows, both strands, {genome.lengths.sum() / 1e6:.0f} Mb genome ({load_line()})",
-                ["method", "windows / s", "× pyfaidx"], rows)
+    print_table(
+        f"Extraction: 201-nt windows, both strands, {genome.lengths.sum() / 1e6:.0f} Mb genome ({load_line()})",
+        ["method", "windows / s", "× pyfaidx"],
+        rows,
+    )
     startup = python_start_seconds()
     rule_rows = []
     sizes = {args.calls // 4, args.calls} if args.calls >= 100_000 else {args.calls}  # two: memory per window
     for calls in sorted(sizes):
         seconds, peak = extract_rule(work, genome, calls)
         rule_rows.append([f"{calls:,} calls (half minus strand)", seconds, seconds - startup, peak])
-    print_table(f"extract rule (python -m workflow_scripts.rules.extract, genome index cached; {load_line()})",
-                ["input", "wall s", "s after start-up + imports", "peak RSS MiB"], rule_rows)
+    print_table(
+        f"extract rule (python -m workflow_scripts.rules.extract, genome index cached; {load_line()})",
+        ["input", "wall s", "s after start-up + imports", "peak RSS MiB"],
+        rule_rows,
+    )
 
 
 if __name__ == "__main__":

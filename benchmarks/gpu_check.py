@@ -33,8 +33,13 @@ PY = sys.executable
 DEMO_CNN = {"arch": "cnn", "d_model": 32, "n_layers": 3, "kernel_size": 9, "dropout": 0.1}  # config.yaml
 SMALL_TRANSFORMER = {"arch": "transformer", "d_model": 256, "n_layers": 4, "n_heads": 4, "dropout": 0.1}
 MEDIUM_TRANSFORMER = {"arch": "transformer", "d_model": 512, "n_layers": 8, "n_heads": 8, "dropout": 0.1}
-BERT = {"hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 4,
-        "intermediate_size": 1024, "max_position_embeddings": 512}
+BERT = {
+    "hidden_size": 256,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 4,
+    "intermediate_size": 1024,
+    "max_position_embeddings": 512,
+}
 
 
 @dataclass
@@ -44,7 +49,9 @@ class Case:
     model: dict
     train: dict
     data: str = "nt"  # nt (nucleotides, 12,800-token batches), nt64k (65,536), bpe
-    launcher: str = "gpu"  # gpu: rules.train --gpus 1; torchrun2: 2 ranks on one GPU; cpu2: rules.train --gpus 0
+    launcher: str = (
+        "gpu"  # gpu: rules.train --gpus 1; torchrun2: 2 ranks on one GPU; cpu2: rules.train --gpus 0
+    )
     evaluate: bool = False
     timeout_s: int = 240
     result: dict = field(default_factory=dict)
@@ -52,8 +59,14 @@ class Case:
 
 def cases(steps: int) -> list[Case]:
     def t(**kw):
-        return {"epochs": 1, "max_steps": steps, "log_every_steps": 10, "checkpoint_every_steps": steps,
-                "lr": 0.003, **kw}
+        return {
+            "epochs": 1,
+            "max_steps": steps,
+            "log_every_steps": 10,
+            "checkpoint_every_steps": steps,
+            "lr": 0.003,
+            **kw,
+        }
 
     ds = dict(strategy="deepspeed")
     hf_ckpt = "hf-ckpt"  # placeholder, replaced by the BERT directory in run_case
@@ -63,52 +76,120 @@ def cases(steps: int) -> list[Case]:
         Case("cnn ddp fp16 (GradScaler)", "cnn", DEMO_CNN, t(precision="fp16")),
         Case("cnn fsdp fp32", "cnn", DEMO_CNN, t(strategy="fsdp", precision="fp32")),
         Case("cnn fsdp auto (bf16)", "cnn", DEMO_CNN, t(strategy="fsdp", precision="auto")),
-        Case("cnn fsdp bf16 offload_params", "cnn", DEMO_CNN, t(strategy="fsdp", precision="bf16",
-                                                                 offload_params=True)),
+        Case(
+            "cnn fsdp bf16 offload_params",
+            "cnn",
+            DEMO_CNN,
+            t(strategy="fsdp", precision="bf16", offload_params=True),
+        ),
         Case("cnn ZeRO-0 fp32", "cnn", DEMO_CNN, t(**ds, zero_stage=0, precision="fp32")),
         Case("cnn ZeRO-1 auto (bf16)", "cnn", DEMO_CNN, t(**ds, zero_stage=1, precision="auto")),
         Case("cnn ZeRO-2 auto (bf16)", "cnn", DEMO_CNN, t(**ds, zero_stage=2, precision="auto")),
         Case("cnn ZeRO-2 fp16", "cnn", DEMO_CNN, t(**ds, zero_stage=2, precision="fp16")),
-        Case("cnn ZeRO-3 auto (bf16)", "cnn", DEMO_CNN, t(**ds, zero_stage=3, precision="auto"), evaluate=True),
-        Case("cnn ZeRO-2 bf16 offload_optimizer", "cnn", DEMO_CNN,
-             t(**ds, zero_stage=2, precision="bf16", offload_optimizer=True)),
-        Case("cnn ZeRO-3 bf16 offload both", "cnn", DEMO_CNN,
-             t(**ds, zero_stage=3, precision="bf16", offload_optimizer=True, offload_params=True)),
+        Case(
+            "cnn ZeRO-3 auto (bf16)", "cnn", DEMO_CNN, t(**ds, zero_stage=3, precision="auto"), evaluate=True
+        ),
+        Case(
+            "cnn ZeRO-2 bf16 offload_optimizer",
+            "cnn",
+            DEMO_CNN,
+            t(**ds, zero_stage=2, precision="bf16", offload_optimizer=True),
+        ),
+        Case(
+            "cnn ZeRO-3 bf16 offload both",
+            "cnn",
+            DEMO_CNN,
+            t(**ds, zero_stage=3, precision="bf16", offload_optimizer=True, offload_params=True),
+        ),
         Case("cnn ZeRO auto-stage auto-precision", "cnn", DEMO_CNN, t(**ds)),
-        Case("cnn ddp bf16, 1 full epoch + validation", "cnn", DEMO_CNN,
-             {**t(precision="bf16"), "max_steps": None, "checkpoint_every_steps": 10**6},
-             evaluate=True, timeout_s=400),
-        Case("cnn ddp fp32, 1 full epoch + validation", "cnn", DEMO_CNN,
-             {**t(precision="fp32"), "max_steps": None, "checkpoint_every_steps": 10**6},
-             evaluate=True, timeout_s=400),
-        Case("cnn ddp, 2 ranks on 1 GPU (plain torchrun)", "cnn", DEMO_CNN, t(precision="bf16", max_steps=20),
-             launcher="torchrun2", timeout_s=120),
-        Case("cnn ddp, rules.train --gpus 0 --cpu-procs 2", "cnn", DEMO_CNN, t(precision="fp32", max_steps=20),
-             launcher="cpu2", timeout_s=180),
+        Case(
+            "cnn ddp bf16, 1 full epoch + validation",
+            "cnn",
+            DEMO_CNN,
+            {**t(precision="bf16"), "max_steps": None, "checkpoint_every_steps": 10**6},
+            evaluate=True,
+            timeout_s=400,
+        ),
+        Case(
+            "cnn ddp fp32, 1 full epoch + validation",
+            "cnn",
+            DEMO_CNN,
+            {**t(precision="fp32"), "max_steps": None, "checkpoint_every_steps": 10**6},
+            evaluate=True,
+            timeout_s=400,
+        ),
+        Case(
+            "cnn ddp, 2 ranks on 1 GPU (plain torchrun)",
+            "cnn",
+            DEMO_CNN,
+            t(precision="bf16", max_steps=20),
+            launcher="torchrun2",
+            timeout_s=120,
+        ),
+        Case(
+            "cnn ddp, rules.train --gpus 0 --cpu-procs 2",
+            "cnn",
+            DEMO_CNN,
+            t(precision="fp32", max_steps=20),
+            launcher="cpu2",
+            timeout_s=180,
+        ),
     ]
     bert = {"backbone": "hf", "path": hf_ckpt, "init": "random", "dropout": 0.1}
     ckpt = {**bert, "gradient_checkpointing": True}
     out += [
         Case("BERT 256x4 ddp fp32", "hf", bert, t(precision="fp32"), data="bpe"),
         Case("BERT 256x4 ddp bf16", "hf", bert, t(precision="bf16"), data="bpe"),
-        Case("BERT 256x4 ddp bf16 + checkpointing", "hf", ckpt, t(precision="bf16"), data="bpe", evaluate=True),
-        Case("BERT 256x4 fsdp bf16 + checkpointing", "hf", ckpt, t(strategy="fsdp", precision="bf16"), data="bpe"),
-        Case("BERT 256x4 ZeRO-3 bf16 + checkpointing", "hf", ckpt, t(**ds, zero_stage=3, precision="bf16"),
-             data="bpe", evaluate=True),
+        Case(
+            "BERT 256x4 ddp bf16 + checkpointing", "hf", ckpt, t(precision="bf16"), data="bpe", evaluate=True
+        ),
+        Case(
+            "BERT 256x4 fsdp bf16 + checkpointing",
+            "hf",
+            ckpt,
+            t(strategy="fsdp", precision="bf16"),
+            data="bpe",
+        ),
+        Case(
+            "BERT 256x4 ZeRO-3 bf16 + checkpointing",
+            "hf",
+            ckpt,
+            t(**ds, zero_stage=3, precision="bf16"),
+            data="bpe",
+            evaluate=True,
+        ),
     ]
     model = MEDIUM_TRANSFORMER
     out += [
         Case("transformer d512 L8 ddp fp32", "transformer", model, t(precision="fp32")),
         Case("transformer d512 L8 ddp bf16", "transformer", model, t(precision="bf16")),
         Case("transformer d512 L8 fsdp bf16", "transformer", model, t(strategy="fsdp", precision="bf16")),
-        Case("transformer d512 L8 ZeRO-2 bf16", "transformer", model, t(**ds, zero_stage=2, precision="bf16")),
-        Case("transformer d512 L8 ZeRO-3 bf16", "transformer", model, t(**ds, zero_stage=3, precision="bf16")),
-        Case("transformer d512 L8 ddp bf16 + checkpointing", "transformer",
-             {**MEDIUM_TRANSFORMER, "gradient_checkpointing": True}, t(precision="bf16")),
-        Case("transformer d512 L8 ddp fp32, 65,536-token batches", "transformer", MEDIUM_TRANSFORMER,
-             t(precision="fp32", max_steps=min(steps, 60)), data="nt64k"),
-        Case("transformer d512 L8 ddp bf16, 65,536-token batches", "transformer", MEDIUM_TRANSFORMER,
-             t(precision="bf16", max_steps=min(steps, 60)), data="nt64k"),
+        Case(
+            "transformer d512 L8 ZeRO-2 bf16", "transformer", model, t(**ds, zero_stage=2, precision="bf16")
+        ),
+        Case(
+            "transformer d512 L8 ZeRO-3 bf16", "transformer", model, t(**ds, zero_stage=3, precision="bf16")
+        ),
+        Case(
+            "transformer d512 L8 ddp bf16 + checkpointing",
+            "transformer",
+            {**MEDIUM_TRANSFORMER, "gradient_checkpointing": True},
+            t(precision="bf16"),
+        ),
+        Case(
+            "transformer d512 L8 ddp fp32, 65,536-token batches",
+            "transformer",
+            MEDIUM_TRANSFORMER,
+            t(precision="fp32", max_steps=min(steps, 60)),
+            data="nt64k",
+        ),
+        Case(
+            "transformer d512 L8 ddp bf16, 65,536-token batches",
+            "transformer",
+            MEDIUM_TRANSFORMER,
+            t(precision="bf16", max_steps=min(steps, 60)),
+            data="nt64k",
+        ),
     ]
     out += [
         Case("transformer d256 L4 ddp fp32", "transformer", SMALL_TRANSFORMER, t(precision="fp32")),
@@ -118,12 +199,19 @@ def cases(steps: int) -> list[Case]:
 
 
 # ---- inputs ---------------------------------------------------------------------------------
-def sh(args: list[str], log: Path, timeout: float | None = None, env: dict | None = None) -> tuple[int, float]:
+def sh(
+    args: list[str], log: Path, timeout: float | None = None, env: dict | None = None
+) -> tuple[int, float]:
     began = time.monotonic()
     with log.open("w") as handle:
         try:
-            rc = subprocess.run(args, stdout=handle, stderr=subprocess.STDOUT, timeout=timeout,
-                                env={**os.environ, **(env or {})}).returncode
+            rc = subprocess.run(
+                args,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                timeout=timeout,
+                env={**os.environ, **(env or {})},
+            ).returncode
         except subprocess.TimeoutExpired:
             rc = 124
     return rc, time.monotonic() - began
@@ -142,32 +230,95 @@ def prepare(work: Path, n_genes: int, need_bpe: bool) -> None:
     data.mkdir(parents=True, exist_ok=True)
     logs.mkdir(exist_ok=True)
     if not (data / "windows.parquet").exists():
-        must([PY, "-m", "workflow_scripts.rules.demo_data", "--genome", str(data / "genome.fa.gz"),
-              "--calls", str(data / "calls.tsv"), "--config", json.dumps({"demo": {"n_genes": n_genes}})],
-             logs / "demo_data.log")
+        must(
+            [
+                PY,
+                "-m",
+                "workflow_scripts.rules.demo_data",
+                "--genome",
+                str(data / "genome.fa.gz"),
+                "--calls",
+                str(data / "calls.tsv"),
+                "--config",
+                json.dumps({"demo": {"n_genes": n_genes}}),
+            ],
+            logs / "demo_data.log",
+        )
         experiment = {"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"}
-        must([PY, "-m", "workflow_scripts.rules.extract", "--genome", str(data / "genome.fa.gz"),
-              "--calls", str(data / "calls.tsv"), "--config", json.dumps({"experiment": experiment}),
-              "--out", str(data / "windows.parquet")], logs / "extract.log")
+        must(
+            [
+                PY,
+                "-m",
+                "workflow_scripts.rules.extract",
+                "--genome",
+                str(data / "genome.fa.gz"),
+                "--calls",
+                str(data / "calls.tsv"),
+                "--config",
+                json.dumps({"experiment": experiment}),
+                "--out",
+                str(data / "windows.parquet"),
+            ],
+            logs / "extract.log",
+        )
     for name, budget in (("nt", 12800), ("nt64k", 65536)):
         if not (data / name / "summary.json").exists():
             bucket = {"bucket": {"max_tokens_per_batch": budget, "max_length": 1024}}
-            must([PY, "-m", "workflow_scripts.rules.bucket", "--windows", str(data / "windows.parquet"),
-                  "--config", json.dumps(bucket), "--out-manifest", str(data / name / "manifest.parquet"),
-                  "--out-summary", str(data / name / "summary.json")], logs / f"bucket_{name}.log")
+            must(
+                [
+                    PY,
+                    "-m",
+                    "workflow_scripts.rules.bucket",
+                    "--windows",
+                    str(data / "windows.parquet"),
+                    "--config",
+                    json.dumps(bucket),
+                    "--out-manifest",
+                    str(data / name / "manifest.parquet"),
+                    "--out-summary",
+                    str(data / name / "summary.json"),
+                ],
+                logs / f"bucket_{name}.log",
+            )
     if need_bpe and not (data / "bpe" / "summary.json").exists():
         bert = data / "bert"
         bpe = {"kind": "bpe", "vocab_size": 256, "max_windows": 20000}
-        must([PY, "-m", "workflow_scripts.rules.tokenizer", "--windows", str(data / "windows.parquet"),
-              "--config", json.dumps({"tokenizer": bpe}), "--out-dir", str(bert)], logs / "tokenizer.log")
+        must(
+            [
+                PY,
+                "-m",
+                "workflow_scripts.rules.tokenizer",
+                "--windows",
+                str(data / "windows.parquet"),
+                "--config",
+                json.dumps({"tokenizer": bpe}),
+                "--out-dir",
+                str(bert),
+            ],
+            logs / "tokenizer.log",
+        )
         import transformers
 
         transformers.BertConfig(vocab_size=256, **BERT).save_pretrained(str(bert))
         bucket = {"tokenizer": bpe, "bucket": {"max_tokens_per_batch": 12800, "max_length": 512}}
-        must([PY, "-m", "workflow_scripts.rules.bucket", "--windows", str(data / "windows.parquet"),
-              "--tokenizer-dir", str(bert), "--config", json.dumps(bucket),
-              "--out-manifest", str(data / "bpe" / "manifest.parquet"),
-              "--out-summary", str(data / "bpe" / "summary.json")], logs / "bucket_bpe.log")
+        must(
+            [
+                PY,
+                "-m",
+                "workflow_scripts.rules.bucket",
+                "--windows",
+                str(data / "windows.parquet"),
+                "--tokenizer-dir",
+                str(bert),
+                "--config",
+                json.dumps(bucket),
+                "--out-manifest",
+                str(data / "bpe" / "manifest.parquet"),
+                "--out-summary",
+                str(data / "bpe" / "summary.json"),
+            ],
+            logs / "bucket_bpe.log",
+        )
 
 
 # ---- one case ---------------------------------------------------------------------------------
@@ -186,19 +337,52 @@ def run_case(case: Case, work: Path, threads: int) -> dict:
     bucket = data / case.data
     train = {key: value for key, value in case.train.items() if value is not None}
     paths = [
-        "--windows", str(data / "windows.parquet"), "--manifest", str(bucket / "manifest.parquet"),
-        "--bucket-summary", str(bucket / "summary.json"), "--checkpoint-dir", str(run / "checkpoints"),
-        "--out-config", str(run / "model.json"), "--out-steps", str(run / "steps.jsonl"),
-        "--experiment", "fp_vs_tp", "--config", json.dumps({"model": model, "train": train}),
+        "--windows",
+        str(data / "windows.parquet"),
+        "--manifest",
+        str(bucket / "manifest.parquet"),
+        "--bucket-summary",
+        str(bucket / "summary.json"),
+        "--checkpoint-dir",
+        str(run / "checkpoints"),
+        "--out-config",
+        str(run / "model.json"),
+        "--out-steps",
+        str(run / "steps.jsonl"),
+        "--experiment",
+        "fp_vs_tp",
+        "--config",
+        json.dumps({"model": model, "train": train}),
     ]
     if case.launcher == "torchrun2":
-        command = [PY, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-                   "--max_restarts=0", "-m", "workflow_scripts.training.worker", "--objective", "classification",
-                   "--out-weights", str(run / "model.pt"), *paths]
+        command = [
+            PY,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node=2",
+            "--max_restarts=0",
+            "-m",
+            "workflow_scripts.training.worker",
+            "--objective",
+            "classification",
+            "--out-weights",
+            str(run / "model.pt"),
+            *paths,
+        ]
     else:
         gpus = ["--gpus", "0", "--cpu-procs", "2"] if case.launcher == "cpu2" else ["--gpus", "1"]
-        command = [PY, "-m", "workflow_scripts.rules.train", *gpus, "--threads", str(threads),
-                   "--out-model", str(run / "model.pt"), *paths]
+        command = [
+            PY,
+            "-m",
+            "workflow_scripts.rules.train",
+            *gpus,
+            "--threads",
+            str(threads),
+            "--out-model",
+            str(run / "model.pt"),
+            *paths,
+        ]
     rc, seconds = sh(command, run / "train.log", case.timeout_s, env={"NCCL_DEBUG": "WARN"})
     result = {"rc": rc, "wall_s": round(seconds, 1), **summarise(run, rc)}
     if case.evaluate and rc == 0:
@@ -208,8 +392,11 @@ def run_case(case: Case, work: Path, threads: int) -> dict:
 
 def summarise(run: Path, rc: int) -> dict:
     log = (run / "train.log").read_text(errors="replace") if (run / "train.log").exists() else ""
-    out = {"device": grep_after(log, "device ", ","), "backend": grep_after(log, "backend ", "\n"),
-           "strategy": grep_after(log, "strategy: ", "\n")}
+    out = {
+        "device": grep_after(log, "device ", ","),
+        "backend": grep_after(log, "backend ", "\n"),
+        "strategy": grep_after(log, "strategy: ", "\n"),
+    }
     if rc:
         lines = [line for line in log.splitlines() if line.strip()]
         errors = [line for line in lines if "Error" in line or "error" in line or "refus" in line.lower()]
@@ -226,17 +413,26 @@ def summarise(run: Path, rc: int) -> dict:
         tokens_per_s=statistics.median(r["tokens_per_s"] for r in timed),
         gpu_peak_mb=max((r["gpu_peak_mb"] for r in train if r["gpu_peak_mb"] is not None), default=None),
         last_loss=train[-1]["loss"] if train else None,
-        val=[{k: r[k] for k in ("val_loss", "val_accuracy", "val_roc_auc")} for r in steps if r["kind"] == "val"],
+        val=[
+            {k: r[k] for k in ("val_loss", "val_accuracy", "val_roc_auc")}
+            for r in steps
+            if r["kind"] == "val"
+        ],
     )
     out["parameters"] = grep_after(log, "fp_vs_tp: ", " parameters")
     ds_json = run / "deepspeed_config.json"
     if ds_json.exists():
         config = json.loads(ds_json.read_text())
         zero = config["zero_optimization"]
-        out["deepspeed_json"] = (f"stage {zero['stage']}, bf16 {config['bf16']['enabled']}, "
-                                 f"fp16 {config['fp16']['enabled']}, overlap_comm {zero['overlap_comm']}"
-                                 + "".join(f", {k} {v['device']} pin {v['pin_memory']}"
-                                           for k, v in zero.items() if k.startswith("offload")))
+        out["deepspeed_json"] = (
+            f"stage {zero['stage']}, bf16 {config['bf16']['enabled']}, "
+            f"fp16 {config['fp16']['enabled']}, overlap_comm {zero['overlap_comm']}"
+            + "".join(
+                f", {k} {v['device']} pin {v['pin_memory']}"
+                for k, v in zero.items()
+                if k.startswith("offload")
+            )
+        )
     return out
 
 
@@ -244,22 +440,40 @@ def grep_after(text: str, marker: str, end: str) -> str | None:
     at = text.find(marker)
     if at < 0:
         return None
-    rest = text[at + len(marker):]
+    rest = text[at + len(marker) :]
     return rest[: rest.find(end)] if end in rest else rest
 
 
 def evaluate(data: Path, bucket: Path, run: Path) -> dict:
-    command = [PY, "-m", "workflow_scripts.rules.evaluate", "--windows", str(data / "windows.parquet"),
-               "--manifest", str(bucket / "manifest.parquet"), "--model", str(run / "model.pt"),
-               "--model-config", str(run / "model.json"), "--config", '{"evaluate": {"batch_size": 256}}',
-               "--experiment", "fp_vs_tp",
-               "--out-predictions", str(run / "predictions.parquet"), "--out-metrics", str(run / "metrics.json")]
+    command = [
+        PY,
+        "-m",
+        "workflow_scripts.rules.evaluate",
+        "--windows",
+        str(data / "windows.parquet"),
+        "--manifest",
+        str(bucket / "manifest.parquet"),
+        "--model",
+        str(run / "model.pt"),
+        "--model-config",
+        str(run / "model.json"),
+        "--config",
+        '{"evaluate": {"batch_size": 256}}',
+        "--experiment",
+        "fp_vs_tp",
+        "--out-predictions",
+        str(run / "predictions.parquet"),
+        "--out-metrics",
+        str(run / "metrics.json"),
+    ]
     rc, seconds = sh(command, run / "evaluate.log", 300)
     if rc:
         return {"evaluate": f"rc {rc}: " + (run / "evaluate.log").read_text()[-300:]}
     metrics = json.loads((run / "metrics.json").read_text())
-    return {"evaluate": f"n {metrics['n']}, roc_auc {metrics['roc_auc']:.3f}, accuracy "
-                        f"{metrics['accuracy']:.3f} ({seconds:.1f} s wall)"}
+    return {
+        "evaluate": f"n {metrics['n']}, roc_auc {metrics['roc_auc']:.3f}, accuracy "
+        f"{metrics['accuracy']:.3f} ({seconds:.1f} s wall)"
+    }
 
 
 # ---- CPUAdam JIT build -------------------------------------------------------------------------
@@ -288,8 +502,12 @@ def start_cpuadam(work: Path) -> tuple[subprocess.Popen, float]:
     """Build (JIT) and time DeepSpeed's CPUAdam in the background while the inputs are made."""
     (work / "logs").mkdir(parents=True, exist_ok=True)
     handle = (work / "logs" / "cpuadam.log").open("w")
-    process = subprocess.Popen([PY, "-c", CPUADAM_SNIPPET], stdout=handle, stderr=subprocess.STDOUT,
-                               env={**os.environ, "TORCH_EXTENSIONS_DIR": str(work / "torch_ext")})
+    process = subprocess.Popen(
+        [PY, "-c", CPUADAM_SNIPPET],
+        stdout=handle,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "TORCH_EXTENSIONS_DIR": str(work / "torch_ext")},
+    )
     return process, time.monotonic()
 
 
@@ -301,7 +519,7 @@ def finish_cpuadam(work: Path, process: subprocess.Popen, began: float) -> dict:
         rc = 124
     seconds = time.monotonic() - began
     text = (work / "logs" / "cpuadam.log").read_text(errors="replace")
-    line = next((l for l in text.splitlines() if l.startswith("CPUADAM")), None)
+    line = next((row for row in text.splitlines() if row.startswith("CPUADAM")), None)
     return {"rc": rc, "wall_s": round(seconds, 1), "result": line or text.strip().splitlines()[-1][-300:]}
 
 
@@ -311,16 +529,37 @@ def row(case: Case) -> list:
     if "skipped" in r:
         return [case.name, "skipped: " + r["skipped"]] + [""] * 8
     if r.get("rc"):
-        return [case.name, f"FAILED rc {r['rc']} ({r.get('device')}/{r.get('backend')}): {r.get('error')}"] + [""] * 8
-    return [case.name, f"{r.get('device')}/{r.get('backend')}: {r.get('strategy')}", r.get("parameters"),
-            r.get("steps"), f"{r['step_ms']:.1f}", round(r["windows_per_s"]), round(r["tokens_per_s"]),
-            "n/a" if r.get("gpu_peak_mb") is None else f"{r['gpu_peak_mb']:,.0f}",
-            f"{r['last_loss']:.3f}" if r.get("last_loss") is not None else None, f"{r['wall_s']:.0f}"]
+        return [
+            case.name,
+            f"FAILED rc {r['rc']} ({r.get('device')}/{r.get('backend')}): {r.get('error')}",
+        ] + [""] * 8
+    return [
+        case.name,
+        f"{r.get('device')}/{r.get('backend')}: {r.get('strategy')}",
+        r.get("parameters"),
+        r.get("steps"),
+        f"{r['step_ms']:.1f}",
+        round(r["windows_per_s"]),
+        round(r["tokens_per_s"]),
+        "n/a" if r.get("gpu_peak_mb") is None else f"{r['gpu_peak_mb']:,.0f}",
+        f"{r['last_loss']:.3f}" if r.get("last_loss") is not None else None,
+        f"{r['wall_s']:.0f}",
+    ]
 
 
 def report(all_cases: list[Case], extra: dict) -> None:
-    header = ["case", "device/backend: strategy", "parameters", "steps", "step ms (median)", "windows/s",
-              "tokens/s", "peak CUDA MB", "last loss", "run wall s"]
+    header = [
+        "case",
+        "device/backend: strategy",
+        "parameters",
+        "steps",
+        "step ms (median)",
+        "windows/s",
+        "tokens/s",
+        "peak CUDA MB",
+        "last loss",
+        "run wall s",
+    ]
     for group in dict.fromkeys(c.group for c in all_cases):
         print_table(f"gpu_check: {group}", header, [row(c) for c in all_cases if c.group == group])
     for case in all_cases:
@@ -346,8 +585,11 @@ def main(argv: list[str] | None = None) -> None:
     began = time.monotonic()
     groups = args.groups.split(",")
     work = Path(args.work_dir)
-    selected = [c for c in cases(args.steps) if c.group in groups
-                and (not args.only or any(s in c.name for s in args.only.split("|")))]
+    selected = [
+        c
+        for c in cases(args.steps)
+        if c.group in groups and (not args.only or any(s in c.name for s in args.only.split("|")))
+    ]
     extra: dict = {}
     build = start_cpuadam(work) if "cpuadam" in groups else None
     print(f"gpu_check: preparing inputs in {work}", flush=True)
@@ -358,8 +600,9 @@ def main(argv: list[str] | None = None) -> None:
 
     def save() -> None:
         if args.out:
-            Path(args.out).write_text(json.dumps({"cases": [{"name": c.name, **c.result} for c in selected],
-                                                  **extra}, indent=1))
+            Path(args.out).write_text(
+                json.dumps({"cases": [{"name": c.name, **c.result} for c in selected], **extra}, indent=1)
+            )
 
     for case in selected:
         if time.monotonic() - began > args.deadline_s:
@@ -367,9 +610,16 @@ def main(argv: list[str] | None = None) -> None:
             continue
         case.result = run_case(case, work, args.threads)
         r = case.result
-        print(f"{case.name}: rc {r['rc']}, {r['wall_s']} s; " + (
-            f"{r.get('step_ms', 0):.2f} ms/step, {r.get('windows_per_s', 0):,.0f} windows/s, "
-            f"peak {r.get('gpu_peak_mb')} MB" if not r["rc"] else f"error: {r.get('error')}"), flush=True)
+        print(
+            f"{case.name}: rc {r['rc']}, {r['wall_s']} s; "
+            + (
+                f"{r.get('step_ms', 0):.2f} ms/step, {r.get('windows_per_s', 0):,.0f} windows/s, "
+                f"peak {r.get('gpu_peak_mb')} MB"
+                if not r["rc"]
+                else f"error: {r.get('error')}"
+            ),
+            flush=True,
+        )
         save()
     if "shapes" in groups:
         if time.monotonic() - began > args.deadline_s:

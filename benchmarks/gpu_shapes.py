@@ -23,8 +23,12 @@ from benchmarks.common import print_table
 def models():
     from workflow_scripts.models.builtin import build_model
 
-    yield "transformer d512 L8", lambda: build_model(
-        {"arch": "transformer", "d_model": 512, "n_layers": 8, "n_heads": 8, "dropout": 0.1}, 6, 1024)
+    yield (
+        "transformer d512 L8",
+        lambda: build_model(
+            {"arch": "transformer", "d_model": 512, "n_layers": 8, "n_heads": 8, "dropout": 0.1}, 6, 1024
+        ),
+    )
     try:
         import transformers
     except ImportError:
@@ -32,9 +36,15 @@ def models():
     from workflow_scripts.models.hf import HFSequenceClassifier
 
     def bert():
-        config = transformers.BertConfig(vocab_size=256, hidden_size=256, num_hidden_layers=4,
-                                         num_attention_heads=4, intermediate_size=1024,
-                                         max_position_embeddings=512, num_labels=2)
+        config = transformers.BertConfig(
+            vocab_size=256,
+            hidden_size=256,
+            num_hidden_layers=4,
+            num_attention_heads=4,
+            intermediate_size=1024,
+            max_position_embeddings=512,
+            num_labels=2,
+        )
         return HFSequenceClassifier(transformers.AutoModelForSequenceClassification.from_config(config))
 
     yield "BERT 256x4 (HF, sdpa)", bert
@@ -100,10 +110,19 @@ def main(argv: list[str] | None = None) -> None:
             if device.type == "cuda":
                 torch.cuda.empty_cache()
     name = torch.cuda.get_device_name() if device.type == "cuda" else "cpu"
-    print_table(f"step ms, {args.tokens:,} tokens per batch, {args.steps} steps each ({name}, "
-                f"torch {torch.__version__})",
-                ["model", "precision", "one T (384)", "a new T every step", "same T values again",
-                 "new T, cuDNN attention off"], rows)
+    print_table(
+        f"step ms, {args.tokens:,} tokens per batch, {args.steps} steps each ({name}, "
+        f"torch {torch.__version__})",
+        [
+            "model",
+            "precision",
+            "one T (384)",
+            "a new T every step",
+            "same T values again",
+            "new T, cuDNN attention off",
+        ],
+        rows,
+    )
 
 
 if __name__ == "__main__":

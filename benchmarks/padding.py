@@ -59,7 +59,12 @@ def sampler_batches(lengths, boundaries, batch_sizes, sort: bool, world: int = 1
         batches = []
         for rank in range(world):
             sampler = DistributedBucketBatchSampler(
-                buckets, batch_sizes, world, rank, seed=0, token_lengths=lengths if sort else None,
+                buckets,
+                batch_sizes,
+                world,
+                rank,
+                seed=0,
+                token_lengths=lengths if sort else None,
                 sort_window=DEFAULT_SORT_WINDOW,
             )
             sampler.set_epoch(epoch)
@@ -75,15 +80,25 @@ def schemes(lengths: np.ndarray, batch_size: int) -> dict:
     return {
         "pad to max": lambda epoch: random_batches(len(lengths), batch_size, epoch),
         "random + dynamic padding": lambda epoch: random_batches(len(lengths), batch_size, epoch),
-        "seed 000 buckets 256/512/768": sampler_batches(lengths, SEED_000_BOUNDARIES, [batch_size] * 3, sort=False),
-        "HF group_by_length (mega-batch 50)": lambda epoch: group_by_length_batches(lengths, batch_size, epoch),
+        "seed 000 buckets 256/512/768": sampler_batches(
+            lengths, SEED_000_BOUNDARIES, [batch_size] * 3, sort=False
+        ),
+        "HF group_by_length (mega-batch 50)": lambda epoch: group_by_length_batches(
+            lengths, batch_size, epoch
+        ),
         "full sort (no randomness)": lambda epoch: np.array_split(
-            np.argsort(lengths, kind="stable"), range(batch_size, len(lengths), batch_size)),
-        "ours: 8 auto buckets, no sorting": sampler_batches(lengths, auto, [batch_size] * len(auto), sort=False),
-        "**ours**: 8 auto buckets + sorted windows": sampler_batches(lengths, auto, [batch_size] * len(auto), sort=True),
+            np.argsort(lengths, kind="stable"), range(batch_size, len(lengths), batch_size)
+        ),
+        "ours: 8 auto buckets, no sorting": sampler_batches(
+            lengths, auto, [batch_size] * len(auto), sort=False
+        ),
+        "**ours**: 8 auto buckets + sorted windows": sampler_batches(
+            lengths, auto, [batch_size] * len(auto), sort=True
+        ),
         "ours, 2 ranks": sampler_batches(lengths, auto, [batch_size] * len(auto), sort=True, world=2),
         f"ours, token budget {budget:,}": sampler_batches(
-            lengths, auto, batch_sizes_for_budget(auto, budget, int(lengths.max())), sort=True),
+            lengths, auto, batch_sizes_for_budget(auto, budget, int(lengths.max())), sort=True
+        ),
     }
 
 
@@ -96,7 +111,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=20_000, help="lengths per synthetic distribution")
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--no-demo", action="store_true", help="skip the demo distribution (it builds the demo data)")
+    parser.add_argument(
+        "--no-demo", action="store_true", help="skip the demo distribution (it builds the demo data)"
+    )
     args = parser.parse_args(argv)
     datasets = {"log-normal 50-2000": lognormal_lengths(args.n), "uniform 150-768": uniform_lengths(args.n)}
     if not args.no_demo:
@@ -110,7 +127,11 @@ def main(argv: list[str] | None = None) -> None:
             if scheme == "pad to max":  # every batch padded to the longest window of the data set
                 efficiency = float(lengths.mean() / lengths.max())
             results.setdefault(key, {})[data_name] = (efficiency, len(first), same_next_epoch(first, second))
-    header = ["scheme"] + [f"{name} (n={len(lengths):,})" for name, lengths in datasets.items()] + ["steps (log-normal)", "same next epoch (log-normal)"]
+    header = (
+        ["scheme"]
+        + [f"{name} (n={len(lengths):,})" for name, lengths in datasets.items()]
+        + ["steps (log-normal)", "same next epoch (log-normal)"]
+    )
     rows = []
     for scheme, by_data in results.items():
         if not by_data:

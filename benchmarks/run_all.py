@@ -22,14 +22,28 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes: checks that every benchmark runs")
     args = parser.parse_args(argv)
-    print(f"# errorseq benchmarks\n\n{platform.processor() or platform.machine()}, Python {platform.python_version()}, "
-          f"numpy {np.__version__}, torch {torch.__version__}; {load_line()} at the start")
+    print(
+        f"# errorseq benchmarks\n\n{platform.processor() or platform.machine()}, Python {platform.python_version()}, "
+        f"numpy {np.__version__}, torch {torch.__version__}; {load_line()} at the start"
+    )
     if args.quick:
         with tempfile.TemporaryDirectory() as tmp:
             padding.main(["--n", "2000", "--no-demo"])
             training.main(["--n", "96", "--repeats", "1"])
-            extraction.main(["--genome-mb", "2", "--windows", "20000", "--calls", "4000",
-                             "--pyfaidx-windows", "500", "--work-dir", tmp])
+            extraction.main(
+                [
+                    "--genome-mb",
+                    "2",
+                    "--windows",
+                    "20000",
+                    "--calls",
+                    "4000",
+                    "--pyfaidx-windows",
+                    "500",
+                    "--work-dir",
+                    tmp,
+                ]
+            )
         dryrun.main(["--repeats", "1"])
         return
     padding.main([])

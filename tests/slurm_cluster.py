@@ -81,8 +81,12 @@ def install_slurm_packages() -> None:
         return
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     subprocess.run(["apt-get", "update", "-q"], check=True, env=env, capture_output=True)
-    subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *PACKAGES],
-                   check=True, env=env, capture_output=True)
+    subprocess.run(
+        ["apt-get", "install", "-y", "-q", "--no-install-recommends", *PACKAGES],
+        check=True,
+        env=env,
+        capture_output=True,
+    )
     if missing_binaries():
         raise RuntimeError(f"still missing after apt-get install: {missing_binaries()}")
 
@@ -148,8 +152,10 @@ def write_slurm_conf(root: Path, host: str) -> Path:
         "PluginDir": "/usr/lib/x86_64-linux-gnu/slurm-wlm",
     }
     lines = [f"{key}={value}" for key, value in settings.items()]
-    lines.append(f"NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory_mb} "
-                 f"Gres=gpu:{FAKE_GPUS} State=UNKNOWN")
+    lines.append(
+        f"NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory_mb} "
+        f"Gres=gpu:{FAKE_GPUS} State=UNKNOWN"
+    )
     lines.append(f"PartitionName={PARTITION} Nodes={host} Default=YES MaxTime=INFINITE State=UP")
     conf = root / "slurm.conf"
     conf.write_text("\n".join(lines) + "\n")
@@ -165,9 +171,15 @@ def start_munge(root: Path) -> subprocess.Popen:
     shutil.chown(munge_dir, "munge", "munge")
     shutil.chown(key, "munge", "munge")
     key.chmod(0o400)
-    command = ["munged", "--foreground", f"--key-file={key}",
-               f"--socket={munge_dir}/munge.socket", f"--pid-file={munge_dir}/munged.pid",
-               f"--log-file={munge_dir}/munged.log", f"--seed-file={munge_dir}/munged.seed"]
+    command = [
+        "munged",
+        "--foreground",
+        f"--key-file={key}",
+        f"--socket={munge_dir}/munge.socket",
+        f"--pid-file={munge_dir}/munged.pid",
+        f"--log-file={munge_dir}/munged.log",
+        f"--seed-file={munge_dir}/munged.seed",
+    ]
     daemon = _spawn(command, root / "log" / "munged.out", user="munge")
     wait_for(lambda: (munge_dir / "munge.socket").exists(), "munged socket", daemon)
     return daemon
@@ -175,9 +187,16 @@ def start_munge(root: Path) -> subprocess.Popen:
 
 def _spawn(command: list[str], output: Path, user: str | None = None) -> subprocess.Popen:
     with open(output, "w") as log:
-        return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, user=user,
-                                group=user, extra_groups=[] if user else None,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        return subprocess.Popen(
+            command,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            user=user,
+            group=user,
+            extra_groups=[] if user else None,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
 
 def wait_for(condition, what: str, daemon: subprocess.Popen | None = None, timeout: float = 60) -> None:
@@ -219,8 +238,11 @@ def cancel_all_jobs(cluster: SlurmCluster, timeout: float = 20) -> None:
         return
     cluster.run("scancel", "--full", *active, check=False)
     with contextlib.suppress(TimeoutError):
-        wait_for(lambda: not cluster.run("squeue", "-h", "-o", "%i", check=False).split(),
-                 "cancelled jobs to end", timeout=timeout)
+        wait_for(
+            lambda: not cluster.run("squeue", "-h", "-o", "%i", check=False).split(),
+            "cancelled jobs to end",
+            timeout=timeout,
+        )
 
 
 def link_system_conf(conf: Path) -> bool:
@@ -276,8 +298,13 @@ def slurm_cluster(parent: Path | None = None):
 def _start_daemons(cluster: SlurmCluster) -> None:
     root, conf = cluster.root, str(cluster.conf)
     cluster.daemons["munged"] = start_munge(root)
-    cluster.daemons["slurmctld"] = _spawn(["slurmctld", "-D", "-i", "-f", conf], root / "log" / "slurmctld.out")
-    wait_for(lambda: cluster.run("scontrol", "ping", check=False).count("UP") > 0,
-             "slurmctld to answer", cluster.daemons["slurmctld"])
+    cluster.daemons["slurmctld"] = _spawn(
+        ["slurmctld", "-D", "-i", "-f", conf], root / "log" / "slurmctld.out"
+    )
+    wait_for(
+        lambda: cluster.run("scontrol", "ping", check=False).count("UP") > 0,
+        "slurmctld to answer",
+        cluster.daemons["slurmctld"],
+    )
     cluster.daemons["slurmd"] = _spawn(["slurmd", "-D", "-f", conf], root / "log" / "slurmd.out")
     wait_for(lambda: node_is_idle(cluster), "the node to become idle", cluster.daemons["slurmd"])

@@ -58,21 +58,37 @@ def tair10_chr1_prefix(length: int) -> str:
 # ---- writing a SpliceAI-shaped Keras model ----
 def layer_entry(name, kind, inputs, **config):
     config = {"name": name, **config}
-    return {"class_name": kind, "name": name, "config": config,
-            "inbound_nodes": [[[source, 0, 0, {}] for source in inputs]] if inputs else []}
+    return {
+        "class_name": kind,
+        "name": name,
+        "config": config,
+        "inbound_nodes": [[[source, 0, 0, {}] for source in inputs]] if inputs else [],
+    }
 
 
 def conv(name, source, filters, kernel=1, dilation=1, padding="valid", activation="linear"):
-    return layer_entry(name, "Conv1D", [source], filters=filters, kernel_size=[kernel],
-                       dilation_rate=[dilation], padding=padding, activation=activation,
-                       strides=[1], use_bias=True)
+    return layer_entry(
+        name,
+        "Conv1D",
+        [source],
+        filters=filters,
+        kernel_size=[kernel],
+        dilation_rate=[dilation],
+        padding=padding,
+        activation=activation,
+        strides=[1],
+        use_bias=True,
+    )
 
 
 def spliceai_layers(units=((3, 1), (5, 2), (3, 4)), channels=8, group=2, out_channels=3, in_channels=4):
     """SpliceAI's wiring (stem, residual units, skip sums every `group` units, crop, softmax)."""
     crop = sum((kernel - 1) * dilation for kernel, dilation in units)
-    layers = [layer_entry("input_1", "InputLayer", [], batch_input_shape=[None, None, in_channels]),
-              conv("stem", "input_1", channels), conv("skip_0", "stem", channels)]
+    layers = [
+        layer_entry("input_1", "InputLayer", [], batch_input_shape=[None, None, in_channels]),
+        conv("stem", "input_1", channels),
+        conv("skip_0", "stem", channels),
+    ]
     current, skip = "stem", "skip_0"
     for i, (kernel, dilation) in enumerate(units, start=1):
         a, b = f"u{i}_a", f"u{i}_b"
@@ -87,10 +103,15 @@ def spliceai_layers(units=((3, 1), (5, 2), (3, 4)), channels=8, group=2, out_cha
         ]
         current = f"u{i}_add"
         if i % group == 0 or i == len(units):
-            layers += [conv(f"dense_{i}", current, channels), layer_entry(f"skip_{i}", "Add", [skip, f"dense_{i}"])]
+            layers += [
+                conv(f"dense_{i}", current, channels),
+                layer_entry(f"skip_{i}", "Add", [skip, f"dense_{i}"]),
+            ]
             skip = f"skip_{i}"
-    layers += [layer_entry("crop", "Cropping1D", [skip], cropping=[crop, crop]),
-               conv("output", "crop", out_channels, activation="softmax")]
+    layers += [
+        layer_entry("crop", "Cropping1D", [skip], cropping=[crop, crop]),
+        conv("output", "crop", out_channels, activation="softmax"),
+    ]
     return layers
 
 
@@ -104,23 +125,35 @@ def random_weights(layers, rng: np.random.Generator) -> dict[str, dict[str, np.n
         elif entry["class_name"] == "Conv1D":
             fan_in = config["kernel_size"][0] * channels[inputs[0]]
             shape = (config["kernel_size"][0], channels[inputs[0]], config["filters"])
-            weights[name] = {"kernel": rng.normal(0, 1.2 / np.sqrt(fan_in), shape),
-                             "bias": rng.normal(0, 0.1, config["filters"])}
+            weights[name] = {
+                "kernel": rng.normal(0, 1.2 / np.sqrt(fan_in), shape),
+                "bias": rng.normal(0, 0.1, config["filters"]),
+            }
             channels[name] = config["filters"]
         else:
             channels[name] = channels[inputs[0]]
         if entry["class_name"] == "BatchNormalization":
             n = channels[name]
-            weights[name] = {"gamma": rng.uniform(0.7, 1.3, n), "beta": rng.normal(0, 0.2, n),
-                             "moving_mean": rng.normal(0, 0.3, n), "moving_variance": rng.uniform(0.4, 2.0, n)}
+            weights[name] = {
+                "gamma": rng.uniform(0.7, 1.3, n),
+                "beta": rng.normal(0, 0.2, n),
+                "moving_mean": rng.normal(0, 0.3, n),
+                "moving_variance": rng.uniform(0.4, 2.0, n),
+            }
     return weights
 
 
 def write_keras_h5(path: Path, layers, weights, model_config=True) -> Path:
     outputs = [[layers[-1]["name"], 0, 0]]
-    config = {"class_name": "Model", "config": {"name": "model_1", "layers": layers,
-                                               "input_layers": [[layers[0]["name"], 0, 0]],
-                                               "output_layers": outputs}}
+    config = {
+        "class_name": "Model",
+        "config": {
+            "name": "model_1",
+            "layers": layers,
+            "input_layers": [[layers[0]["name"], 0, 0]],
+            "output_layers": outputs,
+        },
+    }
     with h5py.File(path, "w") as h5:
         if model_config:
             h5.attrs["model_config"] = json.dumps(config).encode()
@@ -149,7 +182,9 @@ def numpy_forward(path: Path, x: np.ndarray) -> np.ndarray:
         for name in entries:
             group = h5["model_weights"][name]
             keys = [key.decode() if isinstance(key, bytes) else key for key in group.attrs["weight_names"]]
-            params[name] = {key.rsplit("/", 1)[-1].split(":")[0]: np.asarray(group[key], np.float64) for key in keys}
+            params[name] = {
+                key.rsplit("/", 1)[-1].split(":")[0]: np.asarray(group[key], np.float64) for key in keys
+            }
     cache: dict[str, np.ndarray] = {}
 
     def value(name):
@@ -168,7 +203,9 @@ def apply_layer(kind, config, w, inputs, x):
     if kind == "Conv1D":
         return activation(conv1d(inputs[0], w["kernel"], w["bias"], config), config["activation"])
     if kind == "BatchNormalization":
-        return (inputs[0] - w["moving_mean"]) / np.sqrt(w["moving_variance"] + config["epsilon"]) * w["gamma"] + w["beta"]
+        return (inputs[0] - w["moving_mean"]) / np.sqrt(w["moving_variance"] + config["epsilon"]) * w[
+            "gamma"
+        ] + w["beta"]
     if kind == "Activation":
         return activation(inputs[0], config["activation"])
     if kind == "Add":
@@ -184,7 +221,9 @@ def conv1d(x, kernel, bias, config):
     (k,), (d,) = config["kernel_size"], config["dilation_rate"]
     total = (k - 1) * d
     if config["padding"] == "same":
-        x = np.concatenate([np.zeros((total // 2, x.shape[1])), x, np.zeros((total - total // 2, x.shape[1]))])
+        x = np.concatenate(
+            [np.zeros((total // 2, x.shape[1])), x, np.zeros((total - total // 2, x.shape[1]))]
+        )
     length = x.shape[0] - total
     out = np.tile(bias, (length, 1))
     for j in range(k):

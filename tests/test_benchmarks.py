@@ -12,8 +12,20 @@ def test_padding_and_training_benchmarks_print_tables(capsys):
 
 
 def test_extraction_and_dry_run_benchmarks_print_tables(capsys, tmp_path):
-    extraction.main(["--genome-mb", "1", "--windows", "5000", "--calls", "2000", "--pyfaidx-windows", "200",
-                     "--work-dir", str(tmp_path)])
+    extraction.main(
+        [
+            "--genome-mb",
+            "1",
+            "--windows",
+            "5000",
+            "--calls",
+            "2000",
+            "--pyfaidx-windows",
+            "200",
+            "--work-dir",
+            str(tmp_path),
+        ]
+    )
     dryrun.main(["--repeats", "1", "--experiments", "10"])
     out = capsys.readouterr().out
     assert "window_strings" in out and "peak RSS MiB" in out

@@ -81,8 +81,9 @@ def test_paired_difference_is_tighter_than_the_separate_intervals():
     rng = np.random.default_rng(11)
     labels, base = normal_scores(rng, 150, 350, 1.0)
     model = base + 0.2 * labels + 0.1 * rng.normal(size=labels.size)
-    result = compare_predictors(labels, {"model": model, "base": base}, np.arange(labels.size) // 2,
-                                "model", 300, 0)
+    result = compare_predictors(
+        labels, {"model": model, "base": base}, np.arange(labels.size) // 2, "model", 300, 0
+    )
     model_roc, base_roc = (result["predictors"][name]["roc_auc"] for name in ("model", "base"))
     diff = result["differences"]["base"]["roc_auc"]
     assert diff["estimate"] == pytest.approx(model_roc["estimate"] - base_roc["estimate"])
@@ -90,8 +91,9 @@ def test_paired_difference_is_tighter_than_the_separate_intervals():
     assert diff["low"] > 0 and diff["verdict"] == "better"
     assert tuple(diff) == DIFFERENCE_FIELDS
     assert width(diff) < math.hypot(width(model_roc), width(base_roc))
-    reversed_roles = compare_predictors(labels, {"model": model, "base": base}, np.arange(labels.size) // 2,
-                                        "base", 300, 0)["differences"]["model"]["roc_auc"]
+    reversed_roles = compare_predictors(
+        labels, {"model": model, "base": base}, np.arange(labels.size) // 2, "base", 300, 0
+    )["differences"]["model"]["roc_auc"]
     assert reversed_roles["high"] < 0 and reversed_roles["verdict"] == "worse"
 
 
@@ -100,10 +102,21 @@ def test_a_baseline_the_model_only_matches_is_not_better():
     labels, base = normal_scores(rng, 100, 100, 1.0)
     same_ranking = 2 * base + 1  # the model ranks exactly as the baseline: difference 0 on every replicate
     noisy_copy = base + 0.05 * rng.normal(size=labels.size)
-    result = compare_predictors(labels, {"model": same_ranking, "base": base, "copy": noisy_copy},
-                                np.arange(labels.size), "model", 200, 0)
+    result = compare_predictors(
+        labels,
+        {"model": same_ranking, "base": base, "copy": noisy_copy},
+        np.arange(labels.size),
+        "model",
+        200,
+        0,
+    )
     assert result["differences"]["base"]["roc_auc"] == {
-        "estimate": 0.0, "low": 0.0, "high": 0.0, "reason": None, "verdict": "not better"}
+        "estimate": 0.0,
+        "low": 0.0,
+        "high": 0.0,
+        "reason": None,
+        "verdict": "not better",
+    }
     copy = result["differences"]["copy"]["roc_auc"]
     assert copy["low"] < 0 < copy["high"] and copy["verdict"] == "not better"
 
@@ -128,13 +141,19 @@ def test_the_replicate_loop_computes_the_metrics_module_values():
 
 def test_constant_score_is_chance():
     labels, scores = normal_scores(np.random.default_rng(5), 30, 90, 1.0)
-    result = compare_predictors(labels, {"m": scores, "chance": np.zeros(labels.size)}, np.arange(120) // 3,
-                                "m", 200, 0)
+    result = compare_predictors(
+        labels, {"m": scores, "chance": np.zeros(labels.size)}, np.arange(120) // 3, "m", 200, 0
+    )
     chance = result["predictors"]["chance"]
-    assert (chance["roc_auc"]["estimate"], chance["roc_auc"]["low"], chance["roc_auc"]["high"]) == (0.5, 0.5, 0.5)
+    assert (chance["roc_auc"]["estimate"], chance["roc_auc"]["low"], chance["roc_auc"]["high"]) == (
+        0.5,
+        0.5,
+        0.5,
+    )
     assert chance["pr_auc"]["estimate"] == pytest.approx(0.25)
     assert result["differences"]["chance"]["roc_auc"]["estimate"] == pytest.approx(
-        result["predictors"]["m"]["roc_auc"]["estimate"] - 0.5)
+        result["predictors"]["m"]["roc_auc"]["estimate"] - 0.5
+    )
 
 
 def test_replicates_with_one_class_are_dropped_and_too_many_drops_give_no_interval():
@@ -152,14 +171,20 @@ def test_replicates_with_one_class_are_dropped_and_too_many_drops_give_no_interv
 def test_one_class_has_no_estimate():
     result = compare_predictors(np.zeros(10, int), {"m": np.arange(10.0)}, np.arange(10), "m", 50, 0)
     assert result["predictors"]["m"]["roc_auc"] == {
-        "estimate": None, "low": None, "high": None, "reason": "one class only in these windows"}
+        "estimate": None,
+        "low": None,
+        "high": None,
+        "reason": "one class only in these windows",
+    }
     assert result["n_valid_replicates"] == 0
 
 
 def test_seeded_and_reproducible():
     labels, scores = normal_scores(np.random.default_rng(2), 50, 50, 0.5)
     genes = np.arange(100) // 5
-    first, again, other = (compare_predictors(labels, {"m": scores}, genes, "m", 100, seed) for seed in (4, 4, 5))
+    first, again, other = (
+        compare_predictors(labels, {"m": scores}, genes, "m", 100, seed) for seed in (4, 4, 5)
+    )
     assert first == again
     assert first["predictors"]["m"]["roc_auc"]["low"] != other["predictors"]["m"]["roc_auc"]["low"]
 

@@ -24,8 +24,16 @@ def learnt(tmp_path_factory):
     directory = tmp_path_factory.mktemp("bpe")
     inputs = make_training_inputs(directory)
     out = directory / "tokenizer"
-    tokenizer.main(["--windows", str(inputs["windows"]), "--out-dir", str(out),
-                    "--config", json.dumps({"tokenizer": BPE})])
+    tokenizer.main(
+        [
+            "--windows",
+            str(inputs["windows"]),
+            "--out-dir",
+            str(out),
+            "--config",
+            json.dumps({"tokenizer": BPE}),
+        ]
+    )
     return inputs, out
 
 
@@ -45,8 +53,20 @@ def test_bucket_counts_tokens_with_the_learnt_tokenizer(learnt, tmp_path):
     inputs, out = learnt
     manifest, summary = tmp_path / "manifest.parquet", tmp_path / "summary.json"
     config = {"tokenizer": BPE, "bucket": {"n_buckets": 3, "max_tokens_per_batch": 2000, "max_length": 40}}
-    bucket.main(["--windows", str(inputs["windows"]), "--tokenizer-dir", str(out), "--config", json.dumps(config),
-                 "--out-manifest", str(manifest), "--out-summary", str(summary)])
+    bucket.main(
+        [
+            "--windows",
+            str(inputs["windows"]),
+            "--tokenizer-dir",
+            str(out),
+            "--config",
+            json.dumps(config),
+            "--out-manifest",
+            str(manifest),
+            "--out-summary",
+            str(summary),
+        ]
+    )
     rows = pl.read_parquet(manifest).join(pl.read_parquet(inputs["windows"]), on="id")
     learnt = load_tokenizer({"kind": "hf", "path": str(out)})
     expected = learnt.sequence_token_lengths(rows["sequence"].to_list())
@@ -60,16 +80,36 @@ def test_bucket_counts_tokens_with_the_learnt_tokenizer(learnt, tmp_path):
 def test_too_small_vocabulary_is_a_config_error(learnt, tmp_path):
     inputs, _ = learnt
     with pytest.raises(InputError, match="config: tokenizer.vocab_size: 9 is less than the minimum of 10"):
-        tokenizer.main(["--windows", str(inputs["windows"]), "--out-dir", str(tmp_path / "t"),
-                        "--config", json.dumps({"tokenizer": {**BPE, "vocab_size": 9}})])
+        tokenizer.main(
+            [
+                "--windows",
+                str(inputs["windows"]),
+                "--out-dir",
+                str(tmp_path / "t"),
+                "--config",
+                json.dumps({"tokenizer": {**BPE, "vocab_size": 9}}),
+            ]
+        )
     assert not (tmp_path / "t").exists()
 
 
 def test_a_learnt_tokenizer_needs_kind_bpe(learnt, tmp_path):
     inputs, out = learnt
     with pytest.raises(InputError, match="config: tokenizer.kind: nucleotide: a learnt tokenizer directory"):
-        bucket.main(["--windows", str(inputs["windows"]), "--tokenizer-dir", str(out), "--config", "{}",
-                     "--out-manifest", str(tmp_path / "m.parquet"), "--out-summary", str(tmp_path / "s.json")])
+        bucket.main(
+            [
+                "--windows",
+                str(inputs["windows"]),
+                "--tokenizer-dir",
+                str(out),
+                "--config",
+                "{}",
+                "--out-manifest",
+                str(tmp_path / "m.parquet"),
+                "--out-summary",
+                str(tmp_path / "s.json"),
+            ]
+        )
 
 
 def test_the_model_picks_the_tokenizer_when_kind_is_auto(learnt):
@@ -77,6 +117,14 @@ def test_the_model_picks_the_tokenizer_when_kind_is_auto(learnt):
     auto, nucleotide = complete_section("tokenizer", {"k": 2}), complete_section("model", {})
     assert tokenizer_from_config(auto, nucleotide).to_dict() == {"kind": "nucleotide", "k": 2}
     hf_model = complete_section("model", {"backbone": "hf", "path": str(out), "trust_remote_code": True})
-    assert tokenizer_from_config(auto, hf_model).to_dict() == {"kind": "hf", "path": str(out), "trust_remote_code": True}
+    assert tokenizer_from_config(auto, hf_model).to_dict() == {
+        "kind": "hf",
+        "path": str(out),
+        "trust_remote_code": True,
+    }
     own = complete_section("tokenizer", {"kind": "hf", "path": str(out)})
-    assert tokenizer_from_config(own, nucleotide).to_dict() == {"kind": "hf", "path": str(out), "trust_remote_code": False}
+    assert tokenizer_from_config(own, nucleotide).to_dict() == {
+        "kind": "hf",
+        "path": str(out),
+        "trust_remote_code": False,
+    }

@@ -19,7 +19,12 @@ HAND_WINDOWS = {
     "label": [0, 1, 0, 1, 0, 1, 1, 0],
     "length": [2, 3, 4, 5, 6, 0, 9, 12],
 }
-HAND_BUCKET = {"boundaries": [4, 6, 10], "batch_sizes": [2, 2, 1], "max_tokens_per_batch": None, "max_length": 8}
+HAND_BUCKET = {
+    "boundaries": [4, 6, 10],
+    "batch_sizes": [2, 2, 1],
+    "max_tokens_per_batch": None,
+    "max_length": 8,
+}
 
 
 def bucket_config(bucket=HAND_BUCKET, k=1, **sections) -> str:
@@ -42,8 +47,18 @@ def outputs(tmp_path):
 
 def run_main(tmp_path, windows, config=None):
     manifest_path, summary_path = outputs(tmp_path)
-    main(["--windows", str(windows), "--config", config or bucket_config(),
-          "--out-manifest", str(manifest_path), "--out-summary", str(summary_path)])
+    main(
+        [
+            "--windows",
+            str(windows),
+            "--config",
+            config or bucket_config(),
+            "--out-manifest",
+            str(manifest_path),
+            "--out-summary",
+            str(summary_path),
+        ]
+    )
     return pl.read_parquet(manifest_path), json.loads(summary_path.read_text())
 
 
@@ -55,7 +70,14 @@ def test_assignment_at_boundary_values():
 def test_manifest_columns_types_and_values(tmp_path):
     manifest, _ = run_main(tmp_path, write_windows(tmp_path))
     assert manifest.schema == pl.Schema(
-        {"id": pl.String, "split": pl.String, "label": pl.Int8, "length": pl.Int32, "token_length": pl.Int32, "bucket": pl.Int16}
+        {
+            "id": pl.String,
+            "split": pl.String,
+            "label": pl.Int8,
+            "length": pl.Int32,
+            "token_length": pl.Int32,
+            "bucket": pl.Int16,
+        }
     )
     assert manifest["id"].to_list() == HAND_WINDOWS["id"]
     assert manifest["token_length"].to_list() == [3, 4, 5, 6, 7, 2, 10, 13]
@@ -70,12 +92,33 @@ def test_summary_by_hand(tmp_path, capsys):
     assert summary["n_truncated"] == 2  # g (10 tokens) and h (13 tokens)
     assert summary["boundaries_mode"] == "given" and summary["max_tokens_per_batch"] is None
     assert summary["buckets"] == [
-        {"bucket": 0, "lower": 1, "upper": 4, "count": 3, "batch_size": 2, "max_batch_tokens": 8,
-         "count_by_split": {"train": 2, "val": 0, "test": 1}},
-        {"bucket": 1, "lower": 5, "upper": 6, "count": 2, "batch_size": 2, "max_batch_tokens": 12,
-         "count_by_split": {"train": 2, "val": 0, "test": 0}},
-        {"bucket": 2, "lower": 7, "upper": 10, "count": 3, "batch_size": 1, "max_batch_tokens": 8,
-         "count_by_split": {"train": 1, "val": 2, "test": 0}},
+        {
+            "bucket": 0,
+            "lower": 1,
+            "upper": 4,
+            "count": 3,
+            "batch_size": 2,
+            "max_batch_tokens": 8,
+            "count_by_split": {"train": 2, "val": 0, "test": 1},
+        },
+        {
+            "bucket": 1,
+            "lower": 5,
+            "upper": 6,
+            "count": 2,
+            "batch_size": 2,
+            "max_batch_tokens": 12,
+            "count_by_split": {"train": 2, "val": 0, "test": 0},
+        },
+        {
+            "bucket": 2,
+            "lower": 7,
+            "upper": 10,
+            "count": 3,
+            "batch_size": 1,
+            "max_batch_tokens": 8,
+            "count_by_split": {"train": 1, "val": 2, "test": 0},
+        },
     ]
     # train tokens after truncation to 8: a 3, b 4 | c 5, d 6 | g 8 -> 26 real tokens
     # plan batches [a b] [c d] [g] pad to 8 + 12 + 8; pad_to_max pads all 5 to 8
@@ -98,17 +141,23 @@ def test_summary_is_the_declared_contract(tmp_path):
 
 
 def test_no_truncation_and_equal_lengths(tmp_path):
-    windows = write_windows(tmp_path, id=["a", "b", "c"], split=["train"] * 3, label=[0, 1, 0], length=[5, 5, 5])
+    windows = write_windows(
+        tmp_path, id=["a", "b", "c"], split=["train"] * 3, label=[0, 1, 0], length=[5, 5, 5]
+    )
     _, summary = run_main(tmp_path, windows)
     assert summary["n_truncated"] == 0
     assert summary["padding_efficiency"] == {
-        "plan": 1.0, "pad_to_max": 1.0, "random_dynamic": 1.0, "group_by_length": 1.0
+        "plan": 1.0,
+        "pad_to_max": 1.0,
+        "random_dynamic": 1.0,
+        "group_by_length": 1.0,
     }
 
 
 def test_token_lengths_use_k(tmp_path):
-    config = bucket_config({"boundaries": [3, 100], "batch_sizes": [4, 4], "max_tokens_per_batch": None,
-                            "max_length": 64}, k=3)
+    config = bucket_config(
+        {"boundaries": [3, 100], "batch_sizes": [4, 4], "max_tokens_per_batch": None, "max_length": 64}, k=3
+    )
     manifest, summary = run_main(tmp_path, write_windows(tmp_path), config)
     # k=3: 1 + max(L - 2, 1)
     assert manifest["token_length"].to_list() == [2, 2, 3, 4, 5, 2, 8, 11]
@@ -140,10 +189,13 @@ def test_bad_config_raises_input_error(tmp_path, override, field):
     assert not outputs(tmp_path)[0].exists()
 
 
-@pytest.mark.parametrize("sections, field", [
-    ({"tokenizer": {"k": 0}}, "tokenizer.k"),
-    ({"tokenizer": {"kind": "bpe"}}, "tokenizer.kind"),  # bpe without the learnt tokenizer directory
-])
+@pytest.mark.parametrize(
+    "sections, field",
+    [
+        ({"tokenizer": {"k": 0}}, "tokenizer.k"),
+        ({"tokenizer": {"kind": "bpe"}}, "tokenizer.kind"),  # bpe without the learnt tokenizer directory
+    ],
+)
 def test_bad_tokenizer_config_raises_input_error(tmp_path, sections, field):
     with pytest.raises(InputError) as caught:
         run_main(tmp_path, write_windows(tmp_path), json.dumps({"bucket": HAND_BUCKET, **sections}))
@@ -183,7 +235,9 @@ def test_cli_bad_config_exits_2_with_one_line_and_no_outputs(tmp_path):
         "--config", bucket_config({**HAND_BUCKET, "batch_sizes": [2, 2]}),
         "--out-manifest", str(manifest_path), "--out-summary", str(summary_path),
     ]  # fmt: skip
-    result = subprocess.run(command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         "errorseq: error: config: bucket.batch_sizes: needs one batch size per bucket (3), got 2"
@@ -216,12 +270,27 @@ def test_plan_efficiency_is_the_real_sampler(tmp_path):
     rng = np.random.default_rng(0)
     n = 3000
     lengths = np.clip(np.exp(rng.normal(np.log(200), 0.6, n)), 20, 1500).astype(int)
-    columns = {"id": [f"w{i}" for i in range(n)], "split": ["train"] * n, "label": [i % 2 for i in range(n)],
-               "length": lengths.tolist(), "sequence": [""] * n}
-    _, summary = run_main(tmp_path, write_windows(tmp_path, columns),
-                          bucket_config({"boundaries": "auto", "n_buckets": 8, "max_tokens_per_batch": 4096,
-                                         "max_length": 2048}))
+    columns = {
+        "id": [f"w{i}" for i in range(n)],
+        "split": ["train"] * n,
+        "label": [i % 2 for i in range(n)],
+        "length": lengths.tolist(),
+        "sequence": [""] * n,
+    }
+    _, summary = run_main(
+        tmp_path,
+        write_windows(tmp_path, columns),
+        bucket_config(
+            {"boundaries": "auto", "n_buckets": 8, "max_tokens_per_batch": 4096, "max_length": 2048}
+        ),
+    )
     efficiency = summary["padding_efficiency"]
-    assert efficiency["plan"] > 0.98 > efficiency["group_by_length"] > efficiency["random_dynamic"] > efficiency["pad_to_max"]
+    assert (
+        efficiency["plan"]
+        > 0.98
+        > efficiency["group_by_length"]
+        > efficiency["random_dynamic"]
+        > efficiency["pad_to_max"]
+    )
     assert len(summary["boundaries"]) == 8
     assert all(row["max_batch_tokens"] <= 4096 for row in summary["buckets"])

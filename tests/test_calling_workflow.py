@@ -37,15 +37,29 @@ def slice_scores(path: Path) -> None:
     parts = []
     for gene in tables.genes.iter_rows(named=True):
         positions = np.arange(gene["start"], gene["end"] + 1)
-        parts.append(pl.DataFrame({"gene_id": gene["gene_id"], "chrom": gene["chrom"], "strand": gene["strand"],
-                                   "position": positions, "donor": rng.random(len(positions)) ** 20,
-                                   "acceptor": rng.random(len(positions)) ** 20}))
+        parts.append(
+            pl.DataFrame(
+                {
+                    "gene_id": gene["gene_id"],
+                    "chrom": gene["chrom"],
+                    "strand": gene["strand"],
+                    "position": positions,
+                    "donor": rng.random(len(positions)) ** 20,
+                    "acceptor": rng.random(len(positions)) ** 20,
+                }
+            )
+        )
     scores = pl.concat(parts)
     sites = tables.sites.with_columns(pl.Series("planted", rng.choice([0.97, 0.2], tables.sites.height)))
     for splice_type in ("donor", "acceptor"):
-        typed = sites.filter(pl.col("splice_type") == splice_type).select("chrom", "strand", "position", "planted")
-        scores = (scores.join(typed, on=["chrom", "strand", "position"], how="left")
-                  .with_columns(pl.coalesce("planted", splice_type).alias(splice_type)).drop("planted"))
+        typed = sites.filter(pl.col("splice_type") == splice_type).select(
+            "chrom", "strand", "position", "planted"
+        )
+        scores = (
+            scores.join(typed, on=["chrom", "strand", "position"], how="left")
+            .with_columns(pl.coalesce("planted", splice_type).alias(splice_type))
+            .drop("planted")
+        )
     scores.write_csv(path, separator="\t")
 
 
@@ -78,26 +92,50 @@ def test_annotation_mode_plans_the_base_model(tmp_path):
     for name in (FASTA, GTF):
         shutil.copy(DATA / name, tmp_path / name)
     weights = str(Path(spec.submodule_search_locations[0]) / "models")
-    config = write_config(tmp_path, "calling.yaml", {"genome": FASTA, "calling": {
-        "start": "annotation", "annotation": GTF, "base_model": {"weights": weights}}})
+    config = write_config(
+        tmp_path,
+        "calling.yaml",
+        {
+            "genome": FASTA,
+            "calling": {"start": "annotation", "annotation": GTF, "base_model": {"weights": weights}},
+        },
+    )
     result = snakemake(tmp_path, "-n", "--configfile", str(config))
     assert result.returncode == 0, result.stderr[-3000:]
-    assert planned_front(result.stdout) == {"index_genome", "annotate_sites", "score_base_model", "make_calls"}
+    assert planned_front(result.stdout) == {
+        "index_genome",
+        "annotate_sites",
+        "score_base_model",
+        "make_calls",
+    }
 
 
-@pytest.mark.parametrize("calling,line", [
-    ({"start": "scores", "annotation": GTF}, "config: calling.scores: calling.start scores needs a scores table"),
-    ({"start": "annotation"}, "config: calling.annotation: calling.start annotation needs a GTF or GFF3 annotation"),
-    ({"start": "scores", "annotation": GTF, "scores": "scores.tsv", "threshold": 1.5},
-     "config: calling.threshold: 1.5 is greater than or equal to the maximum of 1"),
-])
+@pytest.mark.parametrize(
+    "calling,line",
+    [
+        (
+            {"start": "scores", "annotation": GTF},
+            "config: calling.scores: calling.start scores needs a scores table",
+        ),
+        (
+            {"start": "annotation"},
+            "config: calling.annotation: calling.start annotation needs a GTF or GFF3 annotation",
+        ),
+        (
+            {"start": "scores", "annotation": GTF, "scores": "scores.tsv", "threshold": 1.5},
+            "config: calling.threshold: 1.5 is greater than or equal to the maximum of 1",
+        ),
+    ],
+)
 def test_calling_config_errors_are_one_line(tmp_path, calling, line):
     config = write_config(tmp_path, "bad.yaml", {"genome": FASTA, "calling": calling})
     shutil.copy(DATA / FASTA, tmp_path / FASTA)
     (tmp_path / "scores.tsv").write_text("gene_id\tchrom\tstrand\tposition\tdonor\tacceptor\n")
     result = snakemake(tmp_path, "-n", "--configfile", str(config))
     assert result.returncode != 0
-    errors = [text for text in (result.stdout + result.stderr).splitlines() if text.startswith("errorseq: error:")]
+    errors = [
+        text for text in (result.stdout + result.stderr).splitlines() if text.startswith("errorseq: error:")
+    ]
     assert errors == [f"errorseq: error: {line}"]
 
 
@@ -106,9 +144,13 @@ def test_scores_table_without_a_column_fails_before_any_job(tmp_path):
     table = pl.read_csv(tmp_path / "scores.tsv", separator="\t").drop("acceptor")
     table.write_csv(tmp_path / "scores.tsv", separator="\t")
     result = snakemake(tmp_path, "-n", "--configfile", str(config))
-    errors = [text for text in (result.stdout + result.stderr).splitlines() if text.startswith("errorseq: error:")]
-    assert errors == ["errorseq: error: scores.tsv: column 'acceptor': required column missing "
-                      "(found: gene_id, chrom, strand, position, donor)"]
+    errors = [
+        text for text in (result.stdout + result.stderr).splitlines() if text.startswith("errorseq: error:")
+    ]
+    assert errors == [
+        "errorseq: error: scores.tsv: column 'acceptor': required column missing "
+        "(found: gene_id, chrom, strand, position, donor)"
+    ]
 
 
 def test_scores_mode_runs_to_windows_and_a_new_threshold_reruns_only_calls(tmp_path):
@@ -140,5 +182,10 @@ def test_real_genome_example_config_plans_the_whole_chain(tmp_path):
     config = Path(__file__).parents[1] / "config" / "athaliana_chr1.yaml"
     result = snakemake(tmp_path, "-n", "--configfile", str(config))
     assert result.returncode == 0, result.stderr[-3000:]
-    assert planned_front(result.stdout) == {"index_genome", "annotate_sites", "score_base_model", "make_calls"}
+    assert planned_front(result.stdout) == {
+        "index_genome",
+        "annotate_sites",
+        "score_base_model",
+        "make_calls",
+    }
     assert "NC_003070.9:1-1000000" in result.stdout

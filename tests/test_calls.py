@@ -24,11 +24,22 @@ class Toy:
     """A random genome with genes on both strands, annotated sites and a scores table."""
 
     def __init__(self, rng, lengths=(3000, 2000), genes=None, n_sites=12):
-        self.genome = Genome([f"c{i + 1}" for i in range(len(lengths))], np.array(lengths),
-                             rng.choice(BASES, int(sum(lengths))))
-        self.genes = pl.DataFrame(genes or [("gA", "c1", 101, 2500, "+"), ("gB", "c1", 1801, 2900, "+"),
-                                            ("gC", "c1", 201, 2800, "-"), ("gD", "c2", 11, 1900, "-")],
-                                  schema=["gene_id", "chrom", "start", "end", "strand"], orient="row")
+        self.genome = Genome(
+            [f"c{i + 1}" for i in range(len(lengths))],
+            np.array(lengths),
+            rng.choice(BASES, int(sum(lengths))),
+        )
+        self.genes = pl.DataFrame(
+            genes
+            or [
+                ("gA", "c1", 101, 2500, "+"),
+                ("gB", "c1", 1801, 2900, "+"),
+                ("gC", "c1", 201, 2800, "-"),
+                ("gD", "c2", 11, 1900, "-"),
+            ],
+            schema=["gene_id", "chrom", "start", "end", "strand"],
+            orient="row",
+        )
         self.genes = self.genes.with_columns(pl.lit("protein_coding").alias("biotype"))
         self.sites = self.random_sites(rng, n_sites)
         self.scores = self.random_scores(rng)
@@ -37,40 +48,77 @@ class Toy:
         rows = []
         for gene in self.genes.iter_rows(named=True):
             for position in rng.choice(np.arange(gene["start"] + 5, gene["end"] - 5), n_sites, replace=False):
-                rows.append((gene["gene_id"], f"t{gene['gene_id']}", gene["chrom"], int(position), gene["strand"],
-                             str(rng.choice(["donor", "acceptor"]))))
-        frame = pl.DataFrame(rows, schema=["gene_id", "transcript_id", "chrom", "position", "strand", "splice_type"],
-                             orient="row")
-        return frame.unique(["chrom", "position", "strand", "splice_type"], keep="first").sort("chrom", "position")
+                rows.append(
+                    (
+                        gene["gene_id"],
+                        f"t{gene['gene_id']}",
+                        gene["chrom"],
+                        int(position),
+                        gene["strand"],
+                        str(rng.choice(["donor", "acceptor"])),
+                    )
+                )
+        frame = pl.DataFrame(
+            rows,
+            schema=["gene_id", "transcript_id", "chrom", "position", "strand", "splice_type"],
+            orient="row",
+        )
+        return frame.unique(["chrom", "position", "strand", "splice_type"], keep="first").sort(
+            "chrom", "position"
+        )
 
     def random_scores(self, rng) -> pl.DataFrame:
         parts = []
         for gene in self.genes.iter_rows(named=True):
             positions = np.arange(gene["start"], gene["end"] + 1)
-            parts.append(pl.DataFrame({"gene_id": gene["gene_id"], "chrom": gene["chrom"], "strand": gene["strand"],
-                                       "position": positions,
-                                       "donor": rng.random(len(positions)) ** 6,
-                                       "acceptor": rng.random(len(positions)) ** 6}))
+            parts.append(
+                pl.DataFrame(
+                    {
+                        "gene_id": gene["gene_id"],
+                        "chrom": gene["chrom"],
+                        "strand": gene["strand"],
+                        "position": positions,
+                        "donor": rng.random(len(positions)) ** 6,
+                        "acceptor": rng.random(len(positions)) ** 6,
+                    }
+                )
+            )
         scores = pl.concat(parts)
         # overlapping genes gA/gB score the same positions: the table must agree with itself
         first = scores.group_by("chrom", "strand", "position").agg(pl.col("donor", "acceptor").first())
         scores = scores.drop("donor", "acceptor").join(first, on=["chrom", "strand", "position"])
-        near_sites = self.sites.select("chrom", "strand", "position", pl.lit(0.9).alias("planted"), "splice_type")
+        near_sites = self.sites.select(
+            "chrom", "strand", "position", pl.lit(0.9).alias("planted"), "splice_type"
+        )
         for splice_type in ("donor", "acceptor"):
             planted = near_sites.filter(pl.col("splice_type") == splice_type).with_columns(
-                pl.col("position") + pl.Series(rng.integers(-3, 4, near_sites.filter(
-                    pl.col("splice_type") == splice_type).height)))
-            scores = (scores.join(planted.drop("splice_type"), on=["chrom", "strand", "position"], how="left")
-                      .with_columns(pl.max_horizontal(splice_type, pl.col("planted").fill_null(0)).alias(splice_type))
-                      .drop("planted").unique(["gene_id", "chrom", "strand", "position"]))
+                pl.col("position")
+                + pl.Series(
+                    rng.integers(-3, 4, near_sites.filter(pl.col("splice_type") == splice_type).height)
+                )
+            )
+            scores = (
+                scores.join(planted.drop("splice_type"), on=["chrom", "strand", "position"], how="left")
+                .with_columns(
+                    pl.max_horizontal(splice_type, pl.col("planted").fill_null(0)).alias(splice_type)
+                )
+                .drop("planted")
+                .unique(["gene_id", "chrom", "strand", "position"])
+            )
         return scores.with_columns(pl.col("donor", "acceptor").cast(pl.Float32))
 
     def call(self, tmp_path: Path, **settings):
         path = tmp_path / "scores.parquet"
         self.scores.write_parquet(path)
         scores, _ = read_scores(path, self.genes, self.genome.names)
-        values = {"threshold": 0.5, "consensus_window": 2, "negatives": "decoy", "per_error": 1.0, "seed": 0,
-                  **settings}
+        values = {
+            "threshold": 0.5,
+            "consensus_window": 2,
+            "negatives": "decoy",
+            "per_error": 1.0,
+            "seed": 0,
+            **settings,
+        }
         return make_calls(scores, self.sites, self.genes, self.genome, CallSettings(**values))
 
 
@@ -81,17 +129,22 @@ def brute_force_counts(toy: Toy, threshold: float, window: int) -> dict:
         scored[(row["chrom"], row["strand"], row["position"])] = row
     counts = {}
     for splice_type in ("donor", "acceptor"):
-        sites = {(r["chrom"], r["strand"], r["position"]) for r in toy.sites.iter_rows(named=True)
-                 if r["splice_type"] == splice_type}
+        sites = {
+            (r["chrom"], r["strand"], r["position"])
+            for r in toy.sites.iter_rows(named=True)
+            if r["splice_type"] == splice_type
+        }
         predicted = {key for key, row in scored.items() if row[splice_type] >= threshold}
 
         def within(key, targets):
             return any((key[0], key[1], key[2] + d) in targets for d in range(-window, window + 1))
 
         called = [site for site in sites if site in scored]
-        counts[splice_type] = {"TP": sum(within(s, predicted) for s in called),
-                               "FN": sum(not within(s, predicted) for s in called),
-                               "FP": sum(not within(p, sites) for p in predicted)}
+        counts[splice_type] = {
+            "TP": sum(within(s, predicted) for s in called),
+            "FN": sum(not within(s, predicted) for s in called),
+            "FP": sum(not within(p, sites) for p in predicted),
+        }
     return counts
 
 
@@ -111,7 +164,9 @@ def check_negatives(toy: Toy, calls: pl.DataFrame, threshold: float, window: int
 
 def counts_of(calls: pl.DataFrame) -> dict:
     found = {t: {"TP": 0, "FN": 0, "FP": 0} for t in ("donor", "acceptor")}
-    for row in calls.filter(pl.col("pred_type") != "TN").group_by("splice_type", "pred_type").len().iter_rows():
+    for row in (
+        calls.filter(pl.col("pred_type") != "TN").group_by("splice_type", "pred_type").len().iter_rows()
+    ):
         found[row[0]][row[1]] = row[2]
     return found
 
@@ -137,8 +192,11 @@ def test_every_call_keeps_its_score_gene_and_span(tmp_path):
     spans = calls.join(toy.genes, on="gene_id")
     assert spans.height == calls.height
     assert (spans["gene_start"] == spans["start"]).all() and (spans["gene_end"] == spans["end"]).all()
-    assert ((spans["position"] >= spans["start"]) & (spans["position"] <= spans["end"])
-            & (spans["strand"] == spans["strand_right"])).all()
+    assert (
+        (spans["position"] >= spans["start"])
+        & (spans["position"] <= spans["end"])
+        & (spans["strand"] == spans["strand_right"])
+    ).all()
     tn = calls.filter(pl.col("pred_type") == "TN")
     assert tn.height > 0 and (tn["tn_strategy"] == "decoy").all() and (tn["window_score"] < 0.5).all()
 
@@ -146,14 +204,37 @@ def test_every_call_keeps_its_score_gene_and_span(tmp_path):
 def one_site(window: int, offset: int):
     """One + strand gene c1:101-400, a donor at 200, and one predicted donor at 200 + offset."""
     genome = Genome(["c1"], np.array([500]), np.random.default_rng(0).choice(BASES, 500))
-    genes = pl.DataFrame({"gene_id": ["g"], "chrom": ["c1"], "start": [101], "end": [400], "strand": ["+"],
-                          "biotype": ["protein_coding"]})
-    sites = pl.DataFrame({"gene_id": ["g"], "transcript_id": ["t"], "chrom": ["c1"], "position": [200],
-                          "strand": ["+"], "splice_type": ["donor"]})
+    genes = pl.DataFrame(
+        {
+            "gene_id": ["g"],
+            "chrom": ["c1"],
+            "start": [101],
+            "end": [400],
+            "strand": ["+"],
+            "biotype": ["protein_coding"],
+        }
+    )
+    sites = pl.DataFrame(
+        {
+            "gene_id": ["g"],
+            "transcript_id": ["t"],
+            "chrom": ["c1"],
+            "position": [200],
+            "strand": ["+"],
+            "splice_type": ["donor"],
+        }
+    )
     positions = np.arange(101, 401)
-    scores = pl.DataFrame({"gene_id": "g", "chrom": "c1", "strand": "+", "position": positions,
-                           "donor": np.where(positions == 200 + offset, 0.9, 0.01).astype(np.float32),
-                           "acceptor": np.zeros(len(positions), dtype=np.float32)})
+    scores = pl.DataFrame(
+        {
+            "gene_id": "g",
+            "chrom": "c1",
+            "strand": "+",
+            "position": positions,
+            "donor": np.where(positions == 200 + offset, 0.9, 0.01).astype(np.float32),
+            "acceptor": np.zeros(len(positions), dtype=np.float32),
+        }
+    )
     return genome, genes, sites, scores
 
 
@@ -176,8 +257,12 @@ class DecoyToy(Toy):
     5% of positions uniform in 0-0.5: enough GT/AG candidates to match the FN scores."""
 
     def __init__(self, rng):
-        super().__init__(rng, lengths=(300_000,), genes=[("gP", "c1", 1001, 298_000, "+"),
-                                                         ("gM", "c1", 2001, 299_000, "-")], n_sites=600)
+        super().__init__(
+            rng,
+            lengths=(300_000,),
+            genes=[("gP", "c1", 1001, 298_000, "+"), ("gM", "c1", 2001, 299_000, "-")],
+            n_sites=600,
+        )
 
     def random_scores(self, rng) -> pl.DataFrame:
         parts = []
@@ -189,17 +274,33 @@ class DecoyToy(Toy):
                 lifted = rng.random(len(positions)) < 0.05
                 values[lifted] = rng.uniform(0, 0.5, lifted.sum())
                 columns[splice_type] = values
-            parts.append(pl.DataFrame({"gene_id": gene["gene_id"], "chrom": "c1", "strand": gene["strand"],
-                                       "position": positions, **columns}))
+            parts.append(
+                pl.DataFrame(
+                    {
+                        "gene_id": gene["gene_id"],
+                        "chrom": "c1",
+                        "strand": gene["strand"],
+                        "position": positions,
+                        **columns,
+                    }
+                )
+            )
         scores = pl.concat(parts)
         planted = self.sites.with_columns(
-            pl.Series("planted", np.where(rng.random(self.sites.height) < 0.5, 0.95,
-                                          rng.uniform(0, 0.5, self.sites.height))))
+            pl.Series(
+                "planted",
+                np.where(rng.random(self.sites.height) < 0.5, 0.95, rng.uniform(0, 0.5, self.sites.height)),
+            )
+        )
         for splice_type in ("donor", "acceptor"):
-            typed = planted.filter(pl.col("splice_type") == splice_type).select("chrom", "strand", "position",
-                                                                                "planted")
-            scores = (scores.join(typed, on=["chrom", "strand", "position"], how="left")
-                      .with_columns(pl.coalesce("planted", splice_type).alias(splice_type)).drop("planted"))
+            typed = planted.filter(pl.col("splice_type") == splice_type).select(
+                "chrom", "strand", "position", "planted"
+            )
+            scores = (
+                scores.join(typed, on=["chrom", "strand", "position"], how="left")
+                .with_columns(pl.coalesce("planted", splice_type).alias(splice_type))
+                .drop("planted")
+            )
         return scores.with_columns(pl.col("donor", "acceptor").cast(pl.Float32))
 
 
@@ -217,8 +318,9 @@ def test_decoy_negatives_carry_the_dinucleotide_and_the_fn_scores(tmp_path):
         matched = ks_distance(fn["score"].to_numpy(), tn["score"].to_numpy())
         unmatched = ks_distance(fn["score"].to_numpy(), random_tn["score"].to_numpy())
         assert matched < 0.05 < 0.5 < unmatched, (matched, unmatched)
-        assert np.quantile(tn["score"], [0.1, 0.5, 0.9]) == pytest.approx(np.quantile(fn["score"], [0.1, 0.5, 0.9]),
-                                                                          abs=0.02)
+        assert np.quantile(tn["score"], [0.1, 0.5, 0.9]) == pytest.approx(
+            np.quantile(fn["score"], [0.1, 0.5, 0.9]), abs=0.02
+        )
         assert summary[f"{splice_type}_report"]["ks_fn_vs_tn_score"] == pytest.approx(matched, abs=1e-6)
 
 
@@ -229,8 +331,10 @@ def test_negatives_follow_seed_and_per_error(tmp_path):
     other, _ = toy.call(tmp_path, seed=2, negatives="random")
     double, _ = toy.call(tmp_path, seed=1, per_error=2.0)
     assert first.equals(again)
-    tn = {name: frame.filter(pl.col("pred_type") == "TN")["position"].to_list()
-          for name, frame in (("first", first), ("other", other), ("double", double))}
+    tn = {
+        name: frame.filter(pl.col("pred_type") == "TN")["position"].to_list()
+        for name, frame in (("first", first), ("other", other), ("double", double))
+    }
     assert tn["first"] != tn["other"]
     n_fn = first.filter(pl.col("pred_type") == "FN").height
     assert len(tn["double"]) == 2 * n_fn and len(tn["first"]) == n_fn
@@ -242,9 +346,20 @@ def write_cli_inputs(tmp_path: Path, toy: Toy, scores: pl.DataFrame) -> list[str
     toy.sites.write_parquet(tmp_path / "sites.parquet")
     toy.genes.write_parquet(tmp_path / "genes.parquet")
     scores.write_parquet(tmp_path / "scores.parquet")
-    return ["--scores", str(tmp_path / "scores.parquet"), "--sites", str(tmp_path / "sites.parquet"),
-            "--genes", str(tmp_path / "genes.parquet"), "--genome", str(fasta), "--out", str(tmp_path / "calls.parquet"),
-            "--out-summary", str(tmp_path / "summary.json")]
+    return [
+        "--scores",
+        str(tmp_path / "scores.parquet"),
+        "--sites",
+        str(tmp_path / "sites.parquet"),
+        "--genes",
+        str(tmp_path / "genes.parquet"),
+        "--genome",
+        str(fasta),
+        "--out",
+        str(tmp_path / "calls.parquet"),
+        "--out-summary",
+        str(tmp_path / "summary.json"),
+    ]
 
 
 def one_line_error(capsys, argv: list[str]) -> str:
@@ -270,31 +385,48 @@ def test_missing_score_column_is_one_line(tmp_path, capsys):
     toy = Toy(np.random.default_rng(4))
     argv = write_cli_inputs(tmp_path, toy, toy.scores.drop("acceptor")) + ["--config", "{}"]
     line = one_line_error(capsys, argv)
-    assert line == (f"errorseq: error: {tmp_path / 'scores.parquet'}: column 'acceptor': required column missing "
-                    "(found: gene_id, chrom, strand, position, donor)")
+    assert line == (
+        f"errorseq: error: {tmp_path / 'scores.parquet'}: column 'acceptor': required column missing "
+        "(found: gene_id, chrom, strand, position, donor)"
+    )
 
 
 def test_scores_outside_zero_one_are_one_line(tmp_path, capsys):
     toy = Toy(np.random.default_rng(4))
-    bad = toy.scores.with_columns(pl.when(pl.int_range(pl.len()) == 6).then(1.5).otherwise(pl.col("donor"))
-                                  .alias("donor"))
+    bad = toy.scores.with_columns(
+        pl.when(pl.int_range(pl.len()) == 6).then(1.5).otherwise(pl.col("donor")).alias("donor")
+    )
     line = one_line_error(capsys, write_cli_inputs(tmp_path, toy, bad) + ["--config", "{}"])
-    assert line == (f"errorseq: error: {tmp_path / 'scores.parquet'}: column 'donor' row 7: "
-                    "not a probability in [0, 1] (got 1.5)")
+    assert line == (
+        f"errorseq: error: {tmp_path / 'scores.parquet'}: column 'donor' row 7: "
+        "not a probability in [0, 1] (got 1.5)"
+    )
 
 
-@pytest.mark.parametrize("threshold,message", [(1.5, "1.5 is greater than or equal to the maximum of 1"),
-                                               (0, "0 is less than or equal to the minimum of 0")])
+@pytest.mark.parametrize(
+    "threshold,message",
+    [
+        (1.5, "1.5 is greater than or equal to the maximum of 1"),
+        (0, "0 is less than or equal to the minimum of 0"),
+    ],
+)
 def test_threshold_outside_zero_one_is_one_line(tmp_path, capsys, threshold, message):
     toy = Toy(np.random.default_rng(4))
-    argv = write_cli_inputs(tmp_path, toy, toy.scores) + ["--config", json.dumps({"calling": {"threshold": threshold}})]
+    argv = write_cli_inputs(tmp_path, toy, toy.scores) + [
+        "--config",
+        json.dumps({"calling": {"threshold": threshold}}),
+    ]
     assert one_line_error(capsys, argv) == f"errorseq: error: config: calling.threshold: {message}"
 
 
 def test_sites_on_a_chromosome_the_genome_lacks_are_one_line(tmp_path, capsys):
     toy = Toy(np.random.default_rng(4))
     argv = write_cli_inputs(tmp_path, toy, toy.scores) + ["--config", "{}"]
-    toy.sites.with_columns(pl.col("chrom").str.replace("c1", "chr1")).write_parquet(tmp_path / "sites.parquet")
+    toy.sites.with_columns(pl.col("chrom").str.replace("c1", "chr1")).write_parquet(
+        tmp_path / "sites.parquet"
+    )
     line = one_line_error(capsys, argv)
-    assert line == (f"errorseq: error: {tmp_path / 'sites.parquet'}: column 'chrom': chromosome 'chr1' not in genome; "
-                    "genome has c1, c2 (1 of its chromosomes missing; or restrict with calling.region)")
+    assert line == (
+        f"errorseq: error: {tmp_path / 'sites.parquet'}: column 'chrom': chromosome 'chr1' not in genome; "
+        "genome has c1, c2 (1 of its chromosomes missing; or restrict with calling.region)"
+    )

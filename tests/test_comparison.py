@@ -9,9 +9,17 @@ from workflow_scripts.evaluation.comparison_text import comparison_sentences
 
 def report_of(labels, scores, genes, per_splice_type=None) -> ComparisonReport:
     group = compare_predictors(labels, scores, genes, "model", 300, 0)
-    return ComparisonReport(confidence=0.95, n_replicates=300, seed=0, resampled_unit="gene_id", reference="model",
-                            baselines={}, skipped={"base_score": "the windows have no 'score' column"},
-                            overall=group, per_splice_type=per_splice_type or {})
+    return ComparisonReport(
+        confidence=0.95,
+        n_replicates=300,
+        seed=0,
+        resampled_unit="gene_id",
+        reference="model",
+        baselines={},
+        skipped={"base_score": "the windows have no 'score' column"},
+        overall=group,
+        per_splice_type=per_splice_type or {},
+    )
 
 
 def separable(rng, n=300):
@@ -24,8 +32,11 @@ def test_a_baseline_the_model_beats_gets_no_warning_and_one_it_does_not_gets_one
     labels, model = separable(rng)
     noise = rng.normal(size=labels.size)
     stronger = model + 3.0 * labels  # a baseline better than the model
-    report = report_of(labels, {"model": model, "kmer": noise, "chance": np.zeros(labels.size),
-                                "base_score": stronger}, np.arange(labels.size) // 3)
+    report = report_of(
+        labels,
+        {"model": model, "kmer": noise, "chance": np.zeros(labels.size), "base_score": stronger},
+        np.arange(labels.size) // 3,
+    )
     lines = comparison_sentences(report)
     assert lines[0].startswith(f"baselines on {labels.size} test windows of {labels.size // 3} genes")
     kmer = next(line for line in lines if line.startswith("  model vs kmer: ROC-AUC"))
@@ -41,8 +52,16 @@ def test_a_leak_detector_above_chance_is_flagged_per_group():
     length = np.where(labels == 1, 300, 401) + rng.integers(-150, 1, labels.size)  # errors are shorter
     donor = np.arange(labels.size) % 2 == 0
     scores = {"model": model, "length": -length.astype(float)}
-    per_type = {"donor": compare_predictors(labels[donor], {k: v[donor] for k, v in scores.items()},
-                                            (np.arange(labels.size) // 3)[donor], "model", 300, 0)}
+    per_type = {
+        "donor": compare_predictors(
+            labels[donor],
+            {k: v[donor] for k, v in scores.items()},
+            (np.arange(labels.size) // 3)[donor],
+            "model",
+            300,
+            0,
+        )
+    }
     lines = comparison_sentences(report_of(labels, scores, np.arange(labels.size) // 3, per_type))
     leaks = [line for line in lines if "leak: window length alone" in line]
     assert len(leaks) == 2 and leaks[1].startswith("donor sites: leak")

@@ -3,9 +3,29 @@
 from workflow_scripts.config.catalogue import catalogue
 from workflow_scripts.config.sections import SCHEMA_PATH, schema
 
-KEYWORDS = {"type", "properties", "additionalProperties", "required", "default", "description", "enum",
-            "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems", "items",
-            "oneOf", "anyOf", "pattern", "$schema", "const", "uniqueItems", "propertyNames"}
+KEYWORDS = {
+    "type",
+    "properties",
+    "additionalProperties",
+    "required",
+    "default",
+    "description",
+    "enum",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minItems",
+    "maxItems",
+    "items",
+    "oneOf",
+    "anyOf",
+    "pattern",
+    "$schema",
+    "const",
+    "uniqueItems",
+    "propertyNames",
+}
 
 
 def keyword_problems(spec, path="(schema)"):
@@ -15,7 +35,9 @@ def keyword_problems(spec, path="(schema)"):
             if key not in KEYWORDS:
                 problems.append(f"{path}: {key!r}")
             if key == "properties":
-                problems += [p for name, sub in value.items() for p in keyword_problems(sub, f"{path}.{name}")]
+                problems += [
+                    p for name, sub in value.items() for p in keyword_problems(sub, f"{path}.{name}")
+                ]
             elif key in ("items", "additionalProperties"):
                 problems += keyword_problems(value, f"{path}[]")
             elif key in ("oneOf", "anyOf"):

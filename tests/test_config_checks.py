@@ -23,8 +23,11 @@ def test_default_config_is_valid_and_defaults_are_filled():
     config = user_config()
     assert "evaluate" not in config and "train" not in config  # defaults live in the schema only
     checked = validate_config(config, SCHEMA)
-    evaluate_defaults = {key: spec["default"] for key, spec in SCHEMA["properties"]["evaluate"]["properties"].items()
-                         if "default" in spec}
+    evaluate_defaults = {
+        key: spec["default"]
+        for key, spec in SCHEMA["properties"]["evaluate"]["properties"].items()
+        if "default" in spec
+    }
     assert checked["evaluate"] == evaluate_defaults and checked["evaluate"]["batch_size"] == 256
     assert checked["train"]["epochs"] == SCHEMA["properties"]["train"]["properties"]["epochs"]["default"]
 
@@ -48,9 +51,16 @@ def test_nested_command_line_strings_are_typed():
         (lambda c: c["split"]["fractions"].update(train=0.5), "split.fractions"),
         (lambda c: c["bucket"].update(boundaries=[300, 200, 402]), "bucket.boundaries"),
         (lambda c: c["bucket"].update(batch_sizes=[8, 8]), "bucket.batch_sizes"),
-        (lambda c: c["bucket"].update(boundaries=[100, 200], batch_sizes=[8, 8, 8], max_tokens_per_batch=None),
-         "bucket.batch_sizes"),
-        (lambda c: c["bucket"].update(batch_sizes=[8], max_tokens_per_batch=None), "bucket.batch_sizes"),  # auto
+        (
+            lambda c: c["bucket"].update(
+                boundaries=[100, 200], batch_sizes=[8, 8, 8], max_tokens_per_batch=None
+            ),
+            "bucket.batch_sizes",
+        ),
+        (
+            lambda c: c["bucket"].update(batch_sizes=[8], max_tokens_per_batch=None),
+            "bucket.batch_sizes",
+        ),  # auto
         (lambda c: c["bucket"].update(max_tokens_per_batch=None), "bucket.batch_sizes"),  # neither
         (lambda c: c["bucket"].update(boundaries="quantiles"), "bucket.boundaries"),
         (lambda c: c["bucket"].update(n_buckets=0), "bucket.n_buckets"),
@@ -75,8 +85,10 @@ def test_bucket_settings_both_ways_and_from_the_command_line():
     explicit = default_config()
     explicit["bucket"].update(boundaries=[200, 300, 402], batch_sizes=[64, 48, 32], max_tokens_per_batch=None)
     assert validate_config(explicit, SCHEMA)["bucket"]["batch_sizes"] == [64, 48, 32]
-    typed = coerce_strings({"boundaries": ["200", "402"], "max_tokens_per_batch": "null", "target_efficiency": "0.9"},
-                           SCHEMA["properties"]["bucket"])
+    typed = coerce_strings(
+        {"boundaries": ["200", "402"], "max_tokens_per_batch": "null", "target_efficiency": "0.9"},
+        SCHEMA["properties"]["bucket"],
+    )
     assert typed == {"boundaries": [200, 402], "max_tokens_per_batch": None, "target_efficiency": 0.9}
     assert coerce_strings({"boundaries": "auto"}, SCHEMA["properties"]["bucket"]) == {"boundaries": "auto"}
 
@@ -108,13 +120,22 @@ def test_a_config_file_with_a_duplicate_key_is_refused_naming_file_and_key(tmp_p
         (lambda c: c["train"].update(seed=-1), "train.seed", "-1 is less than the minimum of 0"),
         (lambda c: c["split"].update(seed=-3), "split.seed", "-3 is less than the minimum of 0"),
         (lambda c: c["train"].update(lr=float("inf")), "train.lr", "must be a finite number, got inf"),
-        (lambda c: c["evaluate"].update(threshold=float("nan")), "evaluate.threshold",
-         "must be a finite number, got nan"),
-        (lambda c: c["cluster"]["env"].update({"A=B": "1"}), "cluster.env",
-         "'A=B' is not a valid environment variable name"),
+        (
+            lambda c: c["evaluate"].update(threshold=float("nan")),
+            "evaluate.threshold",
+            "must be a finite number, got nan",
+        ),
+        (
+            lambda c: c["cluster"]["env"].update({"A=B": "1"}),
+            "cluster.env",
+            "'A=B' is not a valid environment variable name",
+        ),
         (lambda c: c["train"].update(epochs=2.5), "train.epochs", "2.5 is not of type 'integer'"),
-        (lambda c: c["split"]["fractions"].update(train=0.9, test=0.0), "split.fractions.test",
-         "0.0 is less than or equal to the minimum of 0"),
+        (
+            lambda c: c["split"]["fractions"].update(train=0.9, test=0.0),
+            "split.fractions.test",
+            "0.0 is less than or equal to the minimum of 0",
+        ),
     ],
 )
 def test_values_the_schema_used_to_pass_but_that_crash_later_are_refused(change, key, message):

@@ -23,8 +23,16 @@ TINY = {"seed": 7, "n_genes": 400, "calls_per_gene": 3}
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     folder = tmp_path_factory.mktemp("demo")
-    demo_data_main(["--genome", str(folder / "g.fa.gz"), "--calls", str(folder / "calls.tsv"),
-                    "--config", json.dumps({"demo": {"n_genes": 400}})])
+    demo_data_main(
+        [
+            "--genome",
+            str(folder / "g.fa.gz"),
+            "--calls",
+            str(folder / "calls.tsv"),
+            "--config",
+            json.dumps({"demo": {"n_genes": 400}}),
+        ]
+    )
     return folder
 
 
@@ -48,15 +56,31 @@ def test_more_calls_per_gene(demo, tmp_path):
 
 def test_bad_demo_config_is_named(tmp_path):
     with pytest.raises(InputError, match="config: demo.n_genes: 2 is less than the minimum of 3"):
-        demo_data_main(["--genome", str(tmp_path / "g.fa"), "--calls", str(tmp_path / "c.tsv"),
-                        "--config", json.dumps({"demo": {"n_genes": 2}})])
+        demo_data_main(
+            [
+                "--genome",
+                str(tmp_path / "g.fa"),
+                "--calls",
+                str(tmp_path / "c.tsv"),
+                "--config",
+                json.dumps({"demo": {"n_genes": 2}}),
+            ]
+        )
     assert not list(tmp_path.iterdir())
 
 
 def test_calls_schema_and_class_balance(demo):
     calls = pl.read_csv(demo / "calls.tsv", separator="\t")
     assert calls.columns == [
-        "gene_id", "chrom", "position", "strand", "splice_type", "pred_type", "score", "gene_start", "gene_end",
+        "gene_id",
+        "chrom",
+        "position",
+        "strand",
+        "splice_type",
+        "pred_type",
+        "score",
+        "gene_start",
+        "gene_end",
     ]
     shares = calls["pred_type"].value_counts(normalize=True)
     share = dict(zip(shares["pred_type"], shares["proportion"]))
@@ -77,13 +101,27 @@ def test_genome_has_soft_masking_and_n(demo):
 def test_motif_enriched_in_error_windows_of_one_length(demo, tmp_path, error_label):
     out = tmp_path / "w.parquet"
     experiment = {"name": "x", "error_label": error_label, "correct_label": "TP"}
-    extract_main(["--genome", str(demo / "g.fa.gz"), "--calls", str(demo / "calls.tsv"), "--out", str(out),
-                  "--config", json.dumps({"experiment": experiment})])
+    extract_main(
+        [
+            "--genome",
+            str(demo / "g.fa.gz"),
+            "--calls",
+            str(demo / "calls.tsv"),
+            "--out",
+            str(out),
+            "--config",
+            json.dumps({"experiment": experiment}),
+        ]
+    )
     windows = pl.read_parquet(out)
-    rate = windows.group_by("label").agg(pl.col("sequence").str.contains(MOTIF).mean()).sort("label")["sequence"]
+    rate = (
+        windows.group_by("label").agg(pl.col("sequence").str.contains(MOTIF).mean()).sort("label")["sequence"]
+    )
     assert rate[0] < 0.2 and rate[1] > 0.7
     assert set(windows["length"]) == {401} and set(windows["site_offset"]) == {200}
-    outside_gene = ((windows["position"] - windows["gene_start"] < 200) | (windows["gene_end"] - windows["position"] < 200))
+    outside_gene = (windows["position"] - windows["gene_start"] < 200) | (
+        windows["gene_end"] - windows["position"] < 200
+    )
     assert 0.3 < outside_gene.mean() < 0.7  # half the windows take flank from beyond their gene
 
 

@@ -21,8 +21,11 @@ def test_plot_env_does_not_carry_torch():
 
 
 def test_envs_are_generated_from_requirements_and_imports():
-    stale = [env for env, text in env_files.expected_envs().items()
-             if (env_files.ROOT / "envs" / env).read_text() != text]
+    stale = [
+        env
+        for env, text in env_files.expected_envs().items()
+        if (env_files.ROOT / "envs" / env).read_text() != text
+    ]
     assert not stale, f"envs out of date: {stale}; run `make envs`"
 
 

@@ -57,7 +57,9 @@ def test_files_are_the_declared_artifacts(trained, tmp_path):
 def test_predictions_keep_the_windows_call_columns_and_the_baseline_scores(trained, tmp_path):
     predictions = pl.read_parquet(evaluate_into(trained, tmp_path)["predictions"])
     windows = pl.read_parquet(trained["windows"])
-    carried = [c for c in windows.columns if c not in (*PREDICTION_COLUMNS, *PREDICTION_DROPPED_WINDOW_COLUMNS)]
+    carried = [
+        c for c in windows.columns if c not in (*PREDICTION_COLUMNS, *PREDICTION_DROPPED_WINDOW_COLUMNS)
+    ]
     baseline_columns = [f"{BASELINE_SCORE_PREFIX}{name}" for name in BASELINES]
     assert predictions.columns == [*PREDICTION_COLUMNS, *carried, *baseline_columns]
     assert {"score", "chrom", "position", "strand", "splice_type"} <= set(carried)
@@ -68,7 +70,8 @@ def test_predictions_keep_the_windows_call_columns_and_the_baseline_scores(train
     report = json.loads((tmp_path / "metrics.json").read_text())["comparison"]["overall"]["predictors"]
     for name in BASELINES:
         assert roc_auc(predictions["label"], predictions[f"{BASELINE_SCORE_PREFIX}{name}"]) == pytest.approx(
-            report[name]["roc_auc"]["estimate"])
+            report[name]["roc_auc"]["estimate"]
+        )
 
 
 def test_auto_threshold_maximises_f1_on_the_validation_split(trained, tmp_path):
@@ -83,8 +86,10 @@ def test_auto_threshold_maximises_f1_on_the_validation_split(trained, tmp_path):
     # no other cut between the validation scores does better on the validation split
     f1_at_choice = binary_metrics(val.labels, val_probs, choice["threshold"])["f1"]
     assert f1_at_choice == pytest.approx(choice["criterion_value"])
-    assert all((binary_metrics(val.labels, val_probs, cut)["f1"] or 0) <= f1_at_choice + 1e-12
-               for cut in np.unique(val_probs))
+    assert all(
+        (binary_metrics(val.labels, val_probs, cut)["f1"] or 0) <= f1_at_choice + 1e-12
+        for cut in np.unique(val_probs)
+    )
     predictions = pl.read_parquet(paths["predictions"])
     assert (predictions["pred"] == (predictions["prob"] >= choice["threshold"]).cast(pl.Int8)).all()
 

@@ -85,10 +85,26 @@ def test_the_entry_point_writes_the_declared_tables_and_plots(tmp_path, method):
     windows = make_windows(tmp_path / "windows.parquet", n=60, seed=1)
     model = write_untrained_model(tmp_path, 3001)
     out = tmp_path / "explain"
-    explain_main(["--windows", str(windows), "--model", str(model["model"]), "--model-config",
-                  str(model["model_config"]), "--experiment", "toy", "--out-attribution", str(out / "attribution.tsv"),
-                  "--out-kmers", str(out / "kmers.tsv"), "--out-dir", str(out),
-                  "--config", json.dumps({"explain": {"method": method, "max_windows": 1, "kmer_k": 4}})])
+    explain_main(
+        [
+            "--windows",
+            str(windows),
+            "--model",
+            str(model["model"]),
+            "--model-config",
+            str(model["model_config"]),
+            "--experiment",
+            "toy",
+            "--out-attribution",
+            str(out / "attribution.tsv"),
+            "--out-kmers",
+            str(out / "kmers.tsv"),
+            "--out-dir",
+            str(out),
+            "--config",
+            json.dumps({"explain": {"method": method, "max_windows": 1, "kmer_k": 4}}),
+        ]
+    )
     attribution = pl.read_csv(out / "attribution.tsv", separator="\t")
     assert attribution.columns == list(ATTRIBUTION_COLUMNS)
     assert set(attribution["splice_type"]) == {"donor", "acceptor"}
@@ -121,5 +137,7 @@ def test_auto_method_uses_gradients_only_where_tokens_map_to_bases():
     from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
 
     assert resolved_method("auto", NucleotideTokenizer(1)) == "gradient_x_input"
-    assert resolved_method("auto", SimpleNamespace(needs_sequences=True)) == "in_silico_mutagenesis"  # BPE, HF
+    assert (
+        resolved_method("auto", SimpleNamespace(needs_sequences=True)) == "in_silico_mutagenesis"
+    )  # BPE, HF
     assert resolved_method("in_silico_mutagenesis", NucleotideTokenizer(3)) == "in_silico_mutagenesis"

@@ -48,8 +48,18 @@ def write_calls(tmp_path, rows, header=HEADER, name="calls.tsv"):
 
 
 def run_extract(genome_dir, calls, out, config=None):
-    extract_main(["--genome", str(genome_dir), "--calls", str(calls), "--out", str(out),
-                  "--config", config or extract_config()])
+    extract_main(
+        [
+            "--genome",
+            str(genome_dir),
+            "--calls",
+            str(calls),
+            "--out",
+            str(out),
+            "--config",
+            config or extract_config(),
+        ]
+    )
     return pl.read_parquet(out)
 
 
@@ -67,8 +77,21 @@ def revcomp(text):
 def test_windows_centred_padded_and_reverse_complemented(genome_dir, tmp_path):
     windows = library_windows(genome_dir, write_calls(tmp_path, ROWS))
     assert windows.columns == [
-        "id", "gene_id", "split", "label", "sequence", "length", "site_offset",
-        "chrom", "position", "strand", "splice_type", "pred_type", "score", "gene_start", "gene_end",
+        "id",
+        "gene_id",
+        "split",
+        "label",
+        "sequence",
+        "length",
+        "site_offset",
+        "chrom",
+        "position",
+        "strand",
+        "splice_type",
+        "pred_type",
+        "score",
+        "gene_start",
+        "gene_end",
     ]
     assert windows.schema["label"] == pl.Int8 and windows.schema["length"] == pl.Int32
     assert windows.schema["score"] == pl.Float64 and windows.schema["position"] == pl.Int64
@@ -94,12 +117,19 @@ def test_flank_and_labels_come_from_the_config(genome_dir, tmp_path):
 def test_sites_near_a_gene_edge_keep_the_length_and_the_site_at_the_centre(genome_dir, tmp_path):
     """Windows are not clipped to the gene span: the flank comes from the genome beyond it, so a
     site at its gene's first or last base has the window of any other site (no shape leak)."""
-    rows = ["g1\tchr1\t11\t+\tdonor\tFP\t0.9\t11\t13",   # the gene's first base
-            "g1\tchr1\t13\t-\tdonor\tTP\t0.9\t11\t13",   # its last base
-            "g2\tchr1\t28\t-\tacceptor\tFP\t0.9\t28\t28",  # a one-base gene
-            "g3\tchr1\t20\t+\tacceptor\tTP\t0.9\t2\t39"]   # far from both gene edges
+    rows = [
+        "g1\tchr1\t11\t+\tdonor\tFP\t0.9\t11\t13",  # the gene's first base
+        "g1\tchr1\t13\t-\tdonor\tTP\t0.9\t11\t13",  # its last base
+        "g2\tchr1\t28\t-\tacceptor\tFP\t0.9\t28\t28",  # a one-base gene
+        "g3\tchr1\t20\t+\tacceptor\tTP\t0.9\t2\t39",
+    ]  # far from both gene edges
     windows = library_windows(genome_dir, write_calls(tmp_path, rows), flank=5).sort("id")
-    assert windows["sequence"].to_list() == [CHR1[5:16], revcomp(CHR1[7:18]), revcomp(CHR1[22:33]), CHR1[14:25]]
+    assert windows["sequence"].to_list() == [
+        CHR1[5:16],
+        revcomp(CHR1[7:18]),
+        revcomp(CHR1[22:33]),
+        CHR1[14:25],
+    ]
     assert set(windows["length"]) == {11} and set(windows["site_offset"]) == {5}
     for row in windows.iter_rows(named=True):
         base = CHR1[row["position"] - 1]
@@ -121,8 +151,11 @@ def random_genome_dir(tmp_path, length=20_000, seed=0):
 
 def many_gene_rows(n_genes: int) -> list[str]:
     """One FP and one TP call per gene, genes 60 nt apart on chr1, every call with a score."""
-    return [f"g{gene}\tchr1\t{100 + 60 * gene + 10 * i}\t{'+-'[gene % 2]}\tdonor\t{pred}\t0.{gene % 9}\t\t"
-            for gene in range(n_genes) for i, pred in enumerate(("FP", "TP"))]
+    return [
+        f"g{gene}\tchr1\t{100 + 60 * gene + 10 * i}\t{'+-'[gene % 2]}\tdonor\t{pred}\t0.{gene % 9}\t\t"
+        for gene in range(n_genes)
+        for i, pred in enumerate(("FP", "TP"))
+    ]
 
 
 def test_every_call_column_is_kept_and_the_notes_describe_the_table(tmp_path):
@@ -138,7 +171,10 @@ def test_every_call_column_is_kept_and_the_notes_describe_the_table(tmp_path):
     assert notes["dropped"] == {"all_n_windows": 0}
     counts = windows.group_by("split", "label").len()
     assert sum(notes["class_counts"][split]["error"] for split in ("train", "val", "test")) == 200
-    assert notes["class_counts"]["test"]["error"] == counts.filter((pl.col("split") == "test") & (pl.col("label") == 1))["len"][0]
+    assert (
+        notes["class_counts"]["test"]["error"]
+        == counts.filter((pl.col("split") == "test") & (pl.col("label") == 1))["len"][0]
+    )
 
 
 def test_csv_and_parquet_calls(tmp_path):
@@ -152,15 +188,45 @@ def test_csv_and_parquet_calls(tmp_path):
 
 
 BAD_CALLS = [
-    (HEADER.replace("\tstrand", ""), [r.replace("\t+", "").replace("\t-", "") for r in ROWS], "column 'strand'", "missing"),
+    (
+        HEADER.replace("\tstrand", ""),
+        [r.replace("\t+", "").replace("\t-", "") for r in ROWS],
+        "column 'strand'",
+        "missing",
+    ),
     (HEADER, ROWS[:2] + ["g2\tchr2\t2\t*\tdonor\tTP\t0.7\t1\t12"], "column 'strand' row 3", "'\\*'"),
     (HEADER, ROWS[:2] + ["g2\tchr2\t2\t+\texon\tTP\t0.7\t1\t12"], "column 'splice_type' row 3", "exon"),
     (HEADER, ROWS[:2] + ["g2\tchr2\t2\t+\tdonor\tXX\t0.7\t1\t12"], "column 'pred_type' row 3", "XX"),
-    (HEADER, ROWS[:2] + ["g2\tchr2\t0\t+\tdonor\tTP\t0.7\t\t"], "column 'position' row 3", "outside the chromosome"),
-    (HEADER, ROWS[:2] + ["g2\tchr2\t13\t+\tdonor\tTP\t0.7\t\t"], "column 'position' row 3", "outside the chromosome"),
-    (HEADER, ROWS[:2] + ["g2\tchr2\tx1\t+\tdonor\tTP\t0.7\t1\t12"], "column 'position' row 3", "not an integer"),
-    (HEADER, ROWS[:2] + ["g2\t2\t2\t+\tdonor\tTP\t0.7\t1\t12"], "column 'chrom' row 3", "did you mean 'chr2'"),
-    (HEADER, ROWS[:2] + ["g2\tchr2\t2\t+\tdonor\tTP\t0.7\t5\t3"], "column 'gene_start' row 3", "gene_start > gene_end"),
+    (
+        HEADER,
+        ROWS[:2] + ["g2\tchr2\t0\t+\tdonor\tTP\t0.7\t\t"],
+        "column 'position' row 3",
+        "outside the chromosome",
+    ),
+    (
+        HEADER,
+        ROWS[:2] + ["g2\tchr2\t13\t+\tdonor\tTP\t0.7\t\t"],
+        "column 'position' row 3",
+        "outside the chromosome",
+    ),
+    (
+        HEADER,
+        ROWS[:2] + ["g2\tchr2\tx1\t+\tdonor\tTP\t0.7\t1\t12"],
+        "column 'position' row 3",
+        "not an integer",
+    ),
+    (
+        HEADER,
+        ROWS[:2] + ["g2\t2\t2\t+\tdonor\tTP\t0.7\t1\t12"],
+        "column 'chrom' row 3",
+        "did you mean 'chr2'",
+    ),
+    (
+        HEADER,
+        ROWS[:2] + ["g2\tchr2\t2\t+\tdonor\tTP\t0.7\t5\t3"],
+        "column 'gene_start' row 3",
+        "gene_start > gene_end",
+    ),
     (HEADER, ROWS[:2] + [ROWS[1]], "row 3", "duplicate call"),
     (HEADER, [ROWS[1], ROWS[2]], "experiment 'fp'", "no FP rows \\(error class\\) in calls.tsv"),
 ]
@@ -188,8 +254,19 @@ def test_cli_exit_code_2_one_line_no_output(genome_dir, tmp_path, bad_row):
     header, rows, field, _ = BAD_CALLS[bad_row]
     calls = write_calls(tmp_path, rows, header)
     out = tmp_path / "w.parquet"
-    command = [sys.executable, "-m", "workflow_scripts.rules.extract", "--genome", str(genome_dir),
-               "--calls", str(calls), "--out", str(out), "--config", extract_config()]
+    command = [
+        sys.executable,
+        "-m",
+        "workflow_scripts.rules.extract",
+        "--genome",
+        str(genome_dir),
+        "--calls",
+        str(calls),
+        "--out",
+        str(out),
+        "--config",
+        extract_config(),
+    ]
     result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=subprocess_env())
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
@@ -197,13 +274,19 @@ def test_cli_exit_code_2_one_line_no_output(genome_dir, tmp_path, bad_row):
     assert not out.exists() and not list(tmp_path.glob(".w.parquet*"))
 
 
-@pytest.mark.parametrize("config, field", [
-    (extract_config((0.5, 0.5, 0.5)), "split.fractions"),
-    (extract_config((-0.1, 0.6, 0.5)), "split.fractions.train"),
-    (extract_config(flank=0), "window.flank"),
-    (extract_config(experiment={"name": "x", "error_label": "TP", "correct_label": "TP"}), "experiment.error_label"),
-    (json.dumps({"window": {"flank": 3}}), "experiment.name"),
-])
+@pytest.mark.parametrize(
+    "config, field",
+    [
+        (extract_config((0.5, 0.5, 0.5)), "split.fractions"),
+        (extract_config((-0.1, 0.6, 0.5)), "split.fractions.train"),
+        (extract_config(flank=0), "window.flank"),
+        (
+            extract_config(experiment={"name": "x", "error_label": "TP", "correct_label": "TP"}),
+            "experiment.error_label",
+        ),
+        (json.dumps({"window": {"flank": 3}}), "experiment.name"),
+    ],
+)
 def test_bad_config_is_named(genome_dir, tmp_path, config, field):
     with pytest.raises(InputError) as caught:
         run_extract(genome_dir, write_calls(tmp_path, ROWS), tmp_path / "w.parquet", config)
@@ -211,8 +294,14 @@ def test_bad_config_is_named(genome_dir, tmp_path, config, field):
     assert not (tmp_path / "w.parquet").exists()
 
 
-@pytest.mark.parametrize("inputs, flag", [([], "--calls/--genome"), (["--calls", "c.tsv"], "--calls/--genome"),
-                                          (["--sequences", "s.tsv", "--calls", "c.tsv"], "--sequences")])
+@pytest.mark.parametrize(
+    "inputs, flag",
+    [
+        ([], "--calls/--genome"),
+        (["--calls", "c.tsv"], "--calls/--genome"),
+        (["--sequences", "s.tsv", "--calls", "c.tsv"], "--sequences"),
+    ],
+)
 def test_one_input_mode(tmp_path, inputs, flag):
     with pytest.raises(InputError) as caught:
         extract_main([*inputs, "--out", str(tmp_path / "w.parquet"), "--config", extract_config()])
@@ -242,20 +331,28 @@ def sequences_config() -> str:
 
 def filler_sequences(n_genes=20) -> dict:
     """Rows that give every split both labels: genes f0.. with one window of each label."""
-    return {"sequence": ["ACGTAC", "TTGACA"] * n_genes, "label": [1, 0] * n_genes,
-            "gene_id": [f"f{i // 2}" for i in range(2 * n_genes)]}
+    return {
+        "sequence": ["ACGTAC", "TTGACA"] * n_genes,
+        "label": [1, 0] * n_genes,
+        "gene_id": [f"f{i // 2}" for i in range(2 * n_genes)],
+    }
 
 
 def test_sequences_mode(tmp_path):
     filler = filler_sequences()
-    table = pl.DataFrame({
-        "sequence": ["acgtn", "GGGG", "TTAA", "CCAT", *filler["sequence"], "nnnN"],
-        "label": [1, 0, 1, 0, *filler["label"], 1],
-        "gene_id": ["a", "a", "b", "c", *filler["gene_id"], "n"], "score": [0.5] * 45,
-    })
+    table = pl.DataFrame(
+        {
+            "sequence": ["acgtn", "GGGG", "TTAA", "CCAT", *filler["sequence"], "nnnN"],
+            "label": [1, 0, 1, 0, *filler["label"], 1],
+            "gene_id": ["a", "a", "b", "c", *filler["gene_id"], "n"],
+            "score": [0.5] * 45,
+        }
+    )
     table.write_csv(tmp_path / "seqs.csv")
     out = tmp_path / "w.parquet"
-    extract_main(["--sequences", str(tmp_path / "seqs.csv"), "--out", str(out), "--config", sequences_config()])
+    extract_main(
+        ["--sequences", str(tmp_path / "seqs.csv"), "--out", str(out), "--config", sequences_config()]
+    )
     windows = pl.read_parquet(out)
     assert windows["sequence"].to_list()[:4] == ["ACGTN", "GGGG", "TTAA", "CCAT"]
     assert windows["id"].to_list()[:4] == ["s:1", "s:2", "s:3", "s:4"]
@@ -273,16 +370,28 @@ def test_sequences_mode(tmp_path):
 def test_sequences_mode_bad_rows(tmp_path, sequence, label, message):
     pl.DataFrame({"sequence": [sequence, "ACGT"], "label": [label, 0]}).write_parquet(tmp_path / "s.parquet")
     with pytest.raises(InputError, match=message):
-        extract_main(["--sequences", str(tmp_path / "s.parquet"), "--out", str(tmp_path / "o.parquet"),
-                      "--config", sequences_config()])
+        extract_main(
+            [
+                "--sequences",
+                str(tmp_path / "s.parquet"),
+                "--out",
+                str(tmp_path / "o.parquet"),
+                "--config",
+                sequences_config(),
+            ]
+        )
     assert not (tmp_path / "o.parquet").exists()
 
 
 def test_sequences_mode_without_gene_id_groups_each_row(tmp_path):
     ids = [f"w{i}" for i in range(40)]
-    pl.DataFrame({"sequence": ["AC", "GT"] * 20, "label": ["1", "0"] * 20, "id": ids}).write_parquet(tmp_path / "s.parquet")
+    pl.DataFrame({"sequence": ["AC", "GT"] * 20, "label": ["1", "0"] * 20, "id": ids}).write_parquet(
+        tmp_path / "s.parquet"
+    )
     out = tmp_path / "o.parquet"
-    extract_main(["--sequences", str(tmp_path / "s.parquet"), "--out", str(out), "--config", sequences_config()])
+    extract_main(
+        ["--sequences", str(tmp_path / "s.parquet"), "--out", str(out), "--config", sequences_config()]
+    )
     windows = pl.read_parquet(out)
     assert windows["gene_id"].to_list() == ids == windows["id"].to_list()
     assert "chrom" not in windows.columns and "site_offset" not in windows.columns

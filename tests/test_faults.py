@@ -28,8 +28,16 @@ def inputs(tmp_path_factory):
 
 
 def start(command: list[str], **kwargs) -> subprocess.Popen:
-    return subprocess.Popen(command, cwd=ROOT, env=subprocess_env(), start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs)
+    return subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=subprocess_env(),
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        **kwargs,
+    )
 
 
 def wait_for(path: Path, process: subprocess.Popen, timeout: float = 180) -> None:
@@ -81,13 +89,21 @@ def test_a_killed_rank_ends_the_job_in_bounded_time_naming_the_rank(inputs, tmp_
 def test_a_non_finite_loss_stops_training_naming_rank_and_step(inputs, tmp_path):
     command = launch_command(inputs, tmp_path, {"epochs": 3, "lr": 1e30, "log_every_steps": 1}, MODEL)
     began = time.monotonic()
-    result = subprocess.run(command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=180)
+    result = subprocess.run(
+        command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=180
+    )
     seconds = time.monotonic() - began
     output = result.stdout + result.stderr
-    found = re.search(r"^errorseq: error: training: rank (\d+): loss is (nan|inf|-inf) at step (\d+) "
-                      r"\(epoch 1\); lower train.lr", output, re.MULTILINE)
+    found = re.search(
+        r"^errorseq: error: training: rank (\d+): loss is (nan|inf|-inf) at step (\d+) "
+        r"\(epoch 1\); lower train.lr",
+        output,
+        re.MULTILINE,
+    )
     assert result.returncode != 0 and found, output[-3000:]
-    print(f"\nloss {found.group(2)} at step {found.group(3)}: reported, job ended {seconds:.1f} s after launch")
+    print(
+        f"\nloss {found.group(2)} at step {found.group(3)}: reported, job ended {seconds:.1f} s after launch"
+    )
     assert int(found.group(3)) <= 5
     assert not (tmp_path / "model.pt").exists() and not (tmp_path / "model.json").exists()
 
@@ -100,8 +116,11 @@ INTERRUPTED = {
     "train": {"epochs": 8, "checkpoint_every_steps": 2, "log_every_steps": 2},
 }
 MODEL_PT = "results/fp_vs_tp/model/model.pt"
-FINISHED = ("results/genome/index.tsv", "results/fp_vs_tp/windows.parquet",
-            "results/fp_vs_tp/buckets/manifest.parquet")
+FINISHED = (
+    "results/genome/index.tsv",
+    "results/fp_vs_tp/windows.parquet",
+    "results/fp_vs_tp/buckets/manifest.parquet",
+)
 
 
 def test_a_killed_snakemake_run_resumes_training_without_redoing_finished_rules(tmp_path):
@@ -145,15 +164,28 @@ def test_a_killed_snakemake_run_resumes_training_without_redoing_finished_rules(
 
 
 # ---- atomic outputs ---------------------------------------------------------------------------
-WRITE_CALL = re.compile(r"\b(write_parquet|write_text|write_bytes|write_csv|savefig|torch\.save|np\.save|"
-                        r"dcp\.save)\(|open\([^)]*['\"][wa]b?['\"]")
+WRITE_CALL = re.compile(
+    r"\b(write_parquet|write_text|write_bytes|write_csv|savefig|torch\.save|np\.save|"
+    r"dcp\.save)\(|open\([^)]*['\"][wa]b?['\"]"
+)
 # Writes that are not outputs of a rule, or land in a folder that is renamed when complete.
 NOT_OUTPUTS = {
-    ("training/telemetry.py", "self.path"): "the step log is checkpoints/steps.partial.jsonl; train copies it atomically",
-    ("training/strategies/fsdp.py", "dcp.save"): "writes into the checkpoint's .partial folder (checkpoint.py renames it)",
-    ("training/telemetry.py", 'open(path, "a"'): "the console (Snakemake's stderr): progress lines, not an output",
-    ("data/tables.py", "write_parquet(self.parts[-1])"):
-        "ParquetParts: parts in a scratch folder; close() joins them into the output through atomic_path",
+    (
+        "training/telemetry.py",
+        "self.path",
+    ): "the step log is checkpoints/steps.partial.jsonl; train copies it atomically",
+    (
+        "training/strategies/fsdp.py",
+        "dcp.save",
+    ): "writes into the checkpoint's .partial folder (checkpoint.py renames it)",
+    (
+        "training/telemetry.py",
+        'open(path, "a"',
+    ): "the console (Snakemake's stderr): progress lines, not an output",
+    (
+        "data/tables.py",
+        "write_parquet(self.parts[-1])",
+    ): "ParquetParts: parts in a scratch folder; close() joins them into the output through atomic_path",
 }
 TEMPORARY = re.compile(r"\b(tmp|with_tmp|partial|handle)\b")
 

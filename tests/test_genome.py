@@ -62,9 +62,21 @@ def test_missing_fasta(tmp_path):
 
 def test_index_genome_rule_writes_a_cache_that_maps(tmp_path):
     idx = tmp_path / "idx"
-    main(["--fasta", str(write(tmp_path, "g.fa", FASTA)), "--sequence", str(idx / "sequence.npy"),
-          "--index", str(idx / "index.tsv")])
-    assert (idx / "index.tsv").read_text().splitlines() == ["name\tlength\toffset", "chr1\t12\t0", "chr2\t8\t12"]
+    main(
+        [
+            "--fasta",
+            str(write(tmp_path, "g.fa", FASTA)),
+            "--sequence",
+            str(idx / "sequence.npy"),
+            "--index",
+            str(idx / "index.tsv"),
+        ]
+    )
+    assert (idx / "index.tsv").read_text().splitlines() == [
+        "name\tlength\toffset",
+        "chr1\t12\t0",
+        "chr2\t8\t12",
+    ]
     cached = Genome.open_cached(idx)
     assert isinstance(cached.sequence, np.memmap)
     check_parsed(cached)
@@ -81,7 +93,9 @@ def test_index_that_disagrees_with_the_sequence_is_refused(tmp_path):
 
 
 def test_open_cached_missing_dir(tmp_path):
-    with pytest.raises(InputError, match="index.tsv: genome index: file not found; run the index_genome rule"):
+    with pytest.raises(
+        InputError, match="index.tsv: genome index: file not found; run the index_genome rule"
+    ):
         Genome.open_cached(tmp_path)
     with pytest.raises(InputError, match="absent: genome: not found"):
         open_genome(tmp_path / "absent")
@@ -129,7 +143,10 @@ def test_centred_windows_match_naive_with_n_outside_the_bounds():
     table = str.maketrans("ACGTN", "TGCAN")
     for i, text in enumerate(got):
         bases = genome.chromosome(genome.names[chrom[i]])
-        plus = "".join(bases[p] if low[i] <= p < high[i] else "N" for p in range(centres[i] - flank, centres[i] + flank + 1))
+        plus = "".join(
+            bases[p] if low[i] <= p < high[i] else "N"
+            for p in range(centres[i] - flank, centres[i] + flank + 1)
+        )
         assert text == (plus.translate(table)[::-1] if minus[i] else plus)
         assert text[flank] == (bases[centres[i]].translate(table) if minus[i] else bases[centres[i]])
 
@@ -139,12 +156,19 @@ def test_crlf_and_a_last_line_ending_in_cr_are_read(tmp_path):
     assert genome.chromosome("chr1") == "ACGTAC" and genome.chromosome("chr2") == "GG"
 
 
-@pytest.mark.parametrize("data, field, message", [
-    (b">chr1 x\rACGT\rAC\r>chr2\rGG\r", "record 'chr1'", "lines end with a carriage return alone"),
-    (b">chr1\nACGT\n>chr2\nAC\rGT\n", "record 'chr2'", "lines end with a carriage return alone"),
-    (b">chr1\nACGT\n>chr2\n>chr3\nAC\n", "record 'chr2'", "empty record: no sequence lines after its header"),
-    (b">chr1\nACGT\n>chr2\n  \n", "record 'chr2'", "empty record"),
-])
+@pytest.mark.parametrize(
+    "data, field, message",
+    [
+        (b">chr1 x\rACGT\rAC\r>chr2\rGG\r", "record 'chr1'", "lines end with a carriage return alone"),
+        (b">chr1\nACGT\n>chr2\nAC\rGT\n", "record 'chr2'", "lines end with a carriage return alone"),
+        (
+            b">chr1\nACGT\n>chr2\n>chr3\nAC\n",
+            "record 'chr2'",
+            "empty record: no sequence lines after its header",
+        ),
+        (b">chr1\nACGT\n>chr2\n  \n", "record 'chr2'", "empty record"),
+    ],
+)
 def test_fasta_line_endings_and_empty_records_are_named(tmp_path, data, field, message):
     with pytest.raises(InputError, match=message) as caught:
         load_fasta(write(tmp_path, "g.fa", data))

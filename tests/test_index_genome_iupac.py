@@ -18,8 +18,19 @@ def run_index(tmp_path, config: dict):
     fasta = tmp_path / "iupac.fa"
     fasta.write_text(FASTA)
     out = tmp_path / "index"
-    run_cli(index_genome.main, ["--fasta", str(fasta), "--sequence", str(out / "sequence.npy"),
-                                "--index", str(out / "index.tsv"), "--config", json.dumps(config)])
+    run_cli(
+        index_genome.main,
+        [
+            "--fasta",
+            str(fasta),
+            "--sequence",
+            str(out / "sequence.npy"),
+            "--index",
+            str(out / "index.tsv"),
+            "--config",
+            json.dumps(config),
+        ],
+    )
     return fasta, out
 
 
@@ -39,5 +50,7 @@ def test_refuse_is_the_default_and_names_the_first_code(tmp_path, capsys, config
         run_index(tmp_path, config)
     assert exit_info.value.code == 2
     lines = capsys.readouterr().err.strip().splitlines()
-    assert lines == [f"errorseq: error: {tmp_path / 'iupac.fa'}: chromosome 'chrA' position 5: invalid character 'K'; "
-                     "only A, C, G, T, N are allowed (to turn IUPAC codes into N, set index_genome: {iupac: to_n})"]
+    assert lines == [
+        f"errorseq: error: {tmp_path / 'iupac.fa'}: chromosome 'chrA' position 5: invalid character 'K'; "
+        "only A, C, G, T, N are allowed (to turn IUPAC codes into N, set index_genome: {iupac: to_n})"
+    ]

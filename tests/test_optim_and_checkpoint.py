@@ -100,13 +100,17 @@ def test_run_signature_changes_with_inputs_and_settings_not_logging(tmp_path):
 def test_a_finished_run_is_not_resumed_by_the_next(tmp_path, capsys):
     first = CheckpointManager(tmp_path, is_main=True, signature={"lr": 0.1})
     save(first, 10)
-    assert CheckpointManager(tmp_path, is_main=True, signature={"lr": 0.1}).latest_path().name == "step-00000010"
+    assert (
+        CheckpointManager(tmp_path, is_main=True, signature={"lr": 0.1}).latest_path().name == "step-00000010"
+    )
     first.mark_finished()  # the model was exported: a rerun now is a forced one
     again = CheckpointManager(tmp_path, is_main=True, signature={"lr": 0.1})
     assert again.latest_path() is None and again.resume_candidates() == []
     assert "finished (its model was exported): starting afresh" in capsys.readouterr().out
     save(again, 5)
-    assert CheckpointManager(tmp_path, is_main=True, signature={"lr": 0.1}).latest_path().name == "step-00000005"
+    assert (
+        CheckpointManager(tmp_path, is_main=True, signature={"lr": 0.1}).latest_path().name == "step-00000005"
+    )
 
 
 def test_a_saved_checkpoint_lists_its_file_sizes_and_a_cut_file_is_named(tmp_path):
@@ -138,8 +142,16 @@ def test_checkpoints_are_keyed_on_the_code_of_the_rule_that_trains(tmp_path, obj
     from workflow_scripts.training.run_spec import RunSpec
 
     files = make_training_inputs(tmp_path, n=20)
-    spec = RunSpec("exp", str(files["windows"]), str(files["manifest"]), str(files["summary"]),
-                   str(tmp_path / "checkpoints"), "w.pt", "w.json", "steps.jsonl")
+    spec = RunSpec(
+        "exp",
+        str(files["windows"]),
+        str(files["manifest"]),
+        str(files["summary"]),
+        str(tmp_path / "checkpoints"),
+        "w.pt",
+        "w.json",
+        "steps.jsonl",
+    )
     ctx = DistContext(0, 0, 1, torch.device("cpu"), None)
     signature = resume_signature(build_objective(objective, {}), spec, ctx)
     assert signature["code"] == rule_code_digest(rule) and len(signature["code"]) == 16

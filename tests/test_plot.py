@@ -311,12 +311,21 @@ def test_roc_and_pr_figures_draw_every_scored_baseline_but_chance(made_inputs):
     baseline_columns = [c for c in inputs.predictions.columns if c.startswith(BASELINE_SCORE_PREFIX)]
     assert len(baseline_columns) == len(BASELINES)  # the fixture's windows carry a score: all scored
     for figure in (roc_figure, precision_recall_figure):
-        labels = figure(inputs.predictions, inputs.metrics, inputs.bucket_summary).axes[0].get_legend_handles_labels()[1]
+        labels = (
+            figure(inputs.predictions, inputs.metrics, inputs.bucket_summary)
+            .axes[0]
+            .get_legend_handles_labels()[1]
+        )
         drawn = [label for label in labels if label.startswith("baseline: ")]
         assert len(drawn) == len(BASELINES) - 1 and not any("chance" in label for label in drawn)
         assert any("leak detector" in label for label in drawn)
-    base = next(label for label in roc_figure(inputs.predictions, inputs.metrics, inputs.bucket_summary)
-                .axes[0].get_legend_handles_labels()[1] if "base model's score" in label)
+    base = next(
+        label
+        for label in roc_figure(inputs.predictions, inputs.metrics, inputs.bucket_summary)
+        .axes[0]
+        .get_legend_handles_labels()[1]
+        if "base model's score" in label
+    )
     expected = inputs.metrics["comparison"]["overall"]["predictors"]["base_score"]["roc_auc"]["estimate"]
     assert base.endswith(f"AUC = {expected:.3f}")
 
@@ -331,7 +340,10 @@ def test_model_vs_baselines_figure_shows_each_group_and_the_verdicts(made_inputs
     assert [t.get_text() for t in value_ax.get_yticklabels()][0] == "error model"
     assert sum("leak detector" in t.get_text() for t in value_ax.get_yticklabels()) == 2
     verdicts = [text.get_text() for text in difference_ax.texts]
-    expected = [report["overall"]["differences"][name]["roc_auc"]["verdict"] for name in report["overall"]["differences"]]
+    expected = [
+        report["overall"]["differences"][name]["roc_auc"]["verdict"]
+        for name in report["overall"]["differences"]
+    ]
     assert verdicts == expected and "worse" in verdicts  # the untrained model against the base score
     assert "acceptor sites" in fig.axes[2 * len(METRICS)].get_title()
 

@@ -36,16 +36,30 @@ def evaluated(tmp_path_factory):
     write_parquet(split_windows(frame, section_defaults("split")), windows)
     buckets = write_buckets(windows, directory)
     model = write_untrained_model(directory, 3001)
-    evaluation = run_evaluate(windows, buckets["manifest"], model, directory,
-                              config={"evaluate": {"batch_size": BATCH_SIZE, "bootstrap_replicates": 20}})
+    evaluation = run_evaluate(
+        windows,
+        buckets["manifest"],
+        model,
+        directory,
+        config={"evaluate": {"batch_size": BATCH_SIZE, "bootstrap_replicates": 20}},
+    )
     return {"genome": genome, "calls": calls, "windows": windows, **model, **evaluation}
 
 
 def run_predict(evaluated, calls, out, chunk_size=200_000, **overrides):
-    paths = {"calls": calls, "genome": evaluated["genome"], "model": evaluated["model"],
-             "model-config": evaluated["model_config"], "metrics": evaluated["metrics"], **overrides}
-    config = {"predict": {"chunk_size": chunk_size}, "window": {"flank": FLANK},
-              "evaluate": {"batch_size": BATCH_SIZE}}
+    paths = {
+        "calls": calls,
+        "genome": evaluated["genome"],
+        "model": evaluated["model"],
+        "model-config": evaluated["model_config"],
+        "metrics": evaluated["metrics"],
+        **overrides,
+    }
+    config = {
+        "predict": {"chunk_size": chunk_size},
+        "window": {"flank": FLANK},
+        "evaluate": {"batch_size": BATCH_SIZE},
+    }
     argv = [f"--{name}={value}" for name, value in paths.items()]
     predict_main([*argv, "--experiment", "fp_vs_tp", "--out", str(out), "--config", json.dumps(config)])
     return pl.read_parquet(out)
@@ -66,7 +80,9 @@ def test_scoring_the_test_split_reproduces_evaluate_exactly(evaluated, tmp_path)
 
 def test_every_input_column_is_kept_in_order_with_its_values(evaluated, tmp_path):
     calls = pl.read_csv(evaluated["calls"], separator="\t", infer_schema=False).head(60)
-    calls = calls.with_columns(pl.Series("transcript", [f"t{i}" for i in range(60)]), pl.lit("x").alias("note"))
+    calls = calls.with_columns(
+        pl.Series("transcript", [f"t{i}" for i in range(60)]), pl.lit("x").alias("note")
+    )
     calls.write_csv(tmp_path / "calls.tsv", separator="\t")
     scored = run_predict(evaluated, tmp_path / "calls.tsv", tmp_path / "out.parquet")
     assert scored.columns == [*calls.columns, *NEW_CALL_PREDICTION_COLUMNS]
@@ -102,8 +118,9 @@ def one_line_error(capsys, call) -> str:
 
 def test_a_missing_model_is_one_line_naming_it(evaluated, tmp_path, capsys):
     missing = tmp_path / "none" / "model.pt"
-    line = one_line_error(capsys, lambda: run_predict(evaluated, evaluated["calls"], tmp_path / "o.parquet",
-                                                      model=missing))
+    line = one_line_error(
+        capsys, lambda: run_predict(evaluated, evaluated["calls"], tmp_path / "o.parquet", model=missing)
+    )
     assert line.startswith(f"errorseq: error: {missing}: model: file does not exist")
 
 
@@ -111,8 +128,12 @@ def test_a_missing_model_is_one_line_naming_it(evaluated, tmp_path, capsys):
 def test_a_calls_table_without_a_site_column_is_one_line_naming_it(evaluated, tmp_path, capsys, column):
     calls = pl.read_csv(evaluated["calls"], separator="\t").drop(column)
     calls.write_csv(tmp_path / "calls.tsv", separator="\t")
-    line = one_line_error(capsys, lambda: run_predict(evaluated, tmp_path / "calls.tsv", tmp_path / "o.parquet"))
-    assert line.startswith(f"errorseq: error: {tmp_path / 'calls.tsv'}: column '{column}': required column missing")
+    line = one_line_error(
+        capsys, lambda: run_predict(evaluated, tmp_path / "calls.tsv", tmp_path / "o.parquet")
+    )
+    assert line.startswith(
+        f"errorseq: error: {tmp_path / 'calls.tsv'}: column '{column}': required column missing"
+    )
 
 
 def test_a_column_the_model_reads_must_be_there(evaluated, tmp_path, capsys):
@@ -121,25 +142,36 @@ def test_a_column_the_model_reads_must_be_there(evaluated, tmp_path, capsys):
     config.write_text(json.dumps({**saved, MODEL_INPUT_COLUMNS_FIELD: ["score"]}))
     calls = pl.read_csv(evaluated["calls"], separator="\t").drop("score")
     calls.write_csv(tmp_path / "calls.tsv", separator="\t")
-    line = one_line_error(capsys, lambda: run_predict(evaluated, tmp_path / "calls.tsv", tmp_path / "o.parquet",
-                                                      **{"model-config": config}))
-    assert line == (f"errorseq: error: {tmp_path / 'calls.tsv'}: column 'score': required column missing: "
-                    f"the model reads it ({config} lists it)")
+    line = one_line_error(
+        capsys,
+        lambda: run_predict(
+            evaluated, tmp_path / "calls.tsv", tmp_path / "o.parquet", **{"model-config": config}
+        ),
+    )
+    assert line == (
+        f"errorseq: error: {tmp_path / 'calls.tsv'}: column 'score': required column missing: "
+        f"the model reads it ({config} lists it)"
+    )
 
 
-@pytest.mark.parametrize(("column", "value", "problem"), [
-    ("position", "12x", "not an integer"),
-    ("strand", "*", "strand must be '+' or '-'"),
-    ("chrom", "chrX", "chromosome 'chrX' not in genome"),
-    ("position", "99999999", "position outside the chromosome"),
-])
+@pytest.mark.parametrize(
+    ("column", "value", "problem"),
+    [
+        ("position", "12x", "not an integer"),
+        ("strand", "*", "strand must be '+' or '-'"),
+        ("chrom", "chrX", "chromosome 'chrX' not in genome"),
+        ("position", "99999999", "position outside the chromosome"),
+    ],
+)
 def test_a_bad_value_names_the_file_column_and_row(evaluated, tmp_path, capsys, column, value, problem):
     calls = pl.read_csv(evaluated["calls"], separator="\t", infer_schema=False).head(30)
-    calls = calls.with_columns(pl.when(pl.int_range(pl.len()) == 24).then(pl.lit(value))
-                               .otherwise(pl.col(column)).alias(column))
+    calls = calls.with_columns(
+        pl.when(pl.int_range(pl.len()) == 24).then(pl.lit(value)).otherwise(pl.col(column)).alias(column)
+    )
     calls.write_csv(tmp_path / "calls.tsv", separator="\t")
-    line = one_line_error(capsys, lambda: run_predict(evaluated, tmp_path / "calls.tsv", tmp_path / "o.parquet",
-                                                      chunk_size=10))
+    line = one_line_error(
+        capsys, lambda: run_predict(evaluated, tmp_path / "calls.tsv", tmp_path / "o.parquet", chunk_size=10)
+    )
     assert line.startswith(f"errorseq: error: {tmp_path / 'calls.tsv'}: column '{column}' row 25: {problem}")
     assert not (tmp_path / "o.parquet").exists()
 
@@ -147,7 +179,9 @@ def test_a_bad_value_names_the_file_column_and_row(evaluated, tmp_path, capsys, 
 def test_a_column_named_like_an_output_is_refused(evaluated, tmp_path, capsys):
     calls = pl.read_csv(evaluated["calls"], separator="\t").with_columns(pl.lit(0.5).alias("p_error"))
     calls.write_csv(tmp_path / "calls.tsv", separator="\t")
-    line = one_line_error(capsys, lambda: run_predict(evaluated, tmp_path / "calls.tsv", tmp_path / "o.parquet"))
+    line = one_line_error(
+        capsys, lambda: run_predict(evaluated, tmp_path / "calls.tsv", tmp_path / "o.parquet")
+    )
     assert line.startswith(f"errorseq: error: {tmp_path / 'calls.tsv'}: column 'p_error': reserved name")
 
 

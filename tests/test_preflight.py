@@ -31,13 +31,16 @@ def test_good_inputs_and_the_demo_outputs_pass(inputs):
     check(genome="results/demo/genome.fa.gz", calls="results/demo/calls.tsv")  # made by demo_data
 
 
-@pytest.mark.parametrize("name, content, key, message", [
-    ("missing.fa", None, "genome", "file not found"),
-    ("empty.fa", b"", "genome", "file is empty"),
-    ("blank.fa", b"\n\n  \n", "genome", "file is empty"),
-    ("calls.fa", CALLS_HEADER.encode(), "genome", "no '>' header"),
-    ("garbage.fa.gz", b"\x1f\x8b" + b"\x00" * 40, "genome", "corrupt gzip"),
-])
+@pytest.mark.parametrize(
+    "name, content, key, message",
+    [
+        ("missing.fa", None, "genome", "file not found"),
+        ("empty.fa", b"", "genome", "file is empty"),
+        ("blank.fa", b"\n\n  \n", "genome", "file is empty"),
+        ("calls.fa", CALLS_HEADER.encode(), "genome", "no '>' header"),
+        ("garbage.fa.gz", b"\x1f\x8b" + b"\x00" * 40, "genome", "corrupt gzip"),
+    ],
+)
 def test_unusable_genomes_are_named(inputs, name, content, key, message):
     if content is not None:
         (inputs / name).write_bytes(content)
@@ -64,12 +67,15 @@ def test_a_directory_and_an_unreadable_file_are_refused(inputs):
             check(genome="genome.fa", calls="calls.tsv")
 
 
-@pytest.mark.parametrize("name, write", [
-    ("calls.tsv", lambda p: p.write_text("gene_id\tchrom\tposition\tsplice_type\tpred_type\n")),
-    ("calls.csv", lambda p: p.write_text("gene_id,chrom,position,splice_type,pred_type\n")),
-    ("calls.tsv.gz", lambda p: p.write_bytes(gzip.compress(b"gene_id\tchrom\tposition\tsplice_type\n"))),
-    ("calls.parquet", lambda p: pl.DataFrame({"gene_id": ["g"], "chrom": ["c"]}).write_parquet(p)),
-])
+@pytest.mark.parametrize(
+    "name, write",
+    [
+        ("calls.tsv", lambda p: p.write_text("gene_id\tchrom\tposition\tsplice_type\tpred_type\n")),
+        ("calls.csv", lambda p: p.write_text("gene_id,chrom,position,splice_type,pred_type\n")),
+        ("calls.tsv.gz", lambda p: p.write_bytes(gzip.compress(b"gene_id\tchrom\tposition\tsplice_type\n"))),
+        ("calls.parquet", lambda p: pl.DataFrame({"gene_id": ["g"], "chrom": ["c"]}).write_parquet(p)),
+    ],
+)
 def test_a_calls_table_without_a_required_column_is_named(inputs, name, write):
     write(inputs / name)
     with pytest.raises(InputError, match="required column missing") as caught:
@@ -92,8 +98,9 @@ def test_sequences_tables_need_sequence_and_label(inputs):
 def test_preflight_and_extract_read_the_same_header(inputs):
     """One reader (data.tables) and one column list (data.calls): what preflight lets through,
     extraction reads with the same columns, quoted CSV headers included."""
-    (inputs / "calls.csv").write_text('"gene_id","chrom","position","strand","splice_type","pred_type"\n'
-                                      'g1,chr1,2,+,donor,TP\n')
+    (inputs / "calls.csv").write_text(
+        '"gene_id","chrom","position","strand","splice_type","pred_type"\ng1,chr1,2,+,donor,TP\n'
+    )
     check(genome="genome.fa", calls="calls.csv")
     frame = read_table(inputs / "calls.csv", required=CALL_COLUMNS)
     assert frame.columns == list(CALL_COLUMNS) and frame["position"].dtype == pl.String
@@ -101,4 +108,6 @@ def test_preflight_and_extract_read_the_same_header(inputs):
 
 def test_a_missing_deepspeed_json_is_named(inputs):
     with pytest.raises(InputError, match="ds.json: train.deepspeed_config: file not found"):
-        check_input_files({"genome": "genome.fa", "calls": "calls.tsv", "train": {"deepspeed_config": "ds.json"}})
+        check_input_files(
+            {"genome": "genome.fa", "calls": "calls.tsv", "train": {"deepspeed_config": "ds.json"}}
+        )

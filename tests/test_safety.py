@@ -59,11 +59,26 @@ def weird_run(tmp_path_factory):
     base = tmp_path_factory.mktemp("safety")
     workdir = base / WEIRD_DIR
     workdir.mkdir()
-    subprocess.run([sys.executable, "-m", "workflow_scripts.rules.demo_data", "--genome", str(workdir / WEIRD_GENOME),
-                    "--calls", str(workdir / WEIRD_CALLS),
-                    "--config", json.dumps({"demo": {"n_genes": 40, "calls_per_gene": 12}})],
-                   cwd=ROOT, env=subprocess_env(), check=True, capture_output=True)
-    (workdir / "my config.yaml").write_text(yaml.safe_dump({**TINY, "genome": WEIRD_GENOME, "calls": WEIRD_CALLS}))
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "workflow_scripts.rules.demo_data",
+            "--genome",
+            str(workdir / WEIRD_GENOME),
+            "--calls",
+            str(workdir / WEIRD_CALLS),
+            "--config",
+            json.dumps({"demo": {"n_genes": 40, "calls_per_gene": 12}}),
+        ],
+        cwd=ROOT,
+        env=subprocess_env(),
+        check=True,
+        capture_output=True,
+    )
+    (workdir / "my config.yaml").write_text(
+        yaml.safe_dump({**TINY, "genome": WEIRD_GENOME, "calls": WEIRD_CALLS})
+    )
     guard = base / "netguard"
     guard.mkdir()
     (guard / "sitecustomize.py").write_text(NETGUARD)
@@ -76,7 +91,11 @@ def weird_run(tmp_path_factory):
 
 def test_the_pipeline_runs_in_a_folder_named_like_shell_code_and_runs_none_of_it(weird_run):
     result, workdir = weird_run["result"], weird_run["workdir"]
-    logs = "".join(p.read_text() for p in (workdir / "logs").rglob("*.log")) if (workdir / "logs").exists() else ""
+    logs = (
+        "".join(p.read_text() for p in (workdir / "logs").rglob("*.log"))
+        if (workdir / "logs").exists()
+        else ""
+    )
     assert result.returncode == 0, result.stderr[-3000:] + logs[-3000:]
     assert (workdir / "results/fp_vs_tp/evaluation/metrics.json").exists()
     planted = [p for folder in (weird_run["base"], ROOT, Path.cwd()) for p in folder.rglob("pwned*")]
@@ -113,11 +132,15 @@ def test_config_values_reach_shell_commands_only_quoted():
             kind, name, quoted = match.group(1), match.group(3), match.group(4)
             if kind == "params" and name in UNQUOTED_PARAMS_OK:
                 continue
-            assert quoted, (f"{rules.name}: {match.group(0)} reaches the shell unquoted: write it as "
-                            "{...:q}, or build it with shlex_quote in common.smk and list it in UNQUOTED_PARAMS_OK")
+            assert quoted, (
+                f"{rules.name}: {match.group(0)} reaches the shell unquoted: write it as "
+                "{...:q}, or build it with shlex_quote in common.smk and list it in UNQUOTED_PARAMS_OK"
+            )
     schema = yaml.safe_load((ROOT / "config/config.schema.yaml").read_text())
     name = schema["properties"]["experiments"]["items"]["properties"]["name"]
-    assert name["pattern"] == "^[A-Za-z0-9_][A-Za-z0-9_.-]*$"  # {wildcards.experiment} is unquoted: no shell characters
+    assert (
+        name["pattern"] == "^[A-Za-z0-9_][A-Za-z0-9_.-]*$"
+    )  # {wildcards.experiment} is unquoted: no shell characters
 
 
 def test_every_torch_load_is_weights_only():
@@ -139,16 +162,40 @@ def test_evaluate_refuses_a_model_file_that_would_run_code(tmp_path):
     inputs = make_training_inputs(tmp_path, n=40)
     marker = tmp_path / "executed"
     torch.save({"conv.weight": torch.zeros(1), "evil": Payload(marker)}, tmp_path / "model.pt")
-    (tmp_path / "model.json").write_text('{"model": {"arch": "cnn", "d_model": 8, "n_layers": 1}, '
-                                         '"tokenizer": {"kind": "nucleotide", "k": 1}, "max_tokens": 128}')
+    (tmp_path / "model.json").write_text(
+        '{"model": {"arch": "cnn", "d_model": 8, "n_layers": 1}, '
+        '"tokenizer": {"kind": "nucleotide", "k": 1}, "max_tokens": 128}'
+    )
     result = subprocess.run(
-        [sys.executable, "-m", "workflow_scripts.rules.evaluate", "--windows", str(inputs["windows"]),
-         "--manifest", str(inputs["manifest"]), "--model", str(tmp_path / "model.pt"), "--experiment", "x",
-         "--model-config", str(tmp_path / "model.json"), "--out-predictions", str(tmp_path / "p.parquet"),
-         "--out-metrics", str(tmp_path / "m.json")],
-        cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "workflow_scripts.rules.evaluate",
+            "--windows",
+            str(inputs["windows"]),
+            "--manifest",
+            str(inputs["manifest"]),
+            "--model",
+            str(tmp_path / "model.pt"),
+            "--experiment",
+            "x",
+            "--model-config",
+            str(tmp_path / "model.json"),
+            "--out-predictions",
+            str(tmp_path / "p.parquet"),
+            "--out-metrics",
+            str(tmp_path / "m.json"),
+        ],
+        cwd=ROOT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2
     errors = [line for line in result.stderr.splitlines() if line.startswith("errorseq: error:")]
-    assert len(errors) == 1 and "model.pt: model: refused: it holds Python objects" in errors[0], result.stderr
+    assert len(errors) == 1 and "model.pt: model: refused: it holds Python objects" in errors[0], (
+        result.stderr
+    )
     assert "Traceback" not in result.stderr
     assert not marker.exists() and not (tmp_path / "m.json").exists()

@@ -21,7 +21,10 @@ def bucket_of_layout(bucket_sizes, seed=0):
 
 
 def samplers(bucket_of, batch_sizes, world, seed=7, epoch=0, shuffle=True):
-    ranks = [DistributedBucketBatchSampler(bucket_of, batch_sizes, world, rank, seed, shuffle) for rank in range(world)]
+    ranks = [
+        DistributedBucketBatchSampler(bucket_of, batch_sizes, world, rank, seed, shuffle)
+        for rank in range(world)
+    ]
     for sampler in ranks:
         sampler.set_epoch(epoch)
     return ranks
@@ -97,7 +100,11 @@ def is_duplicate_free(steps):
 def test_single_replica_never_repeats():
     bucket_of = bucket_of_layout([10, 37, 5, 1])
     for shuffle in (True, False):
-        indices = [i for batch in DistributedBucketBatchSampler(bucket_of, [4, 3, 2, 8], shuffle=shuffle) for i in batch]
+        indices = [
+            i
+            for batch in DistributedBucketBatchSampler(bucket_of, [4, 3, 2, 8], shuffle=shuffle)
+            for i in batch
+        ]
         assert sorted(indices) == list(range(len(bucket_of)))
 
 
@@ -124,7 +131,11 @@ def test_bucket_order_is_mixed_across_steps():
 def test_unshuffled_order_is_fixed_and_ascending():
     bucket_of = np.array([1, 0, 1, 0, 0, 1, 1])
     for epoch in range(2):
-        batches = [batch for step in epoch_steps(bucket_of, {0: 2, 1: 3}, 1, epoch=epoch, shuffle=False) for batch in step]
+        batches = [
+            batch
+            for step in epoch_steps(bucket_of, {0: 2, 1: 3}, 1, epoch=epoch, shuffle=False)
+            for batch in step
+        ]
         assert batches == [[1, 3], [4], [0, 2, 5], [6]]
 
 
@@ -164,8 +175,12 @@ def test_padding_efficiency_by_hand():
 
 
 def sorted_samplers(bucket_of, batch_sizes, world, lengths, seed=7, epoch=0, sort_window=4):
-    ranks = [DistributedBucketBatchSampler(bucket_of, batch_sizes, world, rank, seed,
-                                           token_lengths=lengths, sort_window=sort_window) for rank in range(world)]
+    ranks = [
+        DistributedBucketBatchSampler(
+            bucket_of, batch_sizes, world, rank, seed, token_lengths=lengths, sort_window=sort_window
+        )
+        for rank in range(world)
+    ]
     for sampler in ranks:
         sampler.set_epoch(epoch)
     return [list(sampler) for sampler in ranks]

@@ -38,14 +38,24 @@ from workflow_scripts.rules import score_base_model
 COMPLEMENT = str.maketrans("ACGTN", "TGCAN")
 # Genes on two chromosomes: at a chromosome start and end (N-padding), overlapping on one strand
 # and across strands, close enough to share a region, a 1-nt gene, minus-strand genes.
-GENES = pl.DataFrame({
-    "gene_id": ["start_plus", "near_plus", "long_minus", "overlap_minus", "end_minus", "other_plus", "one_nt"],
-    "chrom": ["c1", "c1", "c1", "c1", "c1", "c2", "c2"],
-    "start": [1, 60, 100, 380, 650, 10, 150],
-    "end": [50, 200, 400, 520, 700, 290, 150],
-    "strand": ["+", "+", "-", "-", "-", "+", "-"],
-    "biotype": ["protein_coding"] * 7,
-})
+GENES = pl.DataFrame(
+    {
+        "gene_id": [
+            "start_plus",
+            "near_plus",
+            "long_minus",
+            "overlap_minus",
+            "end_minus",
+            "other_plus",
+            "one_nt",
+        ],
+        "chrom": ["c1", "c1", "c1", "c1", "c1", "c2", "c2"],
+        "start": [1, 60, 100, 380, 650, 10, 150],
+        "end": [50, 200, 400, 520, 700, 290, 150],
+        "strand": ["+", "+", "-", "-", "-", "+", "-"],
+        "biotype": ["protein_coding"] * 7,
+    }
+)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +99,9 @@ def settings(batch_size=3, chunk_length=32, device="cpu"):
 def test_scores_equal_one_direct_pass_per_gene(tmp_path, genome, weights, batch_size, chunk_length):
     ensemble = load_ensemble(weights)
     out = tmp_path / "scores.parquet"
-    summary = score_genes(ensemble, genome, GENES, out, settings(batch_size, chunk_length), progress_every_s=1e9)
+    summary = score_genes(
+        ensemble, genome, GENES, out, settings(batch_size, chunk_length), progress_every_s=1e9
+    )
     scores = pl.read_parquet(out)
     assert scores.columns == list(SCORE_COLUMNS) and dict(scores.schema) == SCORE_SCHEMA
     lengths = (GENES["end"] - GENES["start"] + 1).to_list()
@@ -107,8 +119,15 @@ def test_scores_equal_one_direct_pass_per_gene(tmp_path, genome, weights, batch_
 def test_strand_matters(tmp_path, genome, weights):
     """The same span scored on the other strand gives other numbers (the reverse complement is read)."""
     ensemble = load_ensemble(weights)
-    both = pl.DataFrame({"gene_id": ["p", "m"], "chrom": ["c1", "c1"], "start": [300, 300], "end": [400, 400],
-                         "strand": ["+", "-"]})
+    both = pl.DataFrame(
+        {
+            "gene_id": ["p", "m"],
+            "chrom": ["c1", "c1"],
+            "start": [300, 300],
+            "end": [400, 400],
+            "strand": ["+", "-"],
+        }
+    )
     score_genes(ensemble, genome, both, tmp_path / "s.parquet", settings(), progress_every_s=1e9)
     scores = pl.read_parquet(tmp_path / "s.parquet")
     plus, minus = (scores.filter(pl.col("gene_id") == g)["donor"].to_numpy() for g in ("p", "m"))
@@ -129,10 +148,20 @@ def test_regions_merge_close_genes_of_one_strand(genome):
 
 
 def test_writer_joins_parts_in_order(tmp_path):
-    frames = [pl.DataFrame({"gene_id": [f"g{i}"] * 4, "chrom": ["c"] * 4, "strand": ["+"] * 4,
-                            "position": np.arange(4, dtype=np.int64) + 10 * i,
-                            "donor": np.full(4, i, np.float32), "acceptor": np.zeros(4, np.float32)},
-                           schema=SCORE_SCHEMA) for i in range(5)]
+    frames = [
+        pl.DataFrame(
+            {
+                "gene_id": [f"g{i}"] * 4,
+                "chrom": ["c"] * 4,
+                "strand": ["+"] * 4,
+                "position": np.arange(4, dtype=np.int64) + 10 * i,
+                "donor": np.full(4, i, np.float32),
+                "acceptor": np.zeros(4, np.float32),
+            },
+            schema=SCORE_SCHEMA,
+        )
+        for i in range(5)
+    ]
     with ParquetParts(tmp_path / "out.parquet", pl.DataFrame(schema=SCORE_SCHEMA), part_rows=6) as writer:
         for frame in frames:
             writer.add(frame)
@@ -164,20 +193,33 @@ def test_device_choice():
             resolve_device("cuda")
 
 
-@pytest.mark.parametrize("change,field,message", [
-    (lambda f: f.drop("strand"), "column 'strand'", "required column missing"),
-    (lambda f: f.with_columns(chrom=pl.lit("1")), "column 'chrom' row 1", "chromosome '1' not in genome; genome has c1, c2"),
-    (lambda f: f.with_columns(end=pl.col("end") + 400), "column 'end' row 3", "past the chromosome's end"),
-    (lambda f: f.with_columns(strand=pl.lit(".")), "column 'strand' row 1", "strand must be '+' or '-'"),
-    (lambda f: f.with_columns(start=pl.col("end") + 1), "column 'end' row 1", "not >= start"),
-    (lambda f: f.head(0), "rows", "no genes to score"),
-])
+@pytest.mark.parametrize(
+    "change,field,message",
+    [
+        (lambda f: f.drop("strand"), "column 'strand'", "required column missing"),
+        (
+            lambda f: f.with_columns(chrom=pl.lit("1")),
+            "column 'chrom' row 1",
+            "chromosome '1' not in genome; genome has c1, c2",
+        ),
+        (
+            lambda f: f.with_columns(end=pl.col("end") + 400),
+            "column 'end' row 3",
+            "past the chromosome's end",
+        ),
+        (lambda f: f.with_columns(strand=pl.lit(".")), "column 'strand' row 1", "strand must be '+' or '-'"),
+        (lambda f: f.with_columns(start=pl.col("end") + 1), "column 'end' row 1", "not >= start"),
+        (lambda f: f.head(0), "rows", "no genes to score"),
+    ],
+)
 def test_bad_genes_table_is_one_line(tmp_path, genome, change, field, message):
     path = tmp_path / "genes.parquet"
     change(GENES).write_parquet(path)
     with pytest.raises(InputError) as caught:
         read_genes(path, genome)
-    assert caught.value.source == str(path) and caught.value.field == field and message in caught.value.message
+    assert (
+        caught.value.source == str(path) and caught.value.field == field and message in caught.value.message
+    )
 
 
 def test_entry_point_writes_scores_and_logs_rates(tmp_path, genome, weights, capsys):
@@ -185,9 +227,20 @@ def test_entry_point_writes_scores_and_logs_rates(tmp_path, genome, weights, cap
     GENES.write_parquet(tmp_path / "genes.parquet")
     config = json.dumps({"calling": {"base_model": settings(batch_size=4, chunk_length=50, device="auto")}})
     out = tmp_path / "base_model" / "scores.parquet"
-    score_base_model.main(["--genes", str(tmp_path / "genes.parquet"), "--genome", str(tmp_path / "genome"),
-                           "--weights", *map(str, sorted(weights.glob("*.h5"))), "--out", str(out),
-                           "--config", config])
+    score_base_model.main(
+        [
+            "--genes",
+            str(tmp_path / "genes.parquet"),
+            "--genome",
+            str(tmp_path / "genome"),
+            "--weights",
+            *map(str, sorted(weights.glob("*.h5"))),
+            "--out",
+            str(out),
+            "--config",
+            config,
+        ]
+    )
     scores = pl.read_parquet(out)
     assert scores.height == int((GENES["end"] - GENES["start"] + 1).sum())
     log = capsys.readouterr().err
@@ -217,14 +270,26 @@ def annotated_exons(gene_ids) -> pl.DataFrame:
 
 def splice_sites(exons: pl.DataFrame) -> pl.DataFrame:
     """Donor = last exon base before an intron, acceptor = first exon base after it (transcript direction)."""
-    introns = (exons.sort("transcript_id", "start")
-               .with_columns(next_start=pl.col("start").shift(-1).over("transcript_id"))
-               .filter(pl.col("next_start").is_not_null()))
+    introns = (
+        exons.sort("transcript_id", "start")
+        .with_columns(next_start=pl.col("start").shift(-1).over("transcript_id"))
+        .filter(pl.col("next_start").is_not_null())
+    )
     plus = pl.col("strand") == "+"
-    return pl.concat([
-        introns.select("gene_id", position=pl.when(plus).then("end").otherwise("next_start"), splice_type=pl.lit("donor")),
-        introns.select("gene_id", position=pl.when(plus).then("next_start").otherwise("end"), splice_type=pl.lit("acceptor")),
-    ]).unique()
+    return pl.concat(
+        [
+            introns.select(
+                "gene_id",
+                position=pl.when(plus).then("end").otherwise("next_start"),
+                splice_type=pl.lit("donor"),
+            ),
+            introns.select(
+                "gene_id",
+                position=pl.when(plus).then("next_start").otherwise("end"),
+                splice_type=pl.lit("acceptor"),
+            ),
+        ]
+    ).unique()
 
 
 @pytest.mark.slow
@@ -237,8 +302,14 @@ def test_real_spliceai_scores_annotated_arabidopsis_sites_high(tmp_path):
     sequence = np.frombuffer(tair10_chr1_prefix(length).encode(), np.uint8).copy()
     genome = Genome(["NC_003070.9"], np.array([length]), sequence)  # past `length`: N, a harmless stand-in
     genes = genes.with_columns(chrom=pl.lit("NC_003070.9"))
-    summary = score_genes(load_ensemble(files[0].parent), genome, genes, tmp_path / "s.parquet",
-                          settings(batch_size=2, chunk_length=5000), progress_every_s=1e9)
+    summary = score_genes(
+        load_ensemble(files[0].parent),
+        genome,
+        genes,
+        tmp_path / "s.parquet",
+        settings(batch_size=2, chunk_length=5000),
+        progress_every_s=1e9,
+    )
     scores = pl.read_parquet(tmp_path / "s.parquet")
     sites = splice_sites(exons)
     for splice_type in ("donor", "acceptor"):
@@ -251,8 +322,12 @@ def test_real_spliceai_scores_annotated_arabidopsis_sites_high(tmp_path):
         assert at_sites.median() > 100 * elsewhere.quantile(0.99), splice_type
         # the model's top-k positions (k = annotated sites) lie within ±2 nt of an annotated site
         top = scores.sort(splice_type, descending=True).head(annotated.height)
-        near = (top.join(annotated.rename({"position": "site"}), on="gene_id")
-                .filter((pl.col("position") - pl.col("site")).abs() <= 2).select("gene_id", "position").unique())
+        near = (
+            top.join(annotated.rename({"position": "site"}), on="gene_id")
+            .filter((pl.col("position") - pl.col("site")).abs() <= 2)
+            .select("gene_id", "position")
+            .unique()
+        )
         assert near.height >= 0.6 * annotated.height, (splice_type, near.height, annotated.height)
     assert summary["nt"] == scores.height
 
@@ -262,13 +337,21 @@ def test_start_annotation_needs_the_model_files(tmp_path, weights):
     from workflow_scripts.config.sections import schema
     from workflow_scripts.config.validate import validate_config
 
-    config = {"genome": "g.fa", "experiments": [{"name": "e", "error_label": "FN", "correct_label": "TN"}],
-              "calling": {"start": "annotation", "annotation": "a.gtf"}}
-    with pytest.raises(InputError, match="config: calling.base_model.weights: calling.start annotation needs"):
+    config = {
+        "genome": "g.fa",
+        "experiments": [{"name": "e", "error_label": "FN", "correct_label": "TN"}],
+        "calling": {"start": "annotation", "annotation": "a.gtf"},
+    }
+    with pytest.raises(
+        InputError, match="config: calling.base_model.weights: calling.start annotation needs"
+    ):
         validate_config(config, schema())
     config["calling"]["base_model"] = {"weights": str(weights)}
     assert validate_config(config, schema())["calling"]["base_model"]["batch_size"] >= 1
-    calling = {"start": "annotation", "base_model": {"weights": [str(weights / "model1.h5"), str(tmp_path / "x.h5")]}}
+    calling = {
+        "start": "annotation",
+        "base_model": {"weights": [str(weights / "model1.h5"), str(tmp_path / "x.h5")]},
+    }
     with pytest.raises(InputError, match=r"x.h5: calling.base_model.weights: file not found"):
         check_calling_inputs(calling)
     check_calling_inputs({"start": "annotation", "base_model": {"weights": str(weights)}})

@@ -22,8 +22,9 @@ REPO = Path(__file__).resolve().parents[1]
 EXPERIMENT = "fp_vs_tp"
 TRAIN_GPUS = 2
 
-pytestmark = pytest.mark.skipif(why_slurm_cannot_run() is not None,
-                                reason=f"SLURM tests: {why_slurm_cannot_run()}")
+pytestmark = pytest.mark.skipif(
+    why_slurm_cannot_run() is not None, reason=f"SLURM tests: {why_slurm_cannot_run()}"
+)
 
 # What a test machine needs on top of profiles/slurm: its partition, no accounts, sizes that
 # fit one 2-core node with 2 fake GPUs, squeue status checks (no slurmdbd) and fast polling.
@@ -39,8 +40,13 @@ PROFILE_OVERRIDES = {
     "default-resources": {"slurm_partition": PARTITION, "mem_mb": 1000, "runtime": 10},
     "set-threads": {"train": TRAIN_GPUS},
     "set-resources": {
-        "train": {"slurm_partition": PARTITION, "gpu": TRAIN_GPUS, "cpus_per_gpu": 1,
-                  "mem_mb": 3000, "runtime": 10},
+        "train": {
+            "slurm_partition": PARTITION,
+            "gpu": TRAIN_GPUS,
+            "cpus_per_gpu": 1,
+            "mem_mb": 3000,
+            "runtime": 10,
+        },
         "evaluate": {"slurm_partition": PARTITION, "cpus_per_gpu": 1, "mem_mb": 2000, "runtime": 10},
         "index_genome": {"mem_mb": 1000},
     },
@@ -100,8 +106,11 @@ def scontrol_jobs(cluster) -> list[dict[str, str]]:
 
 def jobs_of_rule(cluster, rule: str, workdir: Path) -> list[dict[str, str]]:
     """The jobs of one rule submitted from one working directory (one test)."""
-    return [job for job in scontrol_jobs(cluster)
-            if f"rule_{rule}" in job.get("Comment", "") and job.get("WorkDir") == str(workdir)]
+    return [
+        job
+        for job in scontrol_jobs(cluster)
+        if f"rule_{rule}" in job.get("Comment", "") and job.get("WorkDir") == str(workdir)
+    ]
 
 
 def slurm_job_log(workdir: Path, rule: str, job_id: str) -> str:
@@ -110,8 +119,9 @@ def slurm_job_log(workdir: Path, rule: str, job_id: str) -> str:
 
 
 def failure_report(workdir: Path, cluster, output: str) -> str:
-    logs = "\n".join(f"--- {p}\n{p.read_text(errors='replace')[-3000:]}"
-                     for p in sorted(workdir.glob("logs/**/*.log")))
+    logs = "\n".join(
+        f"--- {p}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(workdir.glob("logs/**/*.log"))
+    )
     jobs = "\n".join(str(job) for job in scontrol_jobs(cluster))
     return f"{output[-6000:]}\n{logs}\n--- jobs\n{jobs}\n--- slurmctld\n{cluster.log('slurmctld')[-2000:]}"
 
@@ -124,8 +134,9 @@ def cluster():
 
 def run_workflow(workdir: Path, profile: Path, cluster, timeout: float = 600) -> None:
     try:
-        done = snakemake(workdir, *profile_args(workdir, profile), env=cluster_env(cluster),
-                         timeout=timeout, cores=None)
+        done = snakemake(
+            workdir, *profile_args(workdir, profile), env=cluster_env(cluster), timeout=timeout, cores=None
+        )
     except subprocess.TimeoutExpired as error:
         output = (error.stdout or b"").decode() + (error.stderr or b"").decode()
         raise AssertionError(f"timed out\n{failure_report(workdir, cluster, output)}") from None
@@ -161,7 +172,9 @@ def write_training_inputs(workdir: Path) -> None:
     paths["summary"].rename(experiment / "buckets" / "summary.json")
 
 
-def wait_for_training_steps(workdir: Path, workflow: subprocess.Popen, steps: int, timeout: float = 180) -> None:
+def wait_for_training_steps(
+    workdir: Path, workflow: subprocess.Popen, steps: int, timeout: float = 180
+) -> None:
     step_log = workdir / "results" / EXPERIMENT / "model" / "checkpoints" / "steps.partial.jsonl"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and workflow.poll() is None:
@@ -174,13 +187,18 @@ def wait_for_training_steps(workdir: Path, workflow: subprocess.Popen, steps: in
 def test_training_stopped_through_slurm_resumes_from_its_checkpoint(cluster, tmp_path):
     """SIGTERM to the running train job (what a time limit or preemption sends): the trainer
     saves a checkpoint and fails, Snakemake's retry submits a new job that resumes from it."""
-    workdir = write_test_workdir(tmp_path / "work", {"train": {
-        "epochs": 4, "log_every_steps": 5, "checkpoint_every_steps": 100000}})
+    workdir = write_test_workdir(
+        tmp_path / "work", {"train": {"epochs": 4, "log_every_steps": 5, "checkpoint_every_steps": 100000}}
+    )
     write_training_inputs(workdir)
     args = profile_args(workdir, write_test_profile(tmp_path / "profile")) + [
-        f"results/{EXPERIMENT}/model/model.pt", "--allowed-rules", "train"]
-    workflow = start_snakemake(workdir, *args, output=tmp_path / "snakemake.out", env=cluster_env(cluster),
-                               cores=None)
+        f"results/{EXPERIMENT}/model/model.pt",
+        "--allowed-rules",
+        "train",
+    ]
+    workflow = start_snakemake(
+        workdir, *args, output=tmp_path / "snakemake.out", env=cluster_env(cluster), cores=None
+    )
     try:
         wait_for_training_steps(workdir, workflow, steps=2)
         (first,) = jobs_of_rule(cluster, "train", workdir)

@@ -49,9 +49,22 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def slurm_plan(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workflow_scripts.slurm_plan",
-                           "--profile", str(ROOT / "profiles/slurm"), "--directory", str(cwd), *args],
-                          cwd=cwd, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "workflow_scripts.slurm_plan",
+            "--profile",
+            str(ROOT / "profiles/slurm"),
+            "--directory",
+            str(cwd),
+            *args,
+        ],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def planned(stdout: str, rule: str) -> list[str]:
@@ -67,8 +80,9 @@ def test_training_jobs_get_the_profiles_threads_and_gpus_not_the_local_core_coun
         lines = planned(result.stdout, rule)
         assert lines, result.stdout
         threads = profile["set-threads"][rule]
-        assert all(f"threads={threads} " in line and "-p gpu" in line and "--gpus=" in line
-                   for line in lines), lines
+        assert all(
+            f"threads={threads} " in line and "-p gpu" in line and "--gpus=" in line for line in lines
+        ), lines
 
 
 def test_only_training_rules_are_retried_on_the_cluster():

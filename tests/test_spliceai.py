@@ -73,8 +73,12 @@ def test_even_kernel_same_padding_matches_keras(tmp_path):
     """'same' with an odd total padding puts the extra zero on the right, as Keras does."""
     path = write_spliceai_h5(tmp_path / "even.h5", seed=4, units=((4, 1), (2, 3)), group=1)
     sequence = random_sequence(120, seed=2)
-    np.testing.assert_allclose(torch_forward(load_model(path), sequence),
-                               numpy_forward(path, one_hot_numpy(sequence)), atol=1e-5, rtol=0)
+    np.testing.assert_allclose(
+        torch_forward(load_model(path), sequence),
+        numpy_forward(path, one_hot_numpy(sequence)),
+        atol=1e-5,
+        rtol=0,
+    )
 
 
 # AT1G01010 (+ strand, 3631-5899): its first intron is 3914-3995 (donor at 3913, acceptor at 3996).
@@ -137,7 +141,9 @@ def expect_error(path, field_part, message_part, load=load_model):
     with pytest.raises(InputError) as caught:
         load(path)
     text = str(caught.value)
-    assert str(path) in text and field_part in caught.value.field and message_part in caught.value.message, text
+    assert str(path) in text and field_part in caught.value.field and message_part in caught.value.message, (
+        text
+    )
     assert "\n" not in text
 
 
@@ -146,17 +152,23 @@ def test_wrong_kernel_shape_names_file_and_layer(tmp_path):
     weights = random_weights(layers, np.random.default_rng(0))
     weights["u2_a_conv"]["kernel"] = weights["u2_a_conv"]["kernel"][:, :, :5]
     path = write_keras_h5(tmp_path / "bad.h5", layers, weights)
-    expect_error(path, "layer u2_a_conv weight kernel", "shape (5, 8, 5), but the model config implies (5, 8, 8)")
+    expect_error(
+        path, "layer u2_a_conv weight kernel", "shape (5, 8, 5), but the model config implies (5, 8, 8)"
+    )
 
 
 def test_missing_and_wrong_batch_norm_weights(tmp_path):
     layers = spliceai_layers()
     weights = random_weights(layers, np.random.default_rng(0))
     del weights["u1_b_bn"]["moving_variance"]
-    expect_error(write_keras_h5(tmp_path / "a.h5", layers, weights), "layer u1_b_bn weight moving_variance", "missing")
+    expect_error(
+        write_keras_h5(tmp_path / "a.h5", layers, weights), "layer u1_b_bn weight moving_variance", "missing"
+    )
     weights = random_weights(layers, np.random.default_rng(0))
     weights["u3_a_bn"]["gamma"] = np.ones(9)
-    expect_error(write_keras_h5(tmp_path / "b.h5", layers, weights), "layer u3_a_bn weight gamma", "shape (9,)")
+    expect_error(
+        write_keras_h5(tmp_path / "b.h5", layers, weights), "layer u3_a_bn weight gamma", "shape (9,)"
+    )
 
 
 def test_not_a_spliceai_model(tmp_path):
@@ -165,10 +177,14 @@ def test_not_a_spliceai_model(tmp_path):
     expect_error(text, "file", "not an HDF5 file")
     expect_error(tmp_path / "absent.h5", "file", "not found")
     layers = spliceai_layers()
-    weights_only = write_keras_h5(tmp_path / "weights.h5", layers, random_weights(layers, np.random.default_rng(0)),
-                                  model_config=False)
+    weights_only = write_keras_h5(
+        tmp_path / "weights.h5", layers, random_weights(layers, np.random.default_rng(0)), model_config=False
+    )
     expect_error(weights_only, "model_config", "no Keras model config")
-    for name, shape, field in (("five.h5", {"in_channels": 5}, "layer input_1"), ("two.h5", {"out_channels": 2}, "layer output")):
+    for name, shape, field in (
+        ("five.h5", {"in_channels": 5}, "layer input_1"),
+        ("two.h5", {"out_channels": 2}, "layer output"),
+    ):
         layers = spliceai_layers(**shape)
         path = write_keras_h5(tmp_path / name, layers, random_weights(layers, np.random.default_rng(0)))
         expect_error(path, field, "SpliceAI model")
@@ -178,7 +194,9 @@ def test_unsupported_layer_is_named(tmp_path):
     layers = spliceai_layers()
     layers.insert(3, layer_entry("lstm_1", "LSTM", ["stem"], units=4))
     layers[4]["inbound_nodes"] = [[["lstm_1", 0, 0, {}]]]
-    path = write_keras_h5(tmp_path / "lstm.h5", layers, random_weights(spliceai_layers(), np.random.default_rng(0)))
+    path = write_keras_h5(
+        tmp_path / "lstm.h5", layers, random_weights(spliceai_layers(), np.random.default_rng(0))
+    )
     expect_error(path, "layer lstm_1", "LSTM is not a SpliceAI layer")
 
 

@@ -28,7 +28,9 @@ def metrics_files(tmp_path_factory):
         windows = make_windows(directory / "windows.parquet", n=240, seed=index, with_score=with_score)
         buckets = write_buckets(windows, directory)
         model = write_untrained_model(directory, 3001)
-        paths.append(run_evaluate(windows, buckets["manifest"], model, directory, FAST, experiment=name)["metrics"])
+        paths.append(
+            run_evaluate(windows, buckets["manifest"], model, directory, FAST, experiment=name)["metrics"]
+        )
     return paths
 
 
@@ -39,8 +41,14 @@ def close_figures():
 
 
 def summarize(metrics_files, out_dir):
-    outputs = {"table": out_dir / "summary.tsv", "plot": out_dir / "summary.png", "html": out_dir / "summary.html"}
-    write_summary([str(p) for p in metrics_files], str(outputs["table"]), str(outputs["plot"]), str(outputs["html"]))
+    outputs = {
+        "table": out_dir / "summary.tsv",
+        "plot": out_dir / "summary.png",
+        "html": out_dir / "summary.html",
+    }
+    write_summary(
+        [str(p) for p in metrics_files], str(outputs["table"]), str(outputs["plot"]), str(outputs["html"])
+    )
     return outputs
 
 
@@ -52,11 +60,16 @@ def test_one_row_per_experiment_with_the_metrics_files_numbers(metrics_files, tm
     for row, path in zip(table.iter_rows(named=True), metrics_files):
         metrics = json.loads(path.read_text())
         overall = metrics["comparison"]["overall"]
-        assert (row["n"], row["n_positive"], row["n_genes"]) == (metrics["n"], metrics["n_positive"], overall["n_genes"])
+        assert (row["n"], row["n_positive"], row["n_genes"]) == (
+            metrics["n"],
+            metrics["n_positive"],
+            overall["n_genes"],
+        )
         assert row["threshold"] == pytest.approx(metrics["threshold"]) and row["threshold_mode"] == "auto"
         model_roc = overall["predictors"]["model"]["roc_auc"]
         assert (row["model_roc_auc"], row["model_roc_auc_low"], row["model_roc_auc_high"]) == pytest.approx(
-            (model_roc["estimate"], model_roc["low"], model_roc["high"]))
+            (model_roc["estimate"], model_roc["low"], model_roc["high"])
+        )
         kmer_pr = overall["differences"]["kmer"]["pr_auc"]
         assert row["model_minus_kmer_pr_auc_low"] == pytest.approx(kmer_pr["low"])
         assert row["verdict_kmer_pr_auc"] == kmer_pr["verdict"]
@@ -102,9 +115,20 @@ def test_rule_entry_point_and_a_bad_metrics_file_is_one_line(metrics_files, tmp_
     stale = tmp_path / "old_metrics.json"
     old = {k: v for k, v in json.loads(metrics_files[0].read_text()).items() if k != "comparison"}
     stale.write_text(json.dumps(old))
-    args = [sys.executable, "-m", "workflow_scripts.rules.summarize", "--metrics", str(metrics_files[0]), str(stale),
-            "--out-table", str(tmp_path / "s.tsv"), "--out-plot", str(tmp_path / "s.png"),
-            "--out-html", str(tmp_path / "s.html")]
+    args = [
+        sys.executable,
+        "-m",
+        "workflow_scripts.rules.summarize",
+        "--metrics",
+        str(metrics_files[0]),
+        str(stale),
+        "--out-table",
+        str(tmp_path / "s.tsv"),
+        "--out-plot",
+        str(tmp_path / "s.png"),
+        "--out-html",
+        str(tmp_path / "s.html"),
+    ]
     result = subprocess.run(args, capture_output=True, text=True, env=subprocess_env(), timeout=120)
     assert result.returncode == 2
     assert result.stderr.startswith(f"errorseq: error: {stale}: comparison: missing")

@@ -34,7 +34,9 @@ def test_no_cut_beats_the_chosen_one_on_random_scores():
         probs = np.round(rng.random(60) * 0.5 + 0.4 * labels, 2)  # ties on purpose
         threshold, f1 = best_f1_threshold(labels, probs)
         assert binary_metrics(labels, probs, threshold)["f1"] == pytest.approx(f1)
-        assert max(binary_metrics(labels, probs, cut)["f1"] or 0 for cut in np.unique(probs)) == pytest.approx(f1)
+        assert max(
+            binary_metrics(labels, probs, cut)["f1"] or 0 for cut in np.unique(probs)
+        ) == pytest.approx(f1)
 
 
 def test_a_number_is_used_as_it_is():
@@ -45,11 +47,21 @@ def test_a_number_is_used_as_it_is():
 
 def test_auto_records_how_it_chose():
     choice = choose_threshold("auto", [1, 1, 0, 1, 0, 0], [0.9, 0.8, 0.7, 0.6, 0.3, 0.1])
-    assert choice == {"mode": "auto", "threshold": pytest.approx(0.45), "criterion": "f1", "split": "val",
-                      "n": 6, "n_positive": 3, "criterion_value": pytest.approx(6 / 7), "reason": None}
+    assert choice == {
+        "mode": "auto",
+        "threshold": pytest.approx(0.45),
+        "criterion": "f1",
+        "split": "val",
+        "n": 6,
+        "n_positive": 3,
+        "criterion_value": pytest.approx(6 / 7),
+        "reason": None,
+    }
 
 
-@pytest.mark.parametrize("labels, probs, why", [([], [], "no windows"), ([0, 0], [0.2, 0.9], "one class only")])
+@pytest.mark.parametrize(
+    "labels, probs, why", [([], [], "no windows"), ([0, 0], [0.2, 0.9], "one class only")]
+)
 def test_auto_falls_back_when_validation_cannot_choose(labels, probs, why):
     choice = choose_threshold("auto", labels, probs)
     assert choice["threshold"] == FALLBACK_THRESHOLD and why in choice["reason"]

@@ -79,16 +79,30 @@ def test_train_shows_progress_on_the_console_and_forced_or_code_changed_reruns_t
     workdir.mkdir()
     override = workdir / "tiny.yaml"
     override.write_text(SMALL_DEMO + "train: { epochs: 2 }\n")
+
     def workflow(*args: str):
-        return snakemake(workdir, MODEL_JSON, "--configfile", str(override), *args, env=env,
-                         snakefile=checkout / "Snakefile")
+        return snakemake(
+            workdir,
+            MODEL_JSON,
+            "--configfile",
+            str(override),
+            *args,
+            env=env,
+            snakefile=checkout / "Snakefile",
+        )
 
     first = workflow()
     assert first.returncode == 0, first.stderr[-3000:]
     console = first.stdout + first.stderr
-    assert re.search(rf"^train fp_vs_tp: starting torchrun; the full log: tail -f {TRAIN_LOG}$", console, re.M), console
-    epochs = re.findall(r"^train fp_vs_tp: epoch (\d)/2, step \d+/\d+, loss [\d.]+, val_loss [\d.]+, "
-                        r"val_accuracy [\d.]+, val_roc_auc [\d.]+ \[\d+:\d\d\]$", console, re.M)
+    assert re.search(
+        rf"^train fp_vs_tp: starting torchrun; the full log: tail -f {TRAIN_LOG}$", console, re.M
+    ), console
+    epochs = re.findall(
+        r"^train fp_vs_tp: epoch (\d)/2, step \d+/\d+, loss [\d.]+, val_loss [\d.]+, "
+        r"val_accuracy [\d.]+, val_roc_auc [\d.]+ \[\d+:\d\d\]$",
+        console,
+        re.M,
+    )
     assert epochs == ["1", "2"], console[-3000:]
     assert "train fp_vs_tp: done: results/fp_vs_tp/model/model.pt (best epoch" in console
     assert "epoch 1 [" not in console  # the log's progress bar stays in the log
@@ -104,7 +118,9 @@ def test_train_shows_progress_on_the_console_and_forced_or_code_changed_reruns_t
     plan = workflow("-n")
     assert plan.returncode == 0, plan.stderr[-3000:]
     assert planned_rules(plan.stdout) == {"train"}, plan.stdout[-3000:]
-    assert re.search(r"params have changed since last execution:\s+train\b", plan.stdout, re.I), plan.stdout[-3000:]
+    assert re.search(r"params have changed since last execution:\s+train\b", plan.stdout, re.I), plan.stdout[
+        -3000:
+    ]
     rerun = workflow()
     log = (workdir / TRAIN_LOG).read_text()
     assert rerun.returncode == 0, rerun.stderr[-3000:] + log[-3000:]

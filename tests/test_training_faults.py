@@ -47,7 +47,9 @@ STOPPED_LINE = re.compile(
 
 
 def run(command: list[str], timeout: int = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=timeout
+    )
 
 
 def last_line(text: str) -> str:
@@ -103,63 +105,126 @@ def deepspeed(**train):
 @pytest.mark.parametrize(
     "user, key, message",
     [
-        ({"train_batch_size": 64}, "train_batch_size", "64 differs from the bucket batch sizes × train.grad_accumulation × world size (16)"),
-        ({"train_micro_batch_size_per_gpu": 3}, "train_micro_batch_size_per_gpu", "3 differs from the largest bucket batch size (bucket: section) (8)"),
-        ({"gradient_accumulation_steps": 4}, "gradient_accumulation_steps", "4 differs from train.grad_accumulation (1)"),
+        (
+            {"train_batch_size": 64},
+            "train_batch_size",
+            "64 differs from the bucket batch sizes × train.grad_accumulation × world size (16)",
+        ),
+        (
+            {"train_micro_batch_size_per_gpu": 3},
+            "train_micro_batch_size_per_gpu",
+            "3 differs from the largest bucket batch size (bucket: section) (8)",
+        ),
+        (
+            {"gradient_accumulation_steps": 4},
+            "gradient_accumulation_steps",
+            "4 differs from train.grad_accumulation (1)",
+        ),
         ({"gradient_clipping": 0.5}, "gradient_clipping", "0.5 differs from train.grad_clip (1.0)"),
         ({"bf16": {"enabled": True}}, "bf16.enabled", "true differs from train.precision (false)"),
-        ({"zero_optimization": {"stage": 3}}, "zero_optimization.stage", "3 differs from train.zero_stage (2)"),
-        ({"zero_optimization": {"offload_optimizer": {"device": "cpu"}}}, "zero_optimization.offload_optimizer",
-         "true differs from train.offload_optimizer (false)"),
-        ({"zero_force_ds_cpu_optimizer": True}, "zero_force_ds_cpu_optimizer", "must be false: errorseq passes its own torch AdamW"),
-        ({"scheduler": {"type": "WarmupLR"}}, "scheduler", "errorseq builds the optimizer and LR schedule from train.*; remove it"),
+        (
+            {"zero_optimization": {"stage": 3}},
+            "zero_optimization.stage",
+            "3 differs from train.zero_stage (2)",
+        ),
+        (
+            {"zero_optimization": {"offload_optimizer": {"device": "cpu"}}},
+            "zero_optimization.offload_optimizer",
+            "true differs from train.offload_optimizer (false)",
+        ),
+        (
+            {"zero_force_ds_cpu_optimizer": True},
+            "zero_force_ds_cpu_optimizer",
+            "must be false: errorseq passes its own torch AdamW",
+        ),
+        (
+            {"scheduler": {"type": "WarmupLR"}},
+            "scheduler",
+            "errorseq builds the optimizer and LR schedule from train.*; remove it",
+        ),
     ],
 )
 def test_a_deepspeed_json_key_that_contradicts_errorseq_names_the_file_and_key(tmp_path, user, key, message):
     path = tmp_path / "ds.json"
     path.write_text(json.dumps(user))
     with pytest.raises(InputError) as refused:
-        dsc.build(deepspeed(precision="fp32", deepspeed_config=str(path)), world_size=2, micro_batch=8,
-                  hardware=dsc.CPU_ONLY)
-    assert str(refused.value) == f"{path}: {key}: {message}" + ("; set it in one place" if "differs" in message else "")
+        dsc.build(
+            deepspeed(precision="fp32", deepspeed_config=str(path)),
+            world_size=2,
+            micro_batch=8,
+            hardware=dsc.CPU_ONLY,
+        )
+    assert str(refused.value) == f"{path}: {key}: {message}" + (
+        "; set it in one place" if "differs" in message else ""
+    )
 
 
 def test_a_deepspeed_json_may_repeat_errorseqs_values_and_tune_the_rest(tmp_path):
     path = tmp_path / "ds.json"
-    path.write_text(json.dumps({"train_batch_size": 16, "gradient_clipping": 1, "bf16": {"enabled": False},
-                                "zero_optimization": {"stage": 2, "reduce_bucket_size": 1000}, "steps_per_print": 7}))
-    merged = dsc.build(deepspeed(precision="fp32", deepspeed_config=str(path)), world_size=2, micro_batch=8,
-                       hardware=dsc.CPU_ONLY)
+    path.write_text(
+        json.dumps(
+            {
+                "train_batch_size": 16,
+                "gradient_clipping": 1,
+                "bf16": {"enabled": False},
+                "zero_optimization": {"stage": 2, "reduce_bucket_size": 1000},
+                "steps_per_print": 7,
+            }
+        )
+    )
+    merged = dsc.build(
+        deepspeed(precision="fp32", deepspeed_config=str(path)),
+        world_size=2,
+        micro_batch=8,
+        hardware=dsc.CPU_ONLY,
+    )
     assert merged["zero_optimization"]["reduce_bucket_size"] == 1000 and merged["steps_per_print"] == 7
 
 
 @pytest.mark.parametrize(
     "text, train, expected",
     [
-        ('{"zero_optimization": {"stage": 2,}}', {}, "JSON: line 1: Expecting property name enclosed in double quotes"),
+        (
+            '{"zero_optimization": {"stage": 2,}}',
+            {},
+            "JSON: line 1: Expecting property name enclosed in double quotes",
+        ),
         ("[1, 2]", {}, "JSON: must be an object"),
-        ('{"gradient_accumulation_steps": 2}', {"grad_accumulation": 4},
-         "gradient_accumulation_steps: 2 differs from train.grad_accumulation (4); set it in one place"),
-        ('{"fp16": {"enabled": true}}', {"precision": "bf16"},
-         "fp16.enabled: true differs from train.precision (false); set it in one place"),
+        (
+            '{"gradient_accumulation_steps": 2}',
+            {"grad_accumulation": 4},
+            "gradient_accumulation_steps: 2 differs from train.grad_accumulation (4); set it in one place",
+        ),
+        (
+            '{"fp16": {"enabled": true}}',
+            {"precision": "bf16"},
+            "fp16.enabled: true differs from train.precision (false); set it in one place",
+        ),
     ],
 )
 def test_preflight_refuses_a_bad_deepspeed_json_before_any_job(tmp_path, text, train, expected):
     path = tmp_path / "ds.json"
     path.write_text(text)
-    section = complete_section("train", {"strategy": "deepspeed", "zero_stage": 2, "deepspeed_config": str(path), **train})
+    section = complete_section(
+        "train", {"strategy": "deepspeed", "zero_stage": 2, "deepspeed_config": str(path), **train}
+    )
     with pytest.raises(InputError) as refused:
         check_input_files({"train": section})
     assert str(refused.value) == f"{path}: {expected}"
 
 
 def test_deepspeeds_own_parser_refuses_with_one_line(tmp_path):
-    merged = dsc.merge(dsc.build(deepspeed(), world_size=1, micro_batch=4, hardware=dsc.CPU_ONLY),
-                       {"zero_optimization": {"reduce_bucket_size": "big"}})
+    merged = dsc.merge(
+        dsc.build(deepspeed(), world_size=1, micro_batch=4, hardware=dsc.CPU_ONLY),
+        {"zero_optimization": {"reduce_bucket_size": "big"}},
+    )
     with pytest.raises(InputError) as refused:
         dsc.check_with_deepspeed(merged, "ds.json")
-    assert re.fullmatch(r"ds\.json: DeepSpeed: refused by DeepSpeed: .*reduce_bucket_size; Input should be a valid "
-                        r"integer, unable to parse string as an integer", str(refused.value)), str(refused.value)
+    assert re.fullmatch(
+        r"ds\.json: DeepSpeed: refused by DeepSpeed: .*reduce_bucket_size; Input should be a valid "
+        r"integer, unable to parse string as an integer",
+        str(refused.value),
+    ), str(refused.value)
 
 
 # ---- file-system errors -------------------------------------------------------------------------
@@ -176,15 +241,22 @@ def test_a_full_disk_during_a_save_is_one_line_naming_the_file(capsys):
 def in_a_small_file_system(folder: Path, options: str, command: list[str]) -> list[str]:
     """`command` with `folder` a fresh tmpfs mounted with `options` (a private mount namespace)."""
     folder.mkdir(parents=True, exist_ok=True)
-    return ["unshare", "-rm", "sh", "-c", f"mount -t tmpfs -o {options} tmpfs {shlex.quote(str(folder))} && exec "
-            + shlex.join(command)]
+    return [
+        "unshare",
+        "-rm",
+        "sh",
+        "-c",
+        f"mount -t tmpfs -o {options} tmpfs {shlex.quote(str(folder))} && exec " + shlex.join(command),
+    ]
 
 
 @pytest.fixture(scope="module")
 def can_mount():
     probe = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs tmpfs /mnt"], capture_output=True)
     if shutil.which("unshare") is None or probe.returncode != 0:
-        pytest.skip("needs unshare -rm and tmpfs mounts (a private mount namespace) to make a full or read-only disk")
+        pytest.skip(
+            "needs unshare -rm and tmpfs mounts (a private mount namespace) to make a full or read-only disk"
+        )
 
 
 @pytest.mark.slow
@@ -192,11 +264,16 @@ def can_mount():
     "options, expected",
     [
         ("ro", r"errorseq: error: {out}: EROFS: Read-only file system"),  # before torchrun starts
-        ("size=32k", r"errorseq: error: {out}/checkpoints/\.step-00000002\.partial/model_optimizer\.pt: "
-                     r"ENOSPC: No space left on device"),  # the first checkpoint does not fit
+        (
+            "size=32k",
+            r"errorseq: error: {out}/checkpoints/\.step-00000002\.partial/model_optimizer\.pt: "
+            r"ENOSPC: No space left on device",
+        ),  # the first checkpoint does not fit
     ],
 )
-def test_a_read_only_or_full_output_folder_is_one_line_naming_it(inputs, tmp_path, can_mount, options, expected):
+def test_a_read_only_or_full_output_folder_is_one_line_naming_it(
+    inputs, tmp_path, can_mount, options, expected
+):
     out = tmp_path / "out"
     command = launch_command(inputs, out, {**TRAIN, "checkpoint_every_steps": 2}, MODEL)
     result = run(in_a_small_file_system(out, options, command))
@@ -224,8 +301,11 @@ def test_max_steps_below_log_every_steps_still_logs_and_plots_the_last_step(inpu
 @pytest.mark.parametrize(
     "user, expected",
     [
-        ({"train_micro_batch_size_per_gpu": 3}, "train_micro_batch_size_per_gpu: 3 differs from the largest bucket "
-                                                "batch size (bucket: section) (8); set it in one place"),
+        (
+            {"train_micro_batch_size_per_gpu": 3},
+            "train_micro_batch_size_per_gpu: 3 differs from the largest bucket "
+            "batch size (bucket: section) (8); set it in one place",
+        ),
         ({"zero_optimization": {"reduce_bucket_size": "big"}}, "DeepSpeed: refused by DeepSpeed: "),
     ],
 )
@@ -241,8 +321,15 @@ def test_the_train_entry_point_refuses_a_bad_deepspeed_json_before_torchrun(inpu
 
 
 def start(command: list[str]) -> subprocess.Popen:
-    return subprocess.Popen(command, cwd=ROOT, env=subprocess_env(), start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=subprocess_env(),
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -289,8 +376,11 @@ def resumed_past_a_truncated_checkpoint(interrupted, tmp_path_factory):
 def test_a_truncated_checkpoint_is_skipped_and_the_one_before_resumed(resumed_past_a_truncated_checkpoint):
     out, _, newest, older, result = resumed_past_a_truncated_checkpoint
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    skipped = re.findall(r"^note: skipping checkpoint (\S+): it does not load \((.*)\); trying an older one$",
-                         result.stdout, re.MULTILINE)
+    skipped = re.findall(
+        r"^note: skipping checkpoint (\S+): it does not load \((.*)\); trying an older one$",
+        result.stdout,
+        re.MULTILINE,
+    )
     assert [path for path, _ in skipped] == [str(newest)], result.stdout[-3000:]
     assert re.fullmatch(r"model_optimizer\.pt is \d+ bytes, not \d+", skipped[0][1])
     step = int(re.search(r"resuming from checkpoint at step (\d+)", result.stdout).group(1))
@@ -309,7 +399,9 @@ def test_a_finished_run_is_trained_afresh_by_a_forced_rerun(resumed_past_a_trunc
 
 
 @pytest.mark.slow
-def test_evaluate_refuses_a_model_pt_changed_after_training(resumed_past_a_truncated_checkpoint, inputs, tmp_path):
+def test_evaluate_refuses_a_model_pt_changed_after_training(
+    resumed_past_a_truncated_checkpoint, inputs, tmp_path
+):
     out = resumed_past_a_truncated_checkpoint[0]
     saved = json.loads((out / "model.json").read_text())
     assert saved["weights_sha256"] == sha256_file(out / "model.pt")
@@ -318,13 +410,31 @@ def test_evaluate_refuses_a_model_pt_changed_after_training(resumed_past_a_trunc
     state[name] = state[name] + 0.5  # still a model that loads and predicts: silently wrong
     corrupted = tmp_path / "model.pt"
     torch.save(state, corrupted)
-    command = [sys.executable, "-m", "workflow_scripts.rules.evaluate", "--windows", str(inputs["windows"]),
-               "--manifest", str(inputs["manifest"]), "--model", str(corrupted),
-               "--model-config", str(out / "model.json"), "--experiment", "experiment",
-               "--out-predictions", str(tmp_path / "p.parquet"), "--out-metrics", str(tmp_path / "m.json"),
-               "--config", json.dumps({"evaluate": {}})]
+    command = [
+        sys.executable,
+        "-m",
+        "workflow_scripts.rules.evaluate",
+        "--windows",
+        str(inputs["windows"]),
+        "--manifest",
+        str(inputs["manifest"]),
+        "--model",
+        str(corrupted),
+        "--model-config",
+        str(out / "model.json"),
+        "--experiment",
+        "experiment",
+        "--out-predictions",
+        str(tmp_path / "p.parquet"),
+        "--out-metrics",
+        str(tmp_path / "m.json"),
+        "--config",
+        json.dumps({"evaluate": {}}),
+    ]
     result = run(command)
     assert result.returncode == 2
-    assert result.stderr == (f"errorseq: error: {corrupted}: sha256: differs from the weights_sha256 train recorded "
-                             f"in {out / 'model.json'}: the file changed after training (rerun train)\n")
+    assert result.stderr == (
+        f"errorseq: error: {corrupted}: sha256: differs from the weights_sha256 train recorded "
+        f"in {out / 'model.json'}: the file changed after training (rerun train)\n"
+    )
     assert not (tmp_path / "m.json").exists()

@@ -20,7 +20,15 @@ def test_dry_run_plans_every_rule_for_each_experiment(tmp_path):
     result = snakemake(tmp_path, "-n")
     assert result.returncode == 0, result.stderr[-3000:]
     assert planned_rules(result.stdout) == {
-        "all", "demo_data", "index_genome", "extract", "bucket", "train", "evaluate", "plot", "summarize",
+        "all",
+        "demo_data",
+        "index_genome",
+        "extract",
+        "bucket",
+        "train",
+        "evaluate",
+        "plot",
+        "summarize",
         "explain",
     }
     assert "fp_vs_tp" in result.stdout and "fn_vs_tn" in result.stdout
@@ -30,10 +38,15 @@ def test_dry_run_plans_every_rule_for_each_experiment(tmp_path):
 def test_rulegraph_is_dot_with_the_pipeline_edges(tmp_path):
     result = snakemake(tmp_path, "--rulegraph")
     assert result.returncode == 0, result.stderr[-3000:]
-    labels = dict(line.split('[label = "')[0].strip().split("\t")[-1:] + [line.split('"')[1]]
-                  for line in result.stdout.splitlines() if "[label" in line)
-    edges = {(labels[a.strip()], labels[b.strip().rstrip(";")])
-             for a, b in (line.split("->") for line in result.stdout.splitlines() if "->" in line)}
+    labels = dict(
+        line.split('[label = "')[0].strip().split("\t")[-1:] + [line.split('"')[1]]
+        for line in result.stdout.splitlines()
+        if "[label" in line
+    )
+    edges = {
+        (labels[a.strip()], labels[b.strip().rstrip(";")])
+        for a, b in (line.split("->") for line in result.stdout.splitlines() if "->" in line)
+    }
     assert ("train", "evaluate") in edges and ("bucket", "train") in edges
     assert ("evaluate", "plot") in edges and ("extract", "bucket") in edges
 
@@ -44,7 +57,14 @@ def test_demo_runs_end_to_end(finished_run):
     for key in ("accuracy", "precision", "recall", "f1", "mcc", "roc_auc", "pr_auc", "n", "per_bucket"):
         assert key in metrics
     assert metrics["n"] > 0 and metrics["roc_auc"] > 0.8  # the tiny demo reaches ~0.97
-    for plot in ("roc", "precision_recall", "model_vs_baselines", "confusion_matrix", "training_curves", "length_histogram"):
+    for plot in (
+        "roc",
+        "precision_recall",
+        "model_vs_baselines",
+        "confusion_matrix",
+        "training_curves",
+        "length_histogram",
+    ):
         assert (workdir / f"results/fp_vs_tp/plots/{plot}.png").stat().st_size > 5000
     for log in ("extract", "bucket", "train", "evaluate", "plot"):
         assert (workdir / f"logs/fp_vs_tp/{log}.log").exists()
@@ -85,11 +105,15 @@ def test_report_opens_with_the_summary_and_captions_every_figure(finished_run):
     for name in ("roc.png", "training_curves.png", "model_vs_baselines.png", "summary.png", "summary.tsv"):
         assert name in html
     # the front page (workflow description): its text, the summary table and plot embedded in it
-    description = html[html.index("does the error model beat its baselines"):]
+    description = html[html.index("does the error model beat its baselines") :]
     assert "The model against its baselines" in description and "data:image/png;base64" in description
     # a caption per figure (report/plots/*.rst, rendered with the wildcard)
-    for caption in ("ROC curve of the error model", "against its baselines, on all test",
-                    "Counts of the test windows of", "Window lengths (tokens) of"):
+    for caption in (
+        "ROC curve of the error model",
+        "against its baselines, on all test",
+        "Counts of the test windows of",
+        "Window lengths (tokens) of",
+    ):
         assert caption in html
 
 
@@ -97,5 +121,7 @@ def test_bad_config_fails_in_seconds_with_one_line(tmp_path):
     bad = write_config(tmp_path, "bad.yaml", {"window": {"flank": -3}})
     result = snakemake(tmp_path, "-n", "--configfile", str(bad))
     assert result.returncode != 0
-    errors = [l for l in (result.stdout + result.stderr).splitlines() if l.startswith("errorseq: error:")]
+    errors = [
+        line for line in (result.stdout + result.stderr).splitlines() if line.startswith("errorseq: error:")
+    ]
     assert errors == ["errorseq: error: config: window.flank: -3 is less than the minimum of 1"]

@@ -37,30 +37,54 @@ def write_config(directory: Path, name: str, values: dict) -> Path:
     return path
 
 
-def snakemake_command(workdir: Path, *args: str, cores: int | None = 2,
-                      snakefile: Path = ROOT / "Snakefile") -> list[str]:
+def snakemake_command(
+    workdir: Path, *args: str, cores: int | None = 2, snakefile: Path = ROOT / "Snakefile"
+) -> list[str]:
     """The one way the tests start Snakemake: the repository's Snakefile (or a copy's) run in `workdir`."""
-    command = [str(Path(sys.executable).parent / "snakemake"), "--snakefile", str(snakefile),
-               "--directory", str(workdir)]
+    command = [
+        str(Path(sys.executable).parent / "snakemake"),
+        "--snakefile",
+        str(snakefile),
+        "--directory",
+        str(workdir),
+    ]
     if cores is not None:
         command += ["--cores", str(cores)]
     return command + list(args)
 
 
-def snakemake(workdir: Path, *args: str, timeout: int = 600, env: dict[str, str] | None = None,
-              cores: int | None = 2, snakefile: Path = ROOT / "Snakefile") -> subprocess.CompletedProcess:
+def snakemake(
+    workdir: Path,
+    *args: str,
+    timeout: int = 600,
+    env: dict[str, str] | None = None,
+    cores: int | None = 2,
+    snakefile: Path = ROOT / "Snakefile",
+) -> subprocess.CompletedProcess:
     """Run Snakemake to the end and capture its output."""
-    return subprocess.run(snakemake_command(workdir, *args, cores=cores, snakefile=snakefile), cwd=workdir,
-                          env=env or subprocess_env(), capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        snakemake_command(workdir, *args, cores=cores, snakefile=snakefile),
+        cwd=workdir,
+        env=env or subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
-def start_snakemake(workdir: Path, *args: str, output: Path, env: dict[str, str] | None = None,
-                    cores: int | None = 2) -> subprocess.Popen:
+def start_snakemake(
+    workdir: Path, *args: str, output: Path, env: dict[str, str] | None = None, cores: int | None = 2
+) -> subprocess.Popen:
     """Start Snakemake in a session of its own (so a test can kill it and its jobs), output to a file."""
     with output.open("w") as sink:
-        return subprocess.Popen(snakemake_command(workdir, *args, cores=cores), cwd=workdir,
-                                env=env or subprocess_env(), start_new_session=True,
-                                stdout=sink, stderr=subprocess.STDOUT)
+        return subprocess.Popen(
+            snakemake_command(workdir, *args, cores=cores),
+            cwd=workdir,
+            env=env or subprocess_env(),
+            start_new_session=True,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
 
 
 def planned_rules(dry_run_output: str) -> set[str]:

@@ -104,7 +104,16 @@ PER_BUCKET_FIELDS = ("bucket", *METRIC_FIELDS)
 # number) or "auto" (criterion, e.g. "f1", maximised on `split` "val": n and n_positive are its
 # windows, criterion_value the criterion there at the chosen threshold); reason: why it fell back,
 # null otherwise. Fields a mode does not use are null.
-THRESHOLD_CHOICE_FIELDS = ("mode", "threshold", "criterion", "split", "n", "n_positive", "criterion_value", "reason")
+THRESHOLD_CHOICE_FIELDS = (
+    "mode",
+    "threshold",
+    "criterion",
+    "split",
+    "n",
+    "n_positive",
+    "criterion_value",
+    "reason",
+)
 # comparison: the model against its baselines on the same test genes, the layout declared in
 # evaluation/comparison_fields.py (ComparisonReport: intervals, paired differences, a verdict per
 # baseline and metric, overall and per splice type).
@@ -154,8 +163,16 @@ NEW_CALL_PREDICTION_COLUMNS = ("p_error", "predicted_error")
 # attribution.tsv: one row per splice_type (or "all"), class (error/correct) and position relative
 # to the site; kmers.tsv: one row per k-mer, most enriched in error windows first.
 ATTRIBUTION_COLUMNS = ("splice_type", "class", "position", "importance", "A", "C", "G", "T", "n_windows")
-KMER_COLUMNS = ("kmer", "error_windows", "correct_windows", "error_fraction", "correct_fraction",
-                "odds_ratio", "p_value", "q_value")
+KMER_COLUMNS = (
+    "kmer",
+    "error_windows",
+    "correct_windows",
+    "error_fraction",
+    "correct_fraction",
+    "odds_ratio",
+    "p_value",
+    "q_value",
+)
 EXPLAIN_PLOTS = ("position_importance", "sequence_logo", "kmer_enrichment")
 
 # ---- plots/<name>.png (plot) ------------------------------------------------------------------------
@@ -179,15 +196,35 @@ def plot_file_name(name: str) -> str:
 # `p_m_high`; for every baseline b the paired difference `model_minus_b_m` (+ _low, _high) and
 # `verdict_b_m` (better / not better / worse). A baseline that could not be scored: empty cells.
 SUMMARY_ID_FIELDS = ("experiment",)
-SUMMARY_TEST_FIELDS = ("n", "n_positive", "n_genes", "threshold", "threshold_mode", "precision", "recall",
-                       "f1", "mcc")
+SUMMARY_TEST_FIELDS = (
+    "n",
+    "n_positive",
+    "n_genes",
+    "threshold",
+    "threshold_mode",
+    "precision",
+    "recall",
+    "f1",
+    "mcc",
+)
 SUMMARY_INTERVAL_SUFFIXES = ("", "_low", "_high")
 
 
 def summary_fields() -> tuple[str, ...]:
     """Every column of summary.tsv, in order."""
-    predictors = tuple(f"{p}_{m}{suffix}" for p in PREDICTORS for m in COMPARED_METRICS
-                       for suffix in SUMMARY_INTERVAL_SUFFIXES)
-    differences = tuple(name for b in BASELINES for m in COMPARED_METRICS for name in (
-        *(f"{MODEL}_minus_{b}_{m}{suffix}" for suffix in SUMMARY_INTERVAL_SUFFIXES), f"verdict_{b}_{m}"))
+    predictors = tuple(
+        f"{p}_{m}{suffix}"
+        for p in PREDICTORS
+        for m in COMPARED_METRICS
+        for suffix in SUMMARY_INTERVAL_SUFFIXES
+    )
+    differences = tuple(
+        name
+        for b in BASELINES
+        for m in COMPARED_METRICS
+        for name in (
+            *(f"{MODEL}_minus_{b}_{m}{suffix}" for suffix in SUMMARY_INTERVAL_SUFFIXES),
+            f"verdict_{b}_{m}",
+        )
+    )
     return (*SUMMARY_ID_FIELDS, *SUMMARY_TEST_FIELDS, *predictors, *differences)

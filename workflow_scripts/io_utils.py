@@ -30,7 +30,9 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
             tmp.unlink()
 
 
-def naming_path(error: OSError, path: str | os.PathLike, instead_of: str | os.PathLike | None = None) -> OSError:
+def naming_path(
+    error: OSError, path: str | os.PathLike, instead_of: str | os.PathLike | None = None
+) -> OSError:
     """`error` naming `path` where it names no file (a failed write() does not) or `instead_of`."""
     if error.filename is not None and str(error.filename) != str(instead_of):
         return error

@@ -18,8 +18,10 @@ from workflow_scripts.errors import InputError, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 RESOURCE = re.compile(r"(\w+)=(.*?)(?=, \w+=|$)")
-BANNER = re.compile(r"(Using (profile|workflow specific profile)|Config file .* is extended|Building DAG|"
-                    r"Assuming unrestricted shared filesystem)")
+BANNER = re.compile(
+    r"(Using (profile|workflow specific profile)|Config file .* is extended|Building DAG|"
+    r"Assuming unrestricted shared filesystem)"
+)
 UNCAPPED_CORES = 1_000_000
 HIDDEN_FLAGS = re.compile(r"--(job-name|output|comment) \S+ |--parsable |--export=ALL ")
 
@@ -55,10 +57,10 @@ def parse_dry_run(text: str) -> list[PlannedJob]:
         fields = dict(re.findall(r"^\s+(\w+): (.*)$", block, re.MULTILINE))
         if "output" not in fields:  # a target rule such as `all`: nothing is submitted
             continue
-        resources = {key: parse_value(value)
-                     for key, value in RESOURCE.findall(fields.get("resources", ""))}
-        jobs.append(PlannedJob(head.group(1), fields.get("wildcards", ""),
-                               int(fields.get("threads", 1)), resources))
+        resources = {key: parse_value(value) for key, value in RESOURCE.findall(fields.get("resources", ""))}
+        jobs.append(
+            PlannedJob(head.group(1), fields.get("wildcards", ""), int(fields.get("threads", 1)), resources)
+        )
     return jobs
 
 
@@ -69,7 +71,10 @@ def sbatch_options(job: PlannedJob) -> str:
 
     res = job.resources
     params = {
-        "run_uuid": "x", "slurm_logfile": "x", "comment_str": "x", "workdir": "",
+        "run_uuid": "x",
+        "slurm_logfile": "x",
+        "comment_str": "x",
+        "workdir": "",
         "account": f"-A {res['slurm_account']}" if res.get("slurm_account") else "",
         "partition": f"-p {res['slurm_partition']}" if res.get("slurm_partition") else "",
     }
@@ -79,8 +84,21 @@ def sbatch_options(job: PlannedJob) -> str:
 
 def dry_run(profile: str, configfiles: list[str], snakefile: Path, workdir: str) -> str:
     # A dry run caps threads at --cores (1 when not given); a SLURM submission does not.
-    command = [sys.executable, "-m", "snakemake", "-n", "--forceall", "--snakefile", str(snakefile),
-               "--directory", workdir, "--profile", profile, "--cores", str(UNCAPPED_CORES)]
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-n",
+        "--forceall",
+        "--snakefile",
+        str(snakefile),
+        "--directory",
+        workdir,
+        "--profile",
+        profile,
+        "--cores",
+        str(UNCAPPED_CORES),
+    ]
     if configfiles:
         command += ["--configfile", *configfiles]
     done = subprocess.run(command, capture_output=True, text=True)
@@ -99,7 +117,9 @@ def first_error(output: str) -> str:
 def format_plan(jobs: list[PlannedJob]) -> str:
     lines, seen = [], set()
     for job in jobs:
-        line = f"{job.name:<14} {job.wildcards or '-':<28} threads={job.threads:<3} sbatch {sbatch_options(job)}"
+        line = (
+            f"{job.name:<14} {job.wildcards or '-':<28} threads={job.threads:<3} sbatch {sbatch_options(job)}"
+        )
         if line not in seen:
             seen.add(line)
             lines.append(line)
@@ -107,7 +127,9 @@ def format_plan(jobs: list[PlannedJob]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--profile", default=str(REPO / "profiles" / "slurm"))
     parser.add_argument("--configfile", nargs="*", default=[])
     parser.add_argument("--snakefile", default=str(REPO / "Snakefile"))

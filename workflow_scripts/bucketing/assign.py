@@ -39,14 +39,16 @@ SPLITS = ("train", "val", "test")
 MEGA_BATCH_FACTOR = 50  # HF Trainer's group_by_length: sort 50 batches at a time
 SIMULATION_SEED = 0  # of the simulated epoch that measures padding efficiency
 REQUIRED_COLUMNS = ("id", "split", "label", "length")
-MANIFEST_SCHEMA = pl.Schema({
-    "id": pl.String,
-    "split": pl.String,
-    "label": pl.Int8,
-    "length": pl.Int32,
-    "token_length": pl.Int32,
-    "bucket": pl.Int16,
-})
+MANIFEST_SCHEMA = pl.Schema(
+    {
+        "id": pl.String,
+        "split": pl.String,
+        "label": pl.Int8,
+        "length": pl.Int32,
+        "token_length": pl.Int32,
+        "bucket": pl.Int16,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,9 @@ def read_windows(path: str) -> pl.DataFrame:
     for name in REQUIRED_COLUMNS:
         if windows[name].null_count():
             raise InputError(path, name, f"{windows[name].null_count()} missing value(s)")
-    return windows.select(_cast_column(windows, path, name, MANIFEST_SCHEMA[name]) for name in REQUIRED_COLUMNS)
+    return windows.select(
+        _cast_column(windows, path, name, MANIFEST_SCHEMA[name]) for name in REQUIRED_COLUMNS
+    )
 
 
 def _cast_column(windows: pl.DataFrame, path: str, name: str, dtype: pl.DataType) -> pl.Series:
@@ -131,7 +135,9 @@ def build_manifest(windows: pl.DataFrame, token_lengths: np.ndarray, boundaries:
     return manifest.select(pl.col(name).cast(dtype) for name, dtype in MANIFEST_SCHEMA.items())
 
 
-def bucket_rows(manifest: pl.DataFrame, boundaries: list[int], batch_sizes: list[int], max_length: int) -> list[dict]:
+def bucket_rows(
+    manifest: pl.DataFrame, boundaries: list[int], batch_sizes: list[int], max_length: int
+) -> list[dict]:
     rows = []
     for bucket, (upper, batch_size) in enumerate(zip(boundaries, batch_sizes)):
         members = manifest.filter(pl.col("bucket") == bucket)
@@ -149,8 +155,9 @@ def bucket_rows(manifest: pl.DataFrame, boundaries: list[int], batch_sizes: list
     return rows
 
 
-def efficiency_report(token_lengths: np.ndarray, kept_tokens: np.ndarray, buckets: np.ndarray,
-                      batch_sizes: list[int], seed: int) -> dict[str, float]:
+def efficiency_report(
+    token_lengths: np.ndarray, kept_tokens: np.ndarray, buckets: np.ndarray, batch_sizes: list[int], seed: int
+) -> dict[str, float]:
     """Padding efficiency (real / padded tokens) of one simulated single-replica epoch.
 
     `plan` runs the training sampler exactly as the trainer builds it (sorted by
@@ -162,8 +169,12 @@ def efficiency_report(token_lengths: np.ndarray, kept_tokens: np.ndarray, bucket
     report = {
         "plan": round(padding_efficiency(kept_tokens, sampler), 6),
         "pad_to_max": round(padding_efficiency(kept_tokens, [np.arange(len(kept_tokens))]), 6),
-        "random_dynamic": round(padding_efficiency(kept_tokens, random_batches(len(kept_tokens), batch_size, seed)), 6),
-        "group_by_length": round(padding_efficiency(kept_tokens, group_by_length_batches(kept_tokens, batch_size, seed)), 6),
+        "random_dynamic": round(
+            padding_efficiency(kept_tokens, random_batches(len(kept_tokens), batch_size, seed)), 6
+        ),
+        "group_by_length": round(
+            padding_efficiency(kept_tokens, group_by_length_batches(kept_tokens, batch_size, seed)), 6
+        ),
     }
     return declared(report, PADDING_EFFICIENCY_FIELDS, "padding efficiency")
 
@@ -186,8 +197,9 @@ def group_by_length_batches(token_lengths: np.ndarray, batch_size: int, seed: in
     return batches
 
 
-def build_summary(manifest: pl.DataFrame, settings: BucketSettings, boundaries: list[int],
-                  batch_sizes: list[int], seed: int) -> dict:
+def build_summary(
+    manifest: pl.DataFrame, settings: BucketSettings, boundaries: list[int], batch_sizes: list[int], seed: int
+) -> dict:
     train = manifest.filter(pl.col("split") == "train")
     train_tokens = train["token_length"].to_numpy()
     kept = np.minimum(train_tokens, settings.max_length)
@@ -202,7 +214,9 @@ def build_summary(manifest: pl.DataFrame, settings: BucketSettings, boundaries: 
         "n_truncated": int((manifest["token_length"] > settings.max_length).sum()),
         "buckets": bucket_rows(manifest, boundaries, batch_sizes, settings.max_length),
         "edge_efficiency": round(edge_efficiency(kept, boundaries), 6),
-        "padding_efficiency": efficiency_report(train_tokens, kept, train["bucket"].to_numpy(), batch_sizes, seed),
+        "padding_efficiency": efficiency_report(
+            train_tokens, kept, train["bucket"].to_numpy(), batch_sizes, seed
+        ),
     }
     return declared(summary, BUCKET_SUMMARY_FIELDS, "bucket summary")
 
@@ -217,22 +231,29 @@ def declared(document: dict, fields: tuple[str, ...], what: str) -> dict:
 def format_report(summary: dict, n_over_last_boundary: int) -> str:
     lines = [
         f"boundaries ({summary['boundaries_mode']}): {summary['boundaries']}; "
-        + (f"batch sizes from max_tokens_per_batch {summary['max_tokens_per_batch']}"
-           if summary["max_tokens_per_batch"] else "batch sizes given"),
+        + (
+            f"batch sizes from max_tokens_per_batch {summary['max_tokens_per_batch']}"
+            if summary["max_tokens_per_batch"]
+            else "batch sizes given"
+        ),
         f"{'bucket':>6} {'tokens':>12} {'batch':>6} {'train':>8} {'val':>8} {'test':>8} {'total':>8}",
     ]
     for row in summary["buckets"]:
         last = row["bucket"] == len(summary["buckets"]) - 1
         span = f"{row['lower']}-{row['upper']}{'+' if last else ''}"
         counts = [row["count_by_split"][split] for split in SPLITS] + [row["count"]]
-        lines.append(f"{row['bucket']:>6} {span:>12} {row['batch_size']:>6} " + " ".join(f"{n:>8}" for n in counts))
+        lines.append(
+            f"{row['bucket']:>6} {span:>12} {row['batch_size']:>6} " + " ".join(f"{n:>8}" for n in counts)
+        )
     efficiency = summary["padding_efficiency"]
     lines.append(
         "padding efficiency (train, 1 replica): "
         + ", ".join(f"{name} {value:.3f}" for name, value in efficiency.items())
     )
     if n_over_last_boundary:
-        lines.append(f"note: {n_over_last_boundary} window(s) exceed the last boundary; they join the last bucket")
+        lines.append(
+            f"note: {n_over_last_boundary} window(s) exceed the last boundary; they join the last bucket"
+        )
     prefix = "warning: " if summary["n_truncated"] else ""
     lines.append(
         f"{prefix}{summary['n_truncated']} window(s) exceed max_length {summary['max_length']} tokens "
@@ -245,8 +266,9 @@ def bucket_windows(windows_path: str, settings: BucketSettings) -> tuple[pl.Data
     """(manifest, summary, report) for the windows table at `windows_path`."""
     windows = read_windows(windows_path)
     check_windows(windows, windows_path)
-    token_lengths = window_token_lengths(settings.tokenizer, lambda: read_sequences(windows_path),
-                                         windows["length"].to_numpy())
+    token_lengths = window_token_lengths(
+        settings.tokenizer, lambda: read_sequences(windows_path), windows["length"].to_numpy()
+    )
     train_tokens = np.minimum(token_lengths[(windows["split"] == "train").to_numpy()], settings.max_length)
     boundaries, batch_sizes = plan_buckets(settings, train_tokens)
     manifest = build_manifest(windows, token_lengths, boundaries)

@@ -30,7 +30,9 @@ def length_groups(token_lengths: np.ndarray, max_groups: int = MAX_DISTINCT):
     return values[ends], np.add.reduceat(counts, starts), np.add.reduceat(sums, starts)
 
 
-def padded_cost_by_bucket_count(token_lengths: np.ndarray, max_buckets: int) -> tuple[np.ndarray, list[list[int]]]:
+def padded_cost_by_bucket_count(
+    token_lengths: np.ndarray, max_buckets: int
+) -> tuple[np.ndarray, list[list[int]]]:
     """Least pad-to-upper cost for 1..max_buckets buckets, and the boundaries achieving each."""
     if len(token_lengths) == 0:
         raise ValueError("no token lengths to choose boundaries from")
@@ -67,7 +69,9 @@ def _backtrack(uppers: np.ndarray, choices: list[np.ndarray]) -> list[int]:
     return sorted(bounds)
 
 
-def optimal_boundaries(token_lengths: np.ndarray, n_buckets: int, target_efficiency: float | None = None) -> list[int]:
+def optimal_boundaries(
+    token_lengths: np.ndarray, n_buckets: int, target_efficiency: float | None = None
+) -> list[int]:
     """Inclusive upper edges minimising pad-to-upper tokens with at most n_buckets buckets.
 
     With `target_efficiency`, the fewest buckets (up to n_buckets) whose

@@ -58,7 +58,9 @@ class DistributedBucketBatchSampler:
         self.buckets = [int(b) for b in np.unique(self.bucket_of)]
         self.batch_size_of_bucket = _validated_batch_sizes(batch_size_of_bucket, self.buckets)
         if num_replicas < 1 or not 0 <= rank < num_replicas:
-            raise ValueError(f"need num_replicas >= 1 and 0 <= rank < num_replicas, got {num_replicas}, {rank}")
+            raise ValueError(
+                f"need num_replicas >= 1 and 0 <= rank < num_replicas, got {num_replicas}, {rank}"
+            )
         if seed < 0:
             raise ValueError(f"seed must be non-negative, got {seed}")
         self.num_replicas = int(num_replicas)
@@ -122,7 +124,9 @@ def _validated_lengths(token_lengths: np.ndarray | None, size: int) -> np.ndarra
         return None
     token_lengths = np.asarray(token_lengths)
     if token_lengths.shape != (size,):
-        raise ValueError(f"token_lengths must have one entry per sample ({size}), got shape {token_lengths.shape}")
+        raise ValueError(
+            f"token_lengths must have one entry per sample ({size}), got shape {token_lengths.shape}"
+        )
     return token_lengths.astype(np.int64)
 
 

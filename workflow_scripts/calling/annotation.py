@@ -63,61 +63,101 @@ class SiteTables:
 
 
 def exon_frame(annotation: Annotation) -> pl.DataFrame:
-    exons = pl.DataFrame(annotation.exons, schema=["chrom", "start", "end", "strand", "transcript_id", "line"],
-                         orient="row", schema_overrides={"start": pl.Int64, "end": pl.Int64})
+    exons = pl.DataFrame(
+        annotation.exons,
+        schema=["chrom", "start", "end", "strand", "transcript_id", "line"],
+        orient="row",
+        schema_overrides={"start": pl.Int64, "end": pl.Int64},
+    )
     transcripts = pl.DataFrame(
-        {"transcript_id": list(annotation.transcripts),
-         "gene_id": [t["gene_id"] for t in annotation.transcripts.values()],
-         "order": [t["order"] for t in annotation.transcripts.values()],
-         "canonical": [t["canonical"] for t in annotation.transcripts.values()]},
-        schema={"transcript_id": pl.String, "gene_id": pl.String, "order": pl.Int64, "canonical": pl.Boolean})
+        {
+            "transcript_id": list(annotation.transcripts),
+            "gene_id": [t["gene_id"] for t in annotation.transcripts.values()],
+            "order": [t["order"] for t in annotation.transcripts.values()],
+            "canonical": [t["canonical"] for t in annotation.transcripts.values()],
+        },
+        schema={"transcript_id": pl.String, "gene_id": pl.String, "order": pl.Int64, "canonical": pl.Boolean},
+    )
     return exons.join(transcripts, on="transcript_id", how="left")
 
 
 def check_exon_strands(exons: pl.DataFrame, path: str) -> None:
     bad = exons.filter(~pl.col("strand").is_in(["+", "-"])).head(1)
     if bad.height:
-        raise InputError(path, f"line {bad['line'][0]} strand", f"exon strand must be '+' or '-' (got {bad['strand'][0]!r})")
-    mixed = (exons.group_by("transcript_id").agg(pl.col("chrom").n_unique().alias("c"), pl.col("strand").n_unique().alias("s"),
-                                                  pl.col("line").min())
-             .filter((pl.col("c") > 1) | (pl.col("s") > 1)).sort("line").head(1))
+        raise InputError(
+            path,
+            f"line {bad['line'][0]} strand",
+            f"exon strand must be '+' or '-' (got {bad['strand'][0]!r})",
+        )
+    mixed = (
+        exons.group_by("transcript_id")
+        .agg(
+            pl.col("chrom").n_unique().alias("c"),
+            pl.col("strand").n_unique().alias("s"),
+            pl.col("line").min(),
+        )
+        .filter((pl.col("c") > 1) | (pl.col("s") > 1))
+        .sort("line")
+        .head(1)
+    )
     if mixed.height:
-        raise InputError(path, f"transcript '{mixed['transcript_id'][0]}'", "exons on more than one chromosome or strand")
+        raise InputError(
+            path, f"transcript '{mixed['transcript_id'][0]}'", "exons on more than one chromosome or strand"
+        )
 
 
 def gene_frame(annotation: Annotation, exons: pl.DataFrame) -> pl.DataFrame:
     """One row per gene with exons: span from its gene feature (else its exons), biotype."""
     extent = exons.group_by("gene_id").agg(
-        pl.col("chrom").first(), pl.col("strand").first(), pl.col("start").min().alias("exon_start"),
+        pl.col("chrom").first(),
+        pl.col("strand").first(),
+        pl.col("start").min().alias("exon_start"),
         pl.col("end").max().alias("exon_end"),
-        pl.col("transcript_id").is_in(list(annotation.coding)).any().alias("has_cds"))
+        pl.col("transcript_id").is_in(list(annotation.coding)).any().alias("has_cds"),
+    )
     declared = pl.DataFrame(
-        {"gene_id": list(annotation.genes),
-         "start": [g["start"] for g in annotation.genes.values()],
-         "end": [g["end"] for g in annotation.genes.values()],
-         "biotype": [g["biotype"] for g in annotation.genes.values()]},
-        schema={"gene_id": pl.String, "start": pl.Int64, "end": pl.Int64, "biotype": pl.String})
+        {
+            "gene_id": list(annotation.genes),
+            "start": [g["start"] for g in annotation.genes.values()],
+            "end": [g["end"] for g in annotation.genes.values()],
+            "biotype": [g["biotype"] for g in annotation.genes.values()],
+        },
+        schema={"gene_id": pl.String, "start": pl.Int64, "end": pl.Int64, "biotype": pl.String},
+    )
     fallback = pl.when(pl.col("has_cds")).then(pl.lit("protein_coding")).otherwise(pl.lit("unknown"))
-    return (extent.join(declared, on="gene_id", how="left")
-            .with_columns(pl.coalesce("start", "exon_start").alias("start"),
-                          pl.coalesce("end", "exon_end").alias("end"),
-                          pl.coalesce("biotype", fallback).alias("biotype"))
-            .select(GENE_COLUMNS).sort("chrom", "start", "gene_id"))
+    return (
+        extent.join(declared, on="gene_id", how="left")
+        .with_columns(
+            pl.coalesce("start", "exon_start").alias("start"),
+            pl.coalesce("end", "exon_end").alias("end"),
+            pl.coalesce("biotype", fallback).alias("biotype"),
+        )
+        .select(GENE_COLUMNS)
+        .sort("chrom", "start", "gene_id")
+    )
 
 
 def select_genes(genes: pl.DataFrame, biotypes, region: Region | None, path: str) -> pl.DataFrame:
     chosen = genes if biotypes == "all" else genes.filter(pl.col("biotype").is_in(list(biotypes)))
     if chosen.height == 0:
         found = ", ".join(sorted(genes["biotype"].unique().to_list())[:8])
-        raise InputError(path, "biotype", f"no gene of biotype {', '.join(biotypes)} (found: {found}); "
-                         "set calling.biotypes to one of them, or all")
+        raise InputError(
+            path,
+            "biotype",
+            f"no gene of biotype {', '.join(biotypes)} (found: {found}); "
+            "set calling.biotypes to one of them, or all",
+        )
     if region is not None:
         end = region.end if region.end is not None else np.iinfo(np.int64).max
-        chosen = chosen.filter((pl.col("chrom") == region.chrom) & (pl.col("start") >= region.start)
-                               & (pl.col("end") <= end))
+        chosen = chosen.filter(
+            (pl.col("chrom") == region.chrom) & (pl.col("start") >= region.start) & (pl.col("end") <= end)
+        )
         if chosen.height == 0:
-            raise InputError(path, "calling.region", f"no selected gene lies inside {region.chrom}:{region.start}-"
-                             f"{region.end or 'end'}")
+            raise InputError(
+                path,
+                "calling.region",
+                f"no selected gene lies inside {region.chrom}:{region.start}-{region.end or 'end'}",
+            )
     return chosen
 
 
@@ -127,7 +167,8 @@ def select_transcripts(exons: pl.DataFrame, choice: str) -> tuple[pl.DataFrame, 
         return exons, 0
     per_gene = exons.group_by("gene_id").agg(
         pl.col("order").min().alias("first"),
-        pl.col("order").filter(pl.col("canonical")).min().alias("tagged"))
+        pl.col("order").filter(pl.col("canonical")).min().alias("tagged"),
+    )
     fallbacks = 0
     if choice == "canonical":
         fallbacks = per_gene["tagged"].null_count()
@@ -138,17 +179,25 @@ def select_transcripts(exons: pl.DataFrame, choice: str) -> tuple[pl.DataFrame, 
 
 def transcript_sites(exons: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     """Donor and acceptor of every intron (gap between consecutive exons of a transcript)."""
-    pairs = (exons.sort("transcript_id", "start", "end")
-             .with_columns(pl.col("start").shift(-1).over("transcript_id").alias("next_start"))
-             .filter(pl.col("next_start").is_not_null()))
+    pairs = (
+        exons.sort("transcript_id", "start", "end")
+        .with_columns(pl.col("start").shift(-1).over("transcript_id").alias("next_start"))
+        .filter(pl.col("next_start").is_not_null())
+    )
     overlapping = pairs.filter(pl.col("next_start") <= pl.col("end") + 1).height
     introns = pairs.filter(pl.col("next_start") > pl.col("end") + 1)
     plus = pl.col("strand") == "+"
     keys = ("gene_id", "transcript_id", "chrom", "strand")
-    donors = introns.select(*keys, pl.when(plus).then(pl.col("end")).otherwise(pl.col("next_start")).alias("position"),
-                            pl.lit("donor").alias("splice_type"))
-    acceptors = introns.select(*keys, pl.when(plus).then(pl.col("next_start")).otherwise(pl.col("end")).alias("position"),
-                               pl.lit("acceptor").alias("splice_type"))
+    donors = introns.select(
+        *keys,
+        pl.when(plus).then(pl.col("end")).otherwise(pl.col("next_start")).alias("position"),
+        pl.lit("donor").alias("splice_type"),
+    )
+    acceptors = introns.select(
+        *keys,
+        pl.when(plus).then(pl.col("next_start")).otherwise(pl.col("end")).alias("position"),
+        pl.lit("acceptor").alias("splice_type"),
+    )
     return pl.concat([donors, acceptors]), overlapping
 
 
@@ -156,14 +205,18 @@ def deduplicate_sites(sites: pl.DataFrame) -> pl.DataFrame:
     """One row per (chrom, position, strand, splice_type): smallest gene_id, then transcript_id."""
     key = ["chrom", "position", "strand", "splice_type"]
     counted = sites.with_columns(pl.len().over(key).alias("n_transcripts").cast(pl.Int32))
-    return (counted.sort(*key, "gene_id", "transcript_id").unique(subset=key, keep="first", maintain_order=True)
-            .select(*SITE_COLUMNS, "n_transcripts")
-            .with_columns(pl.col("position").cast(pl.Int64))
-            .sort("chrom", "position", "strand", "splice_type"))
+    return (
+        counted.sort(*key, "gene_id", "transcript_id")
+        .unique(subset=key, keep="first", maintain_order=True)
+        .select(*SITE_COLUMNS, "n_transcripts")
+        .with_columns(pl.col("position").cast(pl.Int64))
+        .sort("chrom", "position", "strand", "splice_type")
+    )
 
 
-def build_site_tables(annotation: Annotation, biotypes="all", transcripts: str = "all",
-                      region: Region | None = None) -> SiteTables:
+def build_site_tables(
+    annotation: Annotation, biotypes="all", transcripts: str = "all", region: Region | None = None
+) -> SiteTables:
     exons = exon_frame(annotation)
     check_exon_strands(exons, annotation.path)
     genes = select_genes(gene_frame(annotation, exons), biotypes, region, annotation.path)
@@ -172,12 +225,20 @@ def build_site_tables(annotation: Annotation, biotypes="all", transcripts: str =
     raw, overlapping = transcript_sites(chosen)
     sites = deduplicate_sites(raw)
     summary = {
-        "format": annotation.kind, "genes": genes.height, "transcripts": chosen["transcript_id"].n_unique(),
-        "transcript_sites": raw.height, "sites": sites.height,
+        "format": annotation.kind,
+        "genes": genes.height,
+        "transcripts": chosen["transcript_id"].n_unique(),
+        "transcript_sites": raw.height,
+        "sites": sites.height,
         "donors": int((sites["splice_type"] == "donor").sum()),
         "acceptors": int((sites["splice_type"] == "acceptor").sum()),
-        "shared_by_genes": int(raw.group_by("chrom", "position", "strand", "splice_type")
-                               .agg(pl.col("gene_id").n_unique().alias("n")).filter(pl.col("n") > 1).height),
-        "abutting_or_overlapping_exons": overlapping, "canonical_fallbacks": fallbacks,
+        "shared_by_genes": int(
+            raw.group_by("chrom", "position", "strand", "splice_type")
+            .agg(pl.col("gene_id").n_unique().alias("n"))
+            .filter(pl.col("n") > 1)
+            .height
+        ),
+        "abutting_or_overlapping_exons": overlapping,
+        "canonical_fallbacks": fallbacks,
     }
     return SiteTables(sites, genes, summary)

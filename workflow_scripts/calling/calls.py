@@ -50,8 +50,13 @@ class CallSettings:
     @classmethod
     def from_config(cls, calling: dict) -> CallSettings:
         negatives = calling["negatives"]
-        return cls(calling["threshold"], calling["consensus_window"], negatives["kind"],
-                   negatives["per_error"], negatives["seed"])
+        return cls(
+            calling["threshold"],
+            calling["consensus_window"],
+            negatives["kind"],
+            negatives["per_error"],
+            negatives["seed"],
+        )
 
 
 def near(keys: np.ndarray, targets: np.ndarray, window: int) -> np.ndarray:
@@ -80,8 +85,14 @@ def dinucleotides(genome: Genome, keys: np.ndarray, splice_type: str) -> np.ndar
     group = keys >> POSITION_BITS
     chrom, minus = group >> 1, (group & 1).astype(bool)
     position = keys & ((1 << POSITION_BITS) - 1)
-    return intron_dinucleotides(genome.sequence, genome.offsets[chrom], genome.lengths[chrom], position, minus,
-                                np.full(len(keys), splice_type == "donor"))
+    return intron_dinucleotides(
+        genome.sequence,
+        genome.offsets[chrom],
+        genome.lengths[chrom],
+        position,
+        minus,
+        np.full(len(keys), splice_type == "donor"),
+    )
 
 
 def occupied_positions(scores: Scores, sites: pl.DataFrame, threshold: float) -> np.ndarray:
@@ -90,9 +101,15 @@ def occupied_positions(scores: Scores, sites: pl.DataFrame, threshold: float) ->
     return np.unique(np.concatenate([sites["key"].to_numpy(), *predicted]))
 
 
-def call_one_type(scores: Scores, sites: pl.DataFrame, splice_type: str, settings: CallSettings,
-                  genome: Genome, rng: np.random.Generator, exclude: tuple[np.ndarray, np.ndarray]
-                  ) -> tuple[list[pl.DataFrame], dict]:
+def call_one_type(
+    scores: Scores,
+    sites: pl.DataFrame,
+    splice_type: str,
+    settings: CallSettings,
+    genome: Genome,
+    rng: np.random.Generator,
+    exclude: tuple[np.ndarray, np.ndarray],
+) -> tuple[list[pl.DataFrame], dict]:
     """TP/FN/FP of one splice type and its TN; `exclude` = (occupied positions, TN already drawn)."""
     values = scores.of(splice_type)
     window, threshold = settings.consensus_window, settings.threshold
@@ -105,26 +122,52 @@ def call_one_type(scores: Scores, sites: pl.DataFrame, splice_type: str, setting
     occupied, drawn = exclude
     free = (values < threshold) & ~near(scores.keys, occupied, window) & ~np.isin(scores.keys, drawn)
     fn_rows = typed.filter(pl.Series(scored & ~hit))
-    tn_keys, tn_report = sample_negatives(scores, np.flatnonzero(free), lookup(scores, fn_rows["key"].to_numpy(), values),
-                                          splice_type, settings, genome, rng)
-    frames = [typed.filter(pl.Series(scored & hit)).select("key", "gene_id", "transcript_id").with_columns(pred_type=pl.lit("TP")),
-              fn_rows.select("key", "gene_id", "transcript_id").with_columns(pred_type=pl.lit("FN")),
-              key_frame(fp_keys, "FP"), key_frame(tn_keys, "TN", settings.negatives)]
+    tn_keys, tn_report = sample_negatives(
+        scores,
+        np.flatnonzero(free),
+        lookup(scores, fn_rows["key"].to_numpy(), values),
+        splice_type,
+        settings,
+        genome,
+        rng,
+    )
+    frames = [
+        typed.filter(pl.Series(scored & hit))
+        .select("key", "gene_id", "transcript_id")
+        .with_columns(pred_type=pl.lit("TP")),
+        fn_rows.select("key", "gene_id", "transcript_id").with_columns(pred_type=pl.lit("FN")),
+        key_frame(fp_keys, "FP"),
+        key_frame(tn_keys, "TN", settings.negatives),
+    ]
     frames = [f.with_columns(splice_type=pl.lit(splice_type)) for f in frames]
-    report = {"sites": len(site_keys), "unscored_sites": int((~scored).sum()), "predicted": len(predicted),
-              "tn_candidates": int(free.sum()), **tn_report}
+    report = {
+        "sites": len(site_keys),
+        "unscored_sites": int((~scored).sum()),
+        "predicted": len(predicted),
+        "tn_candidates": int(free.sum()),
+        **tn_report,
+    }
     return frames, report
 
 
 def key_frame(keys: np.ndarray, pred_type: str, strategy: str | None = None) -> pl.DataFrame:
-    frame = pl.DataFrame({"key": keys.astype(np.int64), "gene_id": None, "transcript_id": None},
-                         schema={"key": pl.Int64, "gene_id": pl.String, "transcript_id": pl.String})
+    frame = pl.DataFrame(
+        {"key": keys.astype(np.int64), "gene_id": None, "transcript_id": None},
+        schema={"key": pl.Int64, "gene_id": pl.String, "transcript_id": pl.String},
+    )
     frame = frame.with_columns(pred_type=pl.lit(pred_type))
     return frame.with_columns(tn_strategy=pl.lit(strategy)) if strategy else frame
 
 
-def sample_negatives(scores: Scores, free: np.ndarray, fn_scores: np.ndarray, splice_type: str,
-                     settings: CallSettings, genome: Genome, rng) -> tuple[np.ndarray, dict]:
+def sample_negatives(
+    scores: Scores,
+    free: np.ndarray,
+    fn_scores: np.ndarray,
+    splice_type: str,
+    settings: CallSettings,
+    genome: Genome,
+    rng,
+) -> tuple[np.ndarray, dict]:
     n = how_many(len(fn_scores), settings.per_error, rng)
     values = scores.of(splice_type)
     if settings.negatives == "random":
@@ -133,8 +176,11 @@ def sample_negatives(scores: Scores, free: np.ndarray, fn_scores: np.ndarray, sp
         canonical = free[is_canonical(dinucleotides(genome, scores.keys[free], splice_type), splice_type)]
         chosen = canonical[match_scores(values[canonical], target_scores(fn_scores, n, rng), rng)]
     chosen = np.sort(chosen)
-    return scores.keys[chosen], {"tn_wanted": n, "tn": len(chosen),
-                                 "ks_fn_vs_tn_score": ks_distance(fn_scores, values[chosen])}
+    return scores.keys[chosen], {
+        "tn_wanted": n,
+        "tn": len(chosen),
+        "ks_fn_vs_tn_score": ks_distance(fn_scores, values[chosen]),
+    }
 
 
 def containing_genes(frame: pl.DataFrame, genes: pl.DataFrame) -> pl.DataFrame:
@@ -142,14 +188,21 @@ def containing_genes(frame: pl.DataFrame, genes: pl.DataFrame) -> pl.DataFrame:
     missing = frame.filter(pl.col("gene_id").is_null()).select("row", "chrom", "strand", "position")
     found = []
     for (chrom, strand), part in missing.group_by("chrom", "strand"):
-        spans = genes.filter((pl.col("chrom") == chrom) & (pl.col("strand") == strand)).select("gene_id", "start", "end")
-        pairs = part.join_where(spans, pl.col("position") >= pl.col("start"), pl.col("position") <= pl.col("end"))
+        spans = genes.filter((pl.col("chrom") == chrom) & (pl.col("strand") == strand)).select(
+            "gene_id", "start", "end"
+        )
+        pairs = part.join_where(
+            spans, pl.col("position") >= pl.col("start"), pl.col("position") <= pl.col("end")
+        )
         found.append(pairs.group_by("row").agg(pl.col("gene_id").min().alias("inside_gene")))
     if not found:
         return frame
     inside = pl.concat(found)
-    return (frame.join(inside, on="row", how="left")
-            .with_columns(pl.coalesce("gene_id", "inside_gene").alias("gene_id")).drop("inside_gene"))
+    return (
+        frame.join(inside, on="row", how="left")
+        .with_columns(pl.coalesce("gene_id", "inside_gene").alias("gene_id"))
+        .drop("inside_gene")
+    )
 
 
 def describe_calls(calls: pl.DataFrame, scores: Scores, genome: Genome, window: int) -> pl.DataFrame:
@@ -158,45 +211,65 @@ def describe_calls(calls: pl.DataFrame, scores: Scores, genome: Genome, window: 
     for splice_type in SPLICE_TYPES:
         part = calls.filter(pl.col("splice_type") == splice_type)
         keys, values = part["key"].to_numpy(), scores.of(splice_type)
-        parts.append(part.with_columns(
-            pl.Series("score", lookup(scores, keys, values), dtype=pl.Float32),
-            pl.Series("window_score", window_max(scores, keys, values, window), dtype=pl.Float32),
-            pl.Series("dinucleotide", as_text(dinucleotides(genome, keys, splice_type)), dtype=pl.String)))
+        parts.append(
+            part.with_columns(
+                pl.Series("score", lookup(scores, keys, values), dtype=pl.Float32),
+                pl.Series("window_score", window_max(scores, keys, values, window), dtype=pl.Float32),
+                pl.Series("dinucleotide", as_text(dinucleotides(genome, keys, splice_type)), dtype=pl.String),
+            )
+        )
     described = pl.concat(parts)
     return pl.concat([described, decode(described["key"].to_numpy(), scores.groups)], how="horizontal")
 
 
-def make_calls(scores: Scores, sites: pl.DataFrame, genes: pl.DataFrame, genome: Genome,
-               settings: CallSettings) -> tuple[pl.DataFrame, dict]:
+def make_calls(
+    scores: Scores, sites: pl.DataFrame, genes: pl.DataFrame, genome: Genome, settings: CallSettings
+) -> tuple[pl.DataFrame, dict]:
     rng = np.random.default_rng(settings.seed)
     keyed = sites.with_columns(pl.Series("key", encode(sites, scores.groups)))
     occupied = occupied_positions(scores, keyed, settings.threshold)
     frames: list[pl.DataFrame] = []
     reports, drawn = {}, np.empty(0, dtype=np.int64)
     for splice_type in SPLICE_TYPES:
-        typed_frames, reports[splice_type] = call_one_type(scores, keyed, splice_type, settings, genome, rng,
-                                                           (occupied, drawn))
+        typed_frames, reports[splice_type] = call_one_type(
+            scores, keyed, splice_type, settings, genome, rng, (occupied, drawn)
+        )
         frames += typed_frames
         drawn = np.union1d(drawn, typed_frames[-1]["key"].to_numpy())
     calls = describe_calls(pl.concat(frames, how="diagonal"), scores, genome, settings.consensus_window)
     calls = containing_genes(calls.with_row_index("row"), genes).drop("row")
     spans = genes.select("gene_id", pl.col("start").alias("gene_start"), pl.col("end").alias("gene_end"))
-    calls = (calls.join(spans, on="gene_id", how="left").select(CALLS_COLUMNS)
-             .sort("chrom", "position", "strand", "splice_type"))
+    calls = (
+        calls.join(spans, on="gene_id", how="left")
+        .select(CALLS_COLUMNS)
+        .sort("chrom", "position", "strand", "splice_type")
+    )
     return calls, summarise(calls, reports, settings)
 
 
 def summarise(calls: pl.DataFrame, reports: dict, settings: CallSettings) -> dict:
     counts = calls.group_by("splice_type", "pred_type").len()
     canonical = calls.with_columns(
-        pl.when(pl.col("splice_type") == "donor").then(pl.col("dinucleotide") == "GT")
-        .otherwise(pl.col("dinucleotide") == "AG").alias("canonical"))
+        pl.when(pl.col("splice_type") == "donor")
+        .then(pl.col("dinucleotide") == "GT")
+        .otherwise(pl.col("dinucleotide") == "AG")
+        .alias("canonical")
+    )
     shares = canonical.group_by("splice_type", "pred_type").agg(pl.col("canonical").mean())
-    summary = {"threshold": settings.threshold, "consensus_window": settings.consensus_window,
-               "negatives": settings.negatives, "per_error": settings.per_error, "seed": settings.seed,
-               "counts": {}, "canonical_dinucleotide": {}, **{f"{t}_report": r for t, r in reports.items()}}
+    summary = {
+        "threshold": settings.threshold,
+        "consensus_window": settings.consensus_window,
+        "negatives": settings.negatives,
+        "per_error": settings.per_error,
+        "seed": settings.seed,
+        "counts": {},
+        "canonical_dinucleotide": {},
+        **{f"{t}_report": r for t, r in reports.items()},
+    }
     for row in counts.iter_rows(named=True):
         summary["counts"].setdefault(row["splice_type"], {})[row["pred_type"]] = row["len"]
     for row in shares.iter_rows(named=True):
-        summary["canonical_dinucleotide"].setdefault(row["splice_type"], {})[row["pred_type"]] = round(row["canonical"], 4)
+        summary["canonical_dinucleotide"].setdefault(row["splice_type"], {})[row["pred_type"]] = round(
+            row["canonical"], 4
+        )
     return summary

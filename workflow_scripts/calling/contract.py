@@ -15,8 +15,21 @@ GENE_COLUMNS = ("gene_id", "chrom", "start", "end", "strand", "biotype")
 # A scores table (score_base_model's output or the user's): one row per scored position.
 SCORE_COLUMNS = ("gene_id", "chrom", "strand", "position", "donor", "acceptor")
 # results/calls/calls.parquet: the calls table's columns (data/calls.py) and more.
-CALLS_COLUMNS = ("gene_id", "chrom", "position", "strand", "splice_type", "pred_type", "score", "window_score",
-                 "gene_start", "gene_end", "transcript_id", "dinucleotide", "tn_strategy")
+CALLS_COLUMNS = (
+    "gene_id",
+    "chrom",
+    "position",
+    "strand",
+    "splice_type",
+    "pred_type",
+    "score",
+    "window_score",
+    "gene_start",
+    "gene_end",
+    "transcript_id",
+    "dinucleotide",
+    "tn_strategy",
+)
 
 # The calling: keys each rule's entry point reads (the others take the schema defaults there).
 ANNOTATE_SITES_KEYS = ("biotypes", "transcripts", "region")

@@ -13,11 +13,17 @@ from workflow_scripts.errors import InputError
 
 def check_chromosomes(frame: pl.DataFrame, genome: Genome, path, field: str = "seqid") -> None:
     """Every chromosome of `frame` is in the genome (the same hint as the calls table gets)."""
-    missing = [name for name in frame["chrom"].unique(maintain_order=True).to_list() if name not in genome.index_of]
+    missing = [
+        name for name in frame["chrom"].unique(maintain_order=True).to_list() if name not in genome.index_of
+    ]
     if missing:
         name = missing[0]
-        raise InputError(path, field, f"chromosome '{name}' not in genome{chrom_hint(name, genome)} "
-                         f"({len(missing)} of its chromosomes missing; or restrict with calling.region)")
+        raise InputError(
+            path,
+            field,
+            f"chromosome '{name}' not in genome{chrom_hint(name, genome)} "
+            f"({len(missing)} of its chromosomes missing; or restrict with calling.region)",
+        )
 
 
 def chromosome_columns(frame: pl.DataFrame, genome: Genome) -> tuple[np.ndarray, np.ndarray]:
@@ -31,14 +37,24 @@ def check_inside(frame: pl.DataFrame, genome: Genome, path, start: str, end: str
     beyond = np.flatnonzero(frame[end].to_numpy() > lengths)
     if len(beyond):
         row = frame.row(int(beyond[0]), named=True)
-        raise InputError(path, f"gene '{row.get('gene_id')}'", f"ends at {row[end]:,}, past the end of "
-                         f"chromosome '{row['chrom']}' ({int(lengths[beyond[0]]):,} nt); is this the genome it annotates?")
+        raise InputError(
+            path,
+            f"gene '{row.get('gene_id')}'",
+            f"ends at {row[end]:,}, past the end of "
+            f"chromosome '{row['chrom']}' ({int(lengths[beyond[0]]):,} nt); is this the genome it annotates?",
+        )
 
 
 def site_dinucleotides(sites: pl.DataFrame, genome: Genome) -> np.ndarray:
     offsets, lengths = chromosome_columns(sites, genome)
-    return intron_dinucleotides(genome.sequence, offsets, lengths, sites["position"].to_numpy(),
-                                (sites["strand"] == "-").to_numpy(), (sites["splice_type"] == "donor").to_numpy())
+    return intron_dinucleotides(
+        genome.sequence,
+        offsets,
+        lengths,
+        sites["position"].to_numpy(),
+        (sites["strand"] == "-").to_numpy(),
+        (sites["splice_type"] == "donor").to_numpy(),
+    )
 
 
 def canonical_fractions(sites: pl.DataFrame, genome: Genome) -> dict[str, float]:
@@ -47,5 +63,7 @@ def canonical_fractions(sites: pl.DataFrame, genome: Genome) -> dict[str, float]
     fractions = {}
     for splice_type in ("donor", "acceptor"):
         rows = (sites["splice_type"] == splice_type).to_numpy()
-        fractions[splice_type] = float(is_canonical(pairs[rows], splice_type).mean()) if rows.any() else float("nan")
+        fractions[splice_type] = (
+            float(is_canonical(pairs[rows], splice_type).mean()) if rows.any() else float("nan")
+        )
     return fractions

@@ -51,8 +51,11 @@ def open_text(path: str | Path):
         raise InputError(path, "annotation", "file not found")
     with open(path, "rb") as handle:
         compressed = handle.read(2) == GZIP_MAGIC
-    return gzip.open(path, "rt", encoding="utf-8", errors="replace") if compressed else open(
-        path, encoding="utf-8", errors="replace")
+    return (
+        gzip.open(path, "rt", encoding="utf-8", errors="replace")
+        if compressed
+        else open(path, encoding="utf-8", errors="replace")
+    )
 
 
 def feature_lines(path: str | Path):
@@ -66,7 +69,9 @@ def feature_lines(path: str | Path):
                     continue
                 columns = line.rstrip("\r\n").split("\t")
                 if len(columns) < 9:
-                    raise InputError(path, f"line {number}", f"expected 9 tab-separated columns, found {len(columns)}")
+                    raise InputError(
+                        path, f"line {number}", f"expected 9 tab-separated columns, found {len(columns)}"
+                    )
                 yield number, columns
     except (OSError, EOFError, zlib.error) as error:
         raise InputError(path, "annotation", f"cannot be read ({error})") from None
@@ -97,7 +102,7 @@ def sniff_kind(path: str | Path) -> str:
             return "GTF"
         if "=" in attributes:
             return "GFF3"
-        raise InputError(path, f"line {number} attributes", "neither GTF (key \"value\";) nor GFF3 (key=value)")
+        raise InputError(path, f"line {number} attributes", 'neither GTF (key "value";) nor GFF3 (key=value)')
     raise InputError(path, "annotation", "no feature lines (is this a GTF or GFF3 file?)")
 
 
@@ -105,7 +110,9 @@ def coordinates(path, number: int, columns: list[str]) -> tuple[int, int, str]:
     try:
         start, end = int(columns[3]), int(columns[4])
     except ValueError:
-        raise InputError(path, f"line {number} start/end", f"not integers ({columns[3]!r}, {columns[4]!r})") from None
+        raise InputError(
+            path, f"line {number} start/end", f"not integers ({columns[3]!r}, {columns[4]!r})"
+        ) from None
     if start < 1 or end < start:
         raise InputError(path, f"line {number} start/end", f"need 1 <= start <= end (got {start}, {end})")
     strand = columns[6]
@@ -125,7 +132,9 @@ def read_annotation(path: str | Path) -> Annotation:
     kind = sniff_kind(path)
     annotation = read_gtf(path) if kind == "GTF" else read_gff3(path)
     if not annotation.exons:
-        raise InputError(path, "feature 'exon'", f"no exon lines in this {kind} file; splice sites need exons")
+        raise InputError(
+            path, "feature 'exon'", f"no exon lines in this {kind} file; splice sites need exons"
+        )
     return annotation
 
 
@@ -147,7 +156,9 @@ def read_gtf(path: str | Path) -> Annotation:
             continue
         transcript_id = attributes.get("transcript_id")
         if not transcript_id:
-            raise InputError(path, f"line {number} transcript_id", f"{feature} line without a transcript_id attribute")
+            raise InputError(
+                path, f"line {number} transcript_id", f"{feature} line without a transcript_id attribute"
+            )
         if feature == "CDS":
             annotation.coding.add(transcript_id)
             continue
@@ -176,10 +187,16 @@ def add_transcript(annotation: Annotation, transcript_id: str, gene_id: str, can
     record = annotation.transcripts.get(transcript_id)
     if record is None:
         annotation.transcripts[transcript_id] = {
-            "gene_id": gene_id, "order": len(annotation.transcripts), "canonical": canonical}
+            "gene_id": gene_id,
+            "order": len(annotation.transcripts),
+            "canonical": canonical,
+        }
     elif record["gene_id"] != gene_id:
-        raise InputError(annotation.path, f"transcript_id '{transcript_id}'",
-                         f"belongs to two genes ({record['gene_id']!r} and {gene_id!r})")
+        raise InputError(
+            annotation.path,
+            f"transcript_id '{transcript_id}'",
+            f"belongs to two genes ({record['gene_id']!r} and {gene_id!r})",
+        )
     else:
         record["canonical"] |= canonical
 
@@ -201,10 +218,19 @@ def read_gff3(path: str | Path) -> Annotation:
         elif "ID" in attributes:
             start, end, strand = coordinates(path, number, columns)
             parents_of[attributes["ID"]] = {
-                "feature": feature, "parents": parents, "line": number, "chrom": columns[0],
-                "start": start, "end": end, "strand": strand, "biotype": biotype_of(attributes),
-                "name": unquote(attributes.get("gene_id") or attributes.get("transcript_id") or attributes["ID"]),
-                "canonical": is_canonical(attributes)}
+                "feature": feature,
+                "parents": parents,
+                "line": number,
+                "chrom": columns[0],
+                "start": start,
+                "end": end,
+                "strand": strand,
+                "biotype": biotype_of(attributes),
+                "name": unquote(
+                    attributes.get("gene_id") or attributes.get("transcript_id") or attributes["ID"]
+                ),
+                "canonical": is_canonical(attributes),
+            }
     return assemble_gff3(path, parents_of, exons, coding_parents)
 
 
@@ -246,11 +272,23 @@ def assemble_gff3(path, features: dict, exons: list[tuple], coding_parents: list
     for chrom, start, end, strand, parent, gene, line in kept:
         record, gene_record_ = features[parent], features[gene]
         gene_name = gene_record_["name"]
-        add_transcript(annotation, record["name"] if parent != gene else gene_name, gene_name, record["canonical"])
-        annotation.exons.append((chrom, start, end, strand, record["name"] if parent != gene else gene_name, line))
-        annotation.genes.setdefault(gene_name, gene_record(
-            gene_record_["chrom"], gene_record_["start"], gene_record_["end"], gene_record_["strand"],
-            gene_record_["biotype"], gene_record_["line"]))
+        add_transcript(
+            annotation, record["name"] if parent != gene else gene_name, gene_name, record["canonical"]
+        )
+        annotation.exons.append(
+            (chrom, start, end, strand, record["name"] if parent != gene else gene_name, line)
+        )
+        annotation.genes.setdefault(
+            gene_name,
+            gene_record(
+                gene_record_["chrom"],
+                gene_record_["start"],
+                gene_record_["end"],
+                gene_record_["strand"],
+                gene_record_["biotype"],
+                gene_record_["line"],
+            ),
+        )
     for parents, line in coding_parents:
         for parent in parents:
             annotation.coding.add(defined_parent(path, features, parent, line)["name"])

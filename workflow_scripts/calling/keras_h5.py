@@ -78,24 +78,35 @@ def open_h5(path: Path) -> h5py.File:
 def model_config(h5: h5py.File, path: Path) -> dict:
     text = h5.attrs.get("model_config")
     if text is None:
-        raise InputError(path, "model_config", "no Keras model config in this file (weights-only file, or not "
-                                               "a Keras model?); give the .h5 that model.save() writes")
+        raise InputError(
+            path,
+            "model_config",
+            "no Keras model config in this file (weights-only file, or not "
+            "a Keras model?); give the .h5 that model.save() writes",
+        )
     config = json.loads(text.decode() if isinstance(text, bytes) else text)
     if config.get("class_name") not in ("Model", "Functional"):
-        raise InputError(path, "model_config", f"class {config.get('class_name')!r}; expected a Keras functional Model")
+        raise InputError(
+            path, "model_config", f"class {config.get('class_name')!r}; expected a Keras functional Model"
+        )
     return config["config"]
 
 
 def parse_graph(config: dict, path: Path) -> tuple[list[KerasLayer], str, str]:
     inputs, outputs = config.get("input_layers", []), config.get("output_layers", [])
     if len(inputs) != 1 or len(outputs) != 1:
-        raise InputError(path, "model_config", f"{len(inputs)} inputs and {len(outputs)} outputs; expected one of each")
+        raise InputError(
+            path, "model_config", f"{len(inputs)} inputs and {len(outputs)} outputs; expected one of each"
+        )
     layers = {}
     for entry in config["layers"]:
         layer = KerasLayer(entry["name"], entry["class_name"], entry["config"], inbound_names(entry, path))
         if layer.kind not in SUPPORTED_LAYERS:
-            raise InputError(path, f"layer {layer.name}", f"{layer.kind} is not a SpliceAI layer "
-                                                          f"(supported: {', '.join(SUPPORTED_LAYERS)})")
+            raise InputError(
+                path,
+                f"layer {layer.name}",
+                f"{layer.kind} is not a SpliceAI layer (supported: {', '.join(SUPPORTED_LAYERS)})",
+            )
         layers[layer.name] = layer
     ordered = topological_order(layers, outputs[0][0], path)
     return ordered, inputs[0][0], outputs[0][0]
@@ -104,14 +115,19 @@ def parse_graph(config: dict, path: Path) -> tuple[list[KerasLayer], str, str]:
 def inbound_names(entry: dict, path: Path) -> tuple[str, ...]:
     nodes = entry.get("inbound_nodes") or []
     if len(nodes) > 1:
-        raise InputError(path, f"layer {entry['name']}", "is applied more than once (shared layers are not supported)")
+        raise InputError(
+            path, f"layer {entry['name']}", "is applied more than once (shared layers are not supported)"
+        )
     if not nodes:
         return ()
     try:
         return tuple(str(tensor[0]) for tensor in nodes[0])
     except (TypeError, KeyError, IndexError):
-        raise InputError(path, f"layer {entry['name']}", "inbound_nodes in an unknown format; expected a Keras 2 "
-                                                         "(.h5, model.save) model") from None
+        raise InputError(
+            path,
+            f"layer {entry['name']}",
+            "inbound_nodes in an unknown format; expected a Keras 2 (.h5, model.save) model",
+        ) from None
 
 
 def topological_order(layers: dict[str, KerasLayer], output: str, path: Path) -> list[KerasLayer]:
@@ -164,8 +180,11 @@ def check_shapes(model: KerasModel) -> None:
         elif layer.kind == "BatchNormalization":
             check_batch_norm(model.path, layer)
         if layer.config.get("activation", "linear") not in ACTIVATIONS:
-            raise InputError(model.path, f"layer {layer.name}", f"activation {layer.config['activation']!r} "
-                                                                f"is not supported ({', '.join(ACTIVATIONS)})")
+            raise InputError(
+                model.path,
+                f"layer {layer.name}",
+                f"activation {layer.config['activation']!r} is not supported ({', '.join(ACTIVATIONS)})",
+            )
         if layer.kind == "Cropping1D":
             start, end = layer.config["cropping"]
             layer.crop = (layer.crop[0] + int(start), layer.crop[1] + int(end))
@@ -183,14 +202,20 @@ def check_conv(path: Path, layer: KerasLayer, in_channels: int) -> None:
     config = layer.config
     (kernel_size,), (dilation,) = config["kernel_size"], config["dilation_rate"]
     if tuple(config.get("strides", [1])) != (1,) or config["padding"] not in ("same", "valid"):
-        raise InputError(path, f"layer {layer.name}", f"strides {config.get('strides')} padding {config['padding']!r}: "
-                                                      "only stride 1 with 'same' or 'valid' padding is supported")
+        raise InputError(
+            path,
+            f"layer {layer.name}",
+            f"strides {config.get('strides')} padding {config['padding']!r}: "
+            "only stride 1 with 'same' or 'valid' padding is supported",
+        )
     if config["padding"] == "valid":
         lost = (kernel_size - 1) * dilation
         layer.crop = (layer.crop[0] + lost // 2, layer.crop[1] + lost - lost // 2)
     layer.channels = int(config["filters"])
-    expected: dict[str, tuple[int, ...]] = {"kernel": (kernel_size, in_channels, layer.channels),
-                                            "bias": (layer.channels,)}
+    expected: dict[str, tuple[int, ...]] = {
+        "kernel": (kernel_size, in_channels, layer.channels),
+        "bias": (layer.channels,),
+    }
     if not config.get("use_bias", True):
         expected.pop("bias")
     check_weights(path, layer, expected)
@@ -198,8 +223,12 @@ def check_conv(path: Path, layer: KerasLayer, in_channels: int) -> None:
 
 def check_batch_norm(path: Path, layer: KerasLayer) -> None:
     if layer.config.get("axis", -1) not in (-1, 2, [-1], [2]):
-        raise InputError(path, f"layer {layer.name}", f"axis {layer.config['axis']}: only the channel axis is supported")
-    expected: dict[str, tuple[int, ...]] = {role: (layer.channels,) for role in ("moving_mean", "moving_variance")}
+        raise InputError(
+            path, f"layer {layer.name}", f"axis {layer.config['axis']}: only the channel axis is supported"
+        )
+    expected: dict[str, tuple[int, ...]] = {
+        role: (layer.channels,) for role in ("moving_mean", "moving_variance")
+    }
     if layer.config.get("scale", True):
         expected["gamma"] = (layer.channels,)
     if layer.config.get("center", True):
@@ -213,5 +242,8 @@ def check_weights(path: Path, layer: KerasLayer, expected: dict[str, tuple[int, 
             raise InputError(path, f"layer {layer.name} weight {role}", "missing from model_weights")
         actual = tuple(layer.weights[role].shape)
         if actual != shape:
-            raise InputError(path, f"layer {layer.name} weight {role}",
-                             f"shape {actual}, but the model config implies {shape}")
+            raise InputError(
+                path,
+                f"layer {layer.name} weight {role}",
+                f"shape {actual}, but the model config implies {shape}",
+            )

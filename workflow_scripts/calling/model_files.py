@@ -18,13 +18,18 @@ def weight_files(spec: str | Path | list) -> list[Path]:
     if isinstance(spec, (str, Path)):
         folder = Path(spec)
         if not folder.exists():
-            raise InputError(spec, FIELD, "not found; give a directory of Keras .h5 models or a list of files")
+            raise InputError(
+                spec, FIELD, "not found; give a directory of Keras .h5 models or a list of files"
+            )
         files = sorted(folder.glob("*.h5")) if folder.is_dir() else [folder]
     else:
         files = [Path(item) for item in spec]
     if not files:
-        raise InputError(str(spec), FIELD, "no .h5 files in this directory" if isinstance(spec, (str, Path))
-                         else "an empty list")
+        raise InputError(
+            str(spec),
+            FIELD,
+            "no .h5 files in this directory" if isinstance(spec, (str, Path)) else "an empty list",
+        )
     for path in files:
         if not path.is_file():
             raise InputError(path, FIELD, "file not found" if not path.exists() else "not a regular file")

@@ -24,8 +24,9 @@ def dinucleotide_start(position: np.ndarray, minus: np.ndarray, donor: np.ndarra
     return np.where(after_exon, position, position - 3)
 
 
-def intron_dinucleotides(sequence: np.ndarray, chrom_offset: np.ndarray, chrom_length: np.ndarray,
-                         position, minus, donor) -> np.ndarray:
+def intron_dinucleotides(
+    sequence: np.ndarray, chrom_offset: np.ndarray, chrom_length: np.ndarray, position, minus, donor
+) -> np.ndarray:
     """(n, 2) uint8 bases on the site's strand; b'NN' where the pair leaves the chromosome."""
     start = dinucleotide_start(position, minus, donor)
     chrom_length = np.asarray(chrom_length, dtype=np.int64)

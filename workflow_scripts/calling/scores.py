@@ -42,9 +42,14 @@ class Scores:
 
 
 def group_index(groups: list[tuple[str, str]]) -> pl.DataFrame:
-    return pl.DataFrame({"chrom": [g[0] for g in groups], "strand": [g[1] for g in groups],
-                         "group": np.arange(len(groups), dtype=np.int64)},
-                        schema={"chrom": pl.String, "strand": pl.String, "group": pl.Int64})
+    return pl.DataFrame(
+        {
+            "chrom": [g[0] for g in groups],
+            "strand": [g[1] for g in groups],
+            "group": np.arange(len(groups), dtype=np.int64),
+        },
+        schema={"chrom": pl.String, "strand": pl.String, "group": pl.Int64},
+    )
 
 
 def genome_groups(chromosomes: list[str]) -> list[tuple[str, str]]:
@@ -53,18 +58,22 @@ def genome_groups(chromosomes: list[str]) -> list[tuple[str, str]]:
 
 def encode(frame: pl.DataFrame, groups: list[tuple[str, str]]) -> np.ndarray:
     """Keys of a frame with chrom, strand, position (every (chrom, strand) must be a group)."""
-    joined = frame.select("chrom", "strand", "position").join(group_index(groups), on=["chrom", "strand"],
-                                                              how="left", maintain_order="left")
+    joined = frame.select("chrom", "strand", "position").join(
+        group_index(groups), on=["chrom", "strand"], how="left", maintain_order="left"
+    )
     return (joined["group"].to_numpy() << POSITION_BITS) | joined["position"].to_numpy().astype(np.int64)
 
 
 def decode(keys: np.ndarray, groups: list[tuple[str, str]]) -> pl.DataFrame:
     group = keys >> POSITION_BITS
-    return pl.DataFrame({
-        "chrom": [groups[g][0] for g in group.tolist()],
-        "strand": [groups[g][1] for g in group.tolist()],
-        "position": keys & ((1 << POSITION_BITS) - 1)},
-        schema={"chrom": pl.String, "strand": pl.String, "position": pl.Int64})
+    return pl.DataFrame(
+        {
+            "chrom": [groups[g][0] for g in group.tolist()],
+            "strand": [groups[g][1] for g in group.tolist()],
+            "position": keys & ((1 << POSITION_BITS) - 1),
+        },
+        schema={"chrom": pl.String, "strand": pl.String, "position": pl.Int64},
+    )
 
 
 def as_number(frame: pl.DataFrame, column: str, dtype) -> pl.Expr:
@@ -79,19 +88,41 @@ def typed_scores(frame: pl.DataFrame, path) -> pl.DataFrame:
     """Cast and check the columns, naming the first bad row."""
     frame = numbered_rows(frame)
     parsed = frame.with_columns(
-        pl.col("chrom").cast(pl.String).str.strip_chars(), pl.col("strand").cast(pl.String).str.strip_chars(),
+        pl.col("chrom").cast(pl.String).str.strip_chars(),
+        pl.col("strand").cast(pl.String).str.strip_chars(),
         as_number(frame, "position", pl.Int64).alias("position_int"),
-        *(as_number(frame, c, pl.Float64).alias(f"{c}_float") for c in SPLICE_TYPES))
-    fail_on_first(parsed, pl.col("position_int").is_null() | (pl.col("position_int") < 1), path, "position",
-                  "not a positive integer")
-    fail_on_first(parsed, ~pl.col("strand").is_in(STRANDS) | pl.col("strand").is_null(), path, "strand",
-                  "strand must be '+' or '-'")
+        *(as_number(frame, c, pl.Float64).alias(f"{c}_float") for c in SPLICE_TYPES),
+    )
+    fail_on_first(
+        parsed,
+        pl.col("position_int").is_null() | (pl.col("position_int") < 1),
+        path,
+        "position",
+        "not a positive integer",
+    )
+    fail_on_first(
+        parsed,
+        ~pl.col("strand").is_in(STRANDS) | pl.col("strand").is_null(),
+        path,
+        "strand",
+        "strand must be '+' or '-'",
+    )
     for column in SPLICE_TYPES:
         value = pl.col(f"{column}_float")
-        fail_on_first(parsed, value.is_null() | value.is_nan() | (value < 0) | (value > 1), path, column,
-                      "not a probability in [0, 1]")
-    return parsed.select("chrom", "strand", pl.col("position_int").alias("position"),
-                         *(pl.col(f"{c}_float").cast(pl.Float32).alias(c) for c in SPLICE_TYPES), ROW)
+        fail_on_first(
+            parsed,
+            value.is_null() | value.is_nan() | (value < 0) | (value > 1),
+            path,
+            column,
+            "not a probability in [0, 1]",
+        )
+    return parsed.select(
+        "chrom",
+        "strand",
+        pl.col("position_int").alias("position"),
+        *(pl.col(f"{c}_float").cast(pl.Float32).alias(c) for c in SPLICE_TYPES),
+        ROW,
+    )
 
 
 def inside_genes(frame: pl.DataFrame, genes: pl.DataFrame) -> pl.Series:
@@ -113,14 +144,22 @@ def read_scores(path, genes: pl.DataFrame, chromosomes: list[str]) -> tuple[Scor
     frame = typed_scores(frame, path)
     unknown = frame.filter(~pl.col("chrom").is_in(chromosomes)).head(1)
     if unknown.height:
-        raise InputError(path, f"column 'chrom' row {unknown[ROW][0]}",
-                         f"chromosome '{unknown['chrom'][0]}' not in genome")
+        raise InputError(
+            path, f"column 'chrom' row {unknown[ROW][0]}", f"chromosome '{unknown['chrom'][0]}' not in genome"
+        )
     inside = frame.filter(inside_genes(frame, genes))
     if inside.height == 0:
         raise InputError(path, "position", "no scored position lies inside a selected gene of the annotation")
     groups = genome_groups(chromosomes)
-    keyed = (inside.with_columns(pl.Series("key", encode(inside, groups)))
-             .group_by("key").agg(pl.col("donor").max(), pl.col("acceptor").max()).sort("key"))
+    keyed = (
+        inside.with_columns(pl.Series("key", encode(inside, groups)))
+        .group_by("key")
+        .agg(pl.col("donor").max(), pl.col("acceptor").max())
+        .sort("key")
+    )
     scores = Scores(keyed["key"].to_numpy(), keyed["donor"].to_numpy(), keyed["acceptor"].to_numpy(), groups)
-    return scores, {"score_rows": frame.height, "scored_positions": len(scores),
-                    "rows_outside_genes": frame.height - inside.height}
+    return scores, {
+        "score_rows": frame.height,
+        "scored_positions": len(scores),
+        "rows_outside_genes": frame.height - inside.height,
+    }

@@ -39,8 +39,14 @@ from workflow_scripts.data.genome import Genome
 from workflow_scripts.data.tables import ROW, ParquetParts, fail_on_first, numbered_rows, read_table
 from workflow_scripts.errors import InputError
 
-SCORE_SCHEMA = {"gene_id": pl.String, "chrom": pl.String, "strand": pl.String, "position": pl.Int64,
-                "donor": pl.Float32, "acceptor": pl.Float32}
+SCORE_SCHEMA = {
+    "gene_id": pl.String,
+    "chrom": pl.String,
+    "strand": pl.String,
+    "position": pl.Int64,
+    "donor": pl.Float32,
+    "acceptor": pl.Float32,
+}
 assert tuple(SCORE_SCHEMA) == SCORE_COLUMNS
 N_BYTE = ord("N")
 MAX_REGION = 2_000_000  # nt: merging stops here, so one region's scores stay small in memory
@@ -69,27 +75,47 @@ def read_genes(path: str | Path, genome: Genome) -> pl.DataFrame:
     frame = numbered_rows(read_table(path, required=SPAN_COLUMNS, columns=SPAN_COLUMNS))
     if frame.height == 0:
         raise InputError(path, "rows", "no genes to score")
-    frame = frame.with_columns(pl.col("gene_id", "chrom", "strand").cast(pl.String),
-                               pl.col("start", "end").cast(pl.Int64, strict=False))
-    lengths = pl.DataFrame({"chrom": genome.names, "chrom_length": genome.lengths},
-                           schema={"chrom": pl.String, "chrom_length": pl.Int64})
+    frame = frame.with_columns(
+        pl.col("gene_id", "chrom", "strand").cast(pl.String),
+        pl.col("start", "end").cast(pl.Int64, strict=False),
+    )
+    lengths = pl.DataFrame(
+        {"chrom": genome.names, "chrom_length": genome.lengths},
+        schema={"chrom": pl.String, "chrom_length": pl.Int64},
+    )
     frame = frame.join(lengths, on="chrom", how="left", maintain_order="left")
     unknown = frame.filter(pl.col("chrom_length").is_null()).head(1)
     if unknown.height:
         name = unknown["chrom"][0]
-        raise InputError(path, f"column 'chrom' row {unknown[ROW][0]}", f"chromosome '{name}' not in genome{chrom_hint(name, genome)}")
-    fail_on_first(frame, ~pl.col("strand").is_in(["+", "-"]) | pl.col("strand").is_null(), path, "strand",
-                  "strand must be '+' or '-'")
-    fail_on_first(frame, pl.col("start").is_null() | (pl.col("start") < 1), path, "start", "not a positive integer")
-    fail_on_first(frame, pl.col("end").is_null() | (pl.col("end") < pl.col("start")), path, "end", "not >= start")
+        raise InputError(
+            path,
+            f"column 'chrom' row {unknown[ROW][0]}",
+            f"chromosome '{name}' not in genome{chrom_hint(name, genome)}",
+        )
+    fail_on_first(
+        frame,
+        ~pl.col("strand").is_in(["+", "-"]) | pl.col("strand").is_null(),
+        path,
+        "strand",
+        "strand must be '+' or '-'",
+    )
+    fail_on_first(
+        frame, pl.col("start").is_null() | (pl.col("start") < 1), path, "start", "not a positive integer"
+    )
+    fail_on_first(
+        frame, pl.col("end").is_null() | (pl.col("end") < pl.col("start")), path, "end", "not >= start"
+    )
     fail_on_first(frame, pl.col("end") > pl.col("chrom_length"), path, "end", "past the chromosome's end")
     return frame.select(SPAN_COLUMNS)
 
 
 def resolve_device(name: str) -> torch.device:
     if name == "cuda" and not torch.cuda.is_available():
-        raise InputError("config", "calling.base_model.device", "cuda, but torch sees no CUDA device here "
-                                                                "(use auto or cpu)")
+        raise InputError(
+            "config",
+            "calling.base_model.device",
+            "cuda, but torch sees no CUDA device here (use auto or cpu)",
+        )
     if name == "auto":
         name = "cuda" if torch.cuda.is_available() else "cpu"
     return torch.device(name)
@@ -102,9 +128,15 @@ def plan_regions(genes: pl.DataFrame, genome: Genome, merge_gap: int) -> list[Re
     for row, chrom, strand, start, end in order.select("row", "chrom", "strand", "start", "end").iter_rows():
         gene = Region(genome.index_of[chrom], strand == "-", start - 1, end, (row,))
         last = regions[-1] if regions else None
-        if (last is not None and (last.chrom, last.minus) == (gene.chrom, gene.minus)
-                and gene.start - last.end < merge_gap and max(gene.end, last.end) - last.start <= MAX_REGION):
-            regions[-1] = Region(last.chrom, last.minus, last.start, max(gene.end, last.end), last.genes + (row,))
+        if (
+            last is not None
+            and (last.chrom, last.minus) == (gene.chrom, gene.minus)
+            and gene.start - last.end < merge_gap
+            and max(gene.end, last.end) - last.start <= MAX_REGION
+        ):
+            regions[-1] = Region(
+                last.chrom, last.minus, last.start, max(gene.end, last.end), last.genes + (row,)
+            )
         else:
             regions.append(gene)
     return regions
@@ -116,15 +148,23 @@ def read_window(genome: Genome, chrom: int, start: int, end: int) -> np.ndarray:
     inside_start, inside_end = max(start, 0), min(end, int(genome.lengths[chrom]))
     if inside_end > inside_start:
         offset = int(genome.offsets[chrom])
-        window[inside_start - start : inside_end - start] = genome.sequence[offset + inside_start : offset + inside_end]
+        window[inside_start - start : inside_end - start] = genome.sequence[
+            offset + inside_start : offset + inside_end
+        ]
     return window
 
 
 class RegionScorer:
     """Chunks regions, runs the ensemble batch by batch, hands back each finished region's scores."""
 
-    def __init__(self, ensemble: SpliceAIEnsemble, genome: Genome, device: torch.device, batch_size: int,
-                 chunk_length: int):
+    def __init__(
+        self,
+        ensemble: SpliceAIEnsemble,
+        genome: Genome,
+        device: torch.device,
+        batch_size: int,
+        chunk_length: int,
+    ):
         self.ensemble = ensemble.to(device)
         if device.type == "cuda":
             torch.backends.cudnn.allow_tf32 = False  # fp32 as Keras computed it (TF32 shifts ~1e-3)
@@ -208,11 +248,19 @@ class Progress:
     def report(self, what: str) -> dict:
         self.last = now = time.perf_counter()
         elapsed = max(now - self.began, 1e-9)
-        rates = {"genes": self.genes, "nt": self.nt, "seconds": round(elapsed, 2),
-                 "genes_per_s": self.genes / elapsed, "nt_per_s": self.nt / elapsed}
-        print(f"score_base_model {what}: {self.genes:,}/{self.n_genes:,} genes, {self.nt:,}/{self.total_nt:,} nt "
-              f"in {elapsed:.1f} s: {rates['genes_per_s']:.2f} genes/s, {rates['nt_per_s']:,.0f} nt/s",
-              file=self.stream, flush=True)
+        rates = {
+            "genes": self.genes,
+            "nt": self.nt,
+            "seconds": round(elapsed, 2),
+            "genes_per_s": self.genes / elapsed,
+            "nt_per_s": self.nt / elapsed,
+        }
+        print(
+            f"score_base_model {what}: {self.genes:,}/{self.n_genes:,} genes, {self.nt:,}/{self.total_nt:,} nt "
+            f"in {elapsed:.1f} s: {rates['genes_per_s']:.2f} genes/s, {rates['nt_per_s']:,.0f} nt/s",
+            file=self.stream,
+            flush=True,
+        )
         return rates
 
 
@@ -225,26 +273,44 @@ def gene_rows(genes: pl.DataFrame, region: Region, scores: np.ndarray, genome: G
     for row in region.genes:
         gene_id, start, end, strand = genes.row(row)[:4]
         part = scores[:, start - 1 - region.start : end - region.start]
-        frames.append(pl.DataFrame({
-            "gene_id": pl.repeat(gene_id, end - start + 1, dtype=pl.String, eager=True),
-            "chrom": pl.repeat(genome.names[region.chrom], end - start + 1, dtype=pl.String, eager=True),
-            "strand": pl.repeat(strand, end - start + 1, dtype=pl.String, eager=True),
-            "position": np.arange(start, end + 1, dtype=np.int64),
-            "donor": part[0], "acceptor": part[1]}, schema=SCORE_SCHEMA))
+        frames.append(
+            pl.DataFrame(
+                {
+                    "gene_id": pl.repeat(gene_id, end - start + 1, dtype=pl.String, eager=True),
+                    "chrom": pl.repeat(
+                        genome.names[region.chrom], end - start + 1, dtype=pl.String, eager=True
+                    ),
+                    "strand": pl.repeat(strand, end - start + 1, dtype=pl.String, eager=True),
+                    "position": np.arange(start, end + 1, dtype=np.int64),
+                    "donor": part[0],
+                    "acceptor": part[1],
+                },
+                schema=SCORE_SCHEMA,
+            )
+        )
     return pl.concat(frames)
 
 
-def score_genes(ensemble: SpliceAIEnsemble, genome: Genome, genes: pl.DataFrame, out: str | Path,
-                settings: dict, progress_every_s: float = 30.0) -> dict:
+def score_genes(
+    ensemble: SpliceAIEnsemble,
+    genome: Genome,
+    genes: pl.DataFrame,
+    out: str | Path,
+    settings: dict,
+    progress_every_s: float = 30.0,
+) -> dict:
     """Score every gene of `genes` (gene_id, chrom, start, end, strand; checked) into `out`."""
     device = resolve_device(settings["device"])
     scorer = RegionScorer(ensemble, genome, device, settings["batch_size"], settings["chunk_length"])
     regions = plan_regions(genes, genome, merge_gap=ensemble.context)
     spans = genes.select(gene_id="gene_id", start="start", end="end", strand="strand")
     total_nt = int((genes["end"] - genes["start"] + 1).sum())
-    print(f"score_base_model: {genes.height:,} genes ({total_nt:,} nt) in {len(regions):,} regions, "
-          f"{len(ensemble.models)} models, context {ensemble.flank_left}+{ensemble.flank_right} nt, "
-          f"device {device}, batch {settings['batch_size']} x {settings['chunk_length']:,} nt", file=sys.stderr)
+    print(
+        f"score_base_model: {genes.height:,} genes ({total_nt:,} nt) in {len(regions):,} regions, "
+        f"{len(ensemble.models)} models, context {ensemble.flank_left}+{ensemble.flank_right} nt, "
+        f"device {device}, batch {settings['batch_size']} x {settings['chunk_length']:,} nt",
+        file=sys.stderr,
+    )
     progress = Progress(genes.height, total_nt, progress_every_s)
     with ParquetParts(out, pl.DataFrame(schema=SCORE_SCHEMA), part_rows=SCORE_PART_ROWS) as writer:
         for region, scores in scorer.scores(regions):
@@ -252,5 +318,9 @@ def score_genes(ensemble: SpliceAIEnsemble, genome: Genome, genes: pl.DataFrame,
             writer.add(frame)
             progress.add(len(region.genes), frame.height)
         writer.close()
-    return {**progress.report("done"), "device": str(device), "regions": len(regions),
-            "chunks": sum(len(r.chunk_starts(settings["chunk_length"])) for r in regions)}
+    return {
+        **progress.report("done"),
+        "device": str(device),
+        "regions": len(regions),
+        "chunks": sum(len(r.chunk_starts(settings["chunk_length"])) for r in regions),
+    }

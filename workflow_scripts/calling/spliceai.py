@@ -44,8 +44,9 @@ class KerasConv1d(nn.Module):
         super().__init__()
         (kernel_size,), (dilation,) = layer.config["kernel_size"], layer.config["dilation_rate"]
         kernel = torch.from_numpy(layer.weights["kernel"]).permute(2, 1, 0)  # (k, in, out) → (out, in, k)
-        self.conv = nn.Conv1d(kernel.shape[1], kernel.shape[0], kernel_size, dilation=dilation,
-                              bias="bias" in layer.weights)
+        self.conv = nn.Conv1d(
+            kernel.shape[1], kernel.shape[0], kernel_size, dilation=dilation, bias="bias" in layer.weights
+        )
         state = {"weight": kernel}
         if "bias" in layer.weights:
             state["bias"] = torch.from_numpy(layer.weights["bias"])
@@ -67,8 +68,12 @@ def keras_batch_norm(layer: KerasLayer) -> nn.BatchNorm1d:
     weights = layer.weights
     norm = nn.BatchNorm1d(len(weights["moving_mean"]), eps=float(layer.config.get("epsilon", 1e-3)))
     state = norm.state_dict()  # gamma 1 and beta 0 where the layer has none (scale/center false)
-    for ours, theirs in (("running_mean", "moving_mean"), ("running_var", "moving_variance"),
-                         ("weight", "gamma"), ("bias", "beta")):
+    for ours, theirs in (
+        ("running_mean", "moving_mean"),
+        ("running_var", "moving_variance"),
+        ("weight", "gamma"),
+        ("bias", "beta"),
+    ):
         if theirs in weights:
             state[ours] = torch.from_numpy(weights[theirs])
     norm.load_state_dict(state)
@@ -140,13 +145,19 @@ def last_uses(steps) -> dict[str, int]:
 def check_splice_model(keras: KerasModel) -> None:
     first = next(layer for layer in keras.layers if layer.name == keras.input_name)
     if first.channels != len(BASES):
-        raise InputError(keras.path, f"layer {first.name} batch_input_shape",
-                         f"{first.channels} input channels; a SpliceAI model reads one-hot DNA (4 channels)")
+        raise InputError(
+            keras.path,
+            f"layer {first.name} batch_input_shape",
+            f"{first.channels} input channels; a SpliceAI model reads one-hot DNA (4 channels)",
+        )
     output = keras.output
     if output.channels != len(CLASSES) or output.config.get("activation") != "softmax":
-        raise InputError(keras.path, f"layer {output.name}",
-                         f"output has {output.channels} channels, activation {output.config.get('activation')!r}; "
-                         "a SpliceAI model ends in a softmax over 3 classes (neither, acceptor, donor)")
+        raise InputError(
+            keras.path,
+            f"layer {output.name}",
+            f"output has {output.channels} channels, activation {output.config.get('activation')!r}; "
+            "a SpliceAI model ends in a softmax over 3 classes (neither, acceptor, donor)",
+        )
 
 
 class SpliceAIEnsemble(nn.Module):
@@ -156,9 +167,17 @@ class SpliceAIEnsemble(nn.Module):
         super().__init__()
         flanks = {(m.flank_left, m.flank_right) for m in models}
         if len(flanks) != 1:
-            odd = next(m for m in models if (m.flank_left, m.flank_right) != (models[0].flank_left, models[0].flank_right))
-            raise InputError(odd.source, "context", f"flanks {odd.flank_left}+{odd.flank_right} nt differ from "
-                                                    f"{models[0].source}'s {models[0].flank_left}+{models[0].flank_right}")
+            odd = next(
+                m
+                for m in models
+                if (m.flank_left, m.flank_right) != (models[0].flank_left, models[0].flank_right)
+            )
+            raise InputError(
+                odd.source,
+                "context",
+                f"flanks {odd.flank_left}+{odd.flank_right} nt differ from "
+                f"{models[0].source}'s {models[0].flank_left}+{models[0].flank_right}",
+            )
         self.models = nn.ModuleList(models)
         self.flank_left, self.flank_right = flanks.pop()
 
@@ -205,8 +224,11 @@ def describe(model: SpliceAIModel, keras: KerasModel) -> dict:
         "layers": len(keras.layers),
         "channels": sorted({layer.channels for layer in convs if layer is not keras.output}),
         "residual_units": len(residual_adds),
-        "dilated_convolutions": [[kinds[name].config["kernel_size"][0], kinds[name].config["dilation_rate"][0]]
-                                 for name in (layer.name for layer in convs) if name in wide],
+        "dilated_convolutions": [
+            [kinds[name].config["kernel_size"][0], kinds[name].config["dilation_rate"][0]]
+            for name in (layer.name for layer in convs)
+            if name in wide
+        ],
         "flanks": [model.flank_left, model.flank_right],
         "parameters": sum(p.numel() for p in model.parameters()),
     }

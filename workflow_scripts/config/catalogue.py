@@ -1,6 +1,6 @@
 """config/README.md's key table, generated from the schema (the one source of keys and defaults).
 
-    python -m workflow_scripts.config.catalogue > config/README.md    (make config-docs)
+python -m workflow_scripts.config.catalogue > config/README.md    (make config-docs)
 """
 
 from __future__ import annotations

@@ -61,9 +61,10 @@ def parse_rule_config(text: str, required: tuple[str, ...] = ()) -> dict[str, di
 
 def add_config_argument(parser: argparse.ArgumentParser, *sections: str) -> None:
     parser.add_argument(
-        "--config", default="{}",
+        "--config",
+        default="{}",
         help=f"JSON object with the config sections {', '.join(sections)} "
-             "(missing keys take the schema's defaults)",
+        "(missing keys take the schema's defaults)",
     )
 
 

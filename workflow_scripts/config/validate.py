@@ -35,7 +35,9 @@ def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool
         key = loader.construct_object(key_node, deep=deep)
         if key in seen:
             line = key_node.start_mark.line + 1
-            raise InputError(loader.name, str(key), f"duplicate key (line {line}); YAML keeps only the last one")
+            raise InputError(
+                loader.name, str(key), f"duplicate key (line {line}); YAML keeps only the last one"
+            )
         seen[key] = True
     return loader.construct_mapping(node, deep=deep)
 
@@ -180,9 +182,12 @@ def check_cross_sections(config: dict) -> None:
     names = [e["name"] for e in config["experiments"]]
     for index, name in enumerate(names):
         if not EXPERIMENT_NAME.fullmatch(name):
-            raise InputError("config", f"experiments.{index}.name",
-                             f"{name!r}: use letters, digits, _ . - (not starting with . or -); "
-                             "it names folders under results/ and logs/")
+            raise InputError(
+                "config",
+                f"experiments.{index}.name",
+                f"{name!r}: use letters, digits, _ . - (not starting with . or -); "
+                "it names folders under results/ and logs/",
+            )
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise InputError("config", "experiments.name", f"duplicate experiment name {duplicated[0]!r}")
@@ -200,16 +205,26 @@ def check_input_mode(config: dict) -> None:
             raise InputError("config", "genome", "give genome and calls, or sequences")
         return
     if "sequences" in config:
-        raise InputError("config", "calling.start", f"{start} makes calls from the genome; drop sequences or use start calls")
+        raise InputError(
+            "config",
+            "calling.start",
+            f"{start} makes calls from the genome; drop sequences or use start calls",
+        )
     if "genome" not in config:
         raise InputError("config", "genome", f"calling.start {start} needs the genome FASTA")
     if not calling.get("annotation"):
-        raise InputError("config", "calling.annotation", f"calling.start {start} needs a GTF or GFF3 annotation")
+        raise InputError(
+            "config", "calling.annotation", f"calling.start {start} needs a GTF or GFF3 annotation"
+        )
     if start == "scores" and not calling.get("scores"):
         raise InputError("config", "calling.scores", "calling.start scores needs a scores table")
     if start == "annotation" and not calling.get("base_model", {}).get("weights"):
-        raise InputError("config", "calling.base_model.weights", "calling.start annotation needs the base model's "
-                         "Keras .h5 files (a directory or a list), e.g. the spliceai package's models/ folder")
+        raise InputError(
+            "config",
+            "calling.base_model.weights",
+            "calling.start annotation needs the base model's "
+            "Keras .h5 files (a directory or a list), e.g. the spliceai package's models/ folder",
+        )
 
 
 def check_backbone(model: dict, tokenizer: dict) -> None:
@@ -222,13 +237,22 @@ def check_backbone(model: dict, tokenizer: dict) -> None:
             raise InputError("config", "tokenizer.path", "is used with tokenizer.kind hf")
         return
     if not model.get("path"):
-        raise InputError("config", "model.path", "backbone hf needs a local model directory or cached hub name")
+        raise InputError(
+            "config", "model.path", "backbone hf needs a local model directory or cached hub name"
+        )
     if kind == "nucleotide":
-        raise InputError("config", "tokenizer.kind", "nucleotide ids do not fit a Hugging Face model; "
-                         "use auto (the model's tokenizer), bpe (with model.init random) or hf")
+        raise InputError(
+            "config",
+            "tokenizer.kind",
+            "nucleotide ids do not fit a Hugging Face model; "
+            "use auto (the model's tokenizer), bpe (with model.init random) or hf",
+        )
     if kind == "bpe" and model.get("init", "pretrained") == "pretrained":
-        raise InputError("config", "tokenizer.kind", "a new BPE vocabulary does not fit pretrained "
-                         "weights; use auto, or model.init random")
+        raise InputError(
+            "config",
+            "tokenizer.kind",
+            "a new BPE vocabulary does not fit pretrained weights; use auto, or model.init random",
+        )
 
 
 def check_pretrain(config: dict) -> None:
@@ -244,11 +268,20 @@ def check_bucket(bucket: dict) -> None:
     if bounds != "auto" and any(b <= a for a, b in zip(bounds, bounds[1:])):
         raise InputError("config", "bucket.boundaries", f"must be strictly increasing (got {bounds})")
     if (sizes is None) == (budget is None):
-        raise InputError("config", "bucket.batch_sizes",
-                         "give exactly one of batch_sizes and max_tokens_per_batch (set the other to null)")
+        raise InputError(
+            "config",
+            "bucket.batch_sizes",
+            "give exactly one of batch_sizes and max_tokens_per_batch (set the other to null)",
+        )
     if sizes is not None and bounds == "auto":
-        raise InputError("config", "bucket.batch_sizes",
-                         "needs explicit boundaries; with boundaries auto use max_tokens_per_batch")
+        raise InputError(
+            "config",
+            "bucket.batch_sizes",
+            "needs explicit boundaries; with boundaries auto use max_tokens_per_batch",
+        )
     if sizes is not None and len(sizes) != len(bounds):
-        raise InputError("config", "bucket.batch_sizes",
-                         f"needs one batch size per bucket ({len(bounds)}), got {len(sizes)}")
+        raise InputError(
+            "config",
+            "bucket.batch_sizes",
+            f"needs one batch size per bucket ({len(bounds)}), got {len(sizes)}",
+        )

@@ -71,13 +71,29 @@ def as_number(frame: pl.DataFrame, column: str, path) -> pl.DataFrame:
 
 
 def normalise_text_columns(frame: pl.DataFrame, path) -> pl.DataFrame:
-    frame = frame.with_columns(pl.col(c).cast(pl.String).str.strip_chars() for c in CALL_COLUMNS if c != "position")
+    frame = frame.with_columns(
+        pl.col(c).cast(pl.String).str.strip_chars() for c in CALL_COLUMNS if c != "position"
+    )
     for column in ("gene_id", "chrom", "strand", "splice_type", "pred_type"):
         fail_on_first(frame, pl.col(column).is_null() | (pl.col(column) == ""), path, column, "missing value")
-    frame = frame.with_columns(pl.col("splice_type").str.to_lowercase(), pl.col("pred_type").str.to_uppercase())
+    frame = frame.with_columns(
+        pl.col("splice_type").str.to_lowercase(), pl.col("pred_type").str.to_uppercase()
+    )
     fail_on_first(frame, ~pl.col("strand").is_in(STRANDS), path, "strand", "strand must be '+' or '-'")
-    fail_on_first(frame, ~pl.col("splice_type").is_in(SPLICE_TYPES), path, "splice_type", "splice_type must be donor or acceptor")
-    fail_on_first(frame, ~pl.col("pred_type").is_in(PRED_TYPES), path, "pred_type", "pred_type must be one of TP, FP, FN, TN")
+    fail_on_first(
+        frame,
+        ~pl.col("splice_type").is_in(SPLICE_TYPES),
+        path,
+        "splice_type",
+        "splice_type must be donor or acceptor",
+    )
+    fail_on_first(
+        frame,
+        ~pl.col("pred_type").is_in(PRED_TYPES),
+        path,
+        "pred_type",
+        "pred_type must be one of TP, FP, FN, TN",
+    )
     return frame
 
 
@@ -98,7 +114,11 @@ def attach_chromosomes(frame: pl.DataFrame, genome: Genome, path) -> pl.DataFram
     hit = frame.filter(pl.col(CHROM_INDEX).is_null()).head(1)
     if hit.height:
         name = hit["chrom"][0]
-        raise InputError(path, f"column 'chrom' row {hit[ROW][0]}", f"chromosome '{name}' not in genome{chrom_hint(name, genome)}")
+        raise InputError(
+            path,
+            f"column 'chrom' row {hit[ROW][0]}",
+            f"chromosome '{name}' not in genome{chrom_hint(name, genome)}",
+        )
     return frame
 
 
@@ -106,12 +126,28 @@ def validate_coordinates(frame: pl.DataFrame, path) -> pl.DataFrame:
     """Positions inside the chromosome and the gene span (GENE_LOW..GENE_HIGH: the gene bounds,
     the chromosome where a row has none)."""
     position = pl.col("position")
-    fail_on_first(frame, (position < 1) | (position > pl.col(CHROM_LENGTH)), path, "position", "position outside the chromosome (1..chromosome length)")
+    fail_on_first(
+        frame,
+        (position < 1) | (position > pl.col(CHROM_LENGTH)),
+        path,
+        "position",
+        "position outside the chromosome (1..chromosome length)",
+    )
     low = pl.col("gene_start").fill_null(1) if "gene_start" in frame.columns else pl.lit(1, dtype=pl.Int64)
-    high = pl.col("gene_end").fill_null(pl.col(CHROM_LENGTH)) if "gene_end" in frame.columns else pl.col(CHROM_LENGTH)
+    high = (
+        pl.col("gene_end").fill_null(pl.col(CHROM_LENGTH))
+        if "gene_end" in frame.columns
+        else pl.col(CHROM_LENGTH)
+    )
     frame = frame.with_columns(low.alias(GENE_LOW), high.alias(GENE_HIGH))
     fail_on_first(frame, pl.col(GENE_LOW) < 1, path, "gene_start", "gene_start must be >= 1")
-    fail_on_first(frame, pl.col(GENE_HIGH) > pl.col(CHROM_LENGTH), path, "gene_end", "gene_end beyond the chromosome end")
+    fail_on_first(
+        frame,
+        pl.col(GENE_HIGH) > pl.col(CHROM_LENGTH),
+        path,
+        "gene_end",
+        "gene_end beyond the chromosome end",
+    )
     fail_on_first(frame, pl.col(GENE_LOW) > pl.col(GENE_HIGH), path, "gene_start", "gene_start > gene_end")
     outside = (position < pl.col(GENE_LOW)) | (position > pl.col(GENE_HIGH))
     fail_on_first(frame, outside, path, "position", "position outside its gene span [gene_start, gene_end]")
@@ -131,10 +167,18 @@ def refuse_repeated_sites(frame: pl.DataFrame, path) -> None:
     if not differ:
         field, problem = "column 'position'", f"duplicate call: the same as row {first[ROW]} in every column"
     elif "pred_type" in differ:
-        field, problem = "column 'pred_type'", (f"{site} is called {row['pred_type']} here and {first['pred_type']} "
-                                                f"in row {first[ROW]}: contradictory labels")
+        field, problem = (
+            "column 'pred_type'",
+            (
+                f"{site} is called {row['pred_type']} here and {first['pred_type']} "
+                f"in row {first[ROW]}: contradictory labels"
+            ),
+        )
     else:
-        field, problem = "", f"{site} is called again (first in row {first[ROW]}) with a different {', '.join(differ)}"
+        field, problem = (
+            "",
+            f"{site} is called again (first in row {first[ROW]}) with a different {', '.join(differ)}",
+        )
     raise InputError(path, f"{field} row {row[ROW]}".strip(), f"{problem}; keep one call per site")
 
 

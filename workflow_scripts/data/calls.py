@@ -36,7 +36,9 @@ DERIVED_PREDICTION_COLUMNS = ("prob", "pred", "bucket")
 INTERNAL_PREFIX = "__"  # extraction's working columns (row numbers, chromosome index)
 RESERVED_COLUMNS = (*DERIVED_WINDOW_COLUMNS, *DERIVED_PREDICTION_COLUMNS)
 # A sequences table brings its own sequence, label and id.
-RESERVED_SEQUENCE_COLUMNS = tuple(name for name in RESERVED_COLUMNS if name not in ("sequence", "label", "id"))
+RESERVED_SEQUENCE_COLUMNS = tuple(
+    name for name in RESERVED_COLUMNS if name not in ("sequence", "label", "id")
+)
 
 
 def check_calls_header(path: str | Path, names: Sequence[str]) -> None:
@@ -53,5 +55,8 @@ def check_sequences_header(path: str | Path, names: Sequence[str]) -> None:
 def refuse_reserved(path: str | Path, names: Sequence[str], reserved: Sequence[str]) -> None:
     for name in names:
         if name in reserved or name.startswith(INTERNAL_PREFIX):
-            raise InputError(path, f"column '{name}'",
-                             "reserved name: errorseq derives a column of that name; rename or drop this column")
+            raise InputError(
+                path,
+                f"column '{name}'",
+                "reserved name: errorseq derives a column of that name; rename or drop this column",
+            )

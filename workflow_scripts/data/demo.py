@@ -50,7 +50,9 @@ def reverse_complement(text: str) -> str:
     return text.translate(_COMPLEMENT)[::-1]
 
 
-def layout_genes(rng, n_genes: int, calls_per_gene: float, n_chromosomes: int, min_spacing: int) -> pl.DataFrame:
+def layout_genes(
+    rng, n_genes: int, calls_per_gene: float, n_chromosomes: int, min_spacing: int
+) -> pl.DataFrame:
     """One row per call: chromosome, gene span and 0-based site offset (no sequence yet)."""
     counts = rng.geometric(1.0 / calls_per_gene, n_genes)
     gene_of_call = np.repeat(np.arange(n_genes), counts)
@@ -69,11 +71,16 @@ def layout_genes(rng, n_genes: int, calls_per_gene: float, n_chromosomes: int, m
     gene_start0 = np.cumsum(span) - span + intergenic  # 0-based, before per-chromosome reset
     chrom_first = np.searchsorted(chrom, chrom, side="left")
     gene_start0 -= (np.cumsum(span) - span)[chrom_first]
-    return pl.DataFrame({
-        "gene": gene_of_call, "chrom_index": chrom[gene_of_call],
-        "gene_start0": gene_start0[gene_of_call], "gene_length": gene_length[gene_of_call],
-        "site0": gene_start0[gene_of_call] + offsets, "minus": (rng.random(n_genes) < 0.5)[gene_of_call],
-    })
+    return pl.DataFrame(
+        {
+            "gene": gene_of_call,
+            "chrom_index": chrom[gene_of_call],
+            "gene_start0": gene_start0[gene_of_call],
+            "gene_length": gene_length[gene_of_call],
+            "site0": gene_start0[gene_of_call] + offsets,
+            "minus": (rng.random(n_genes) < 0.5)[gene_of_call],
+        }
+    )
 
 
 def random_bases(rng, length: int) -> np.ndarray:
@@ -81,7 +88,9 @@ def random_bases(rng, length: int) -> np.ndarray:
 
 
 def chromosome_lengths(layout: pl.DataFrame, n_chromosomes: int, tail: int) -> np.ndarray:
-    ends = layout.group_by("chrom_index").agg((pl.col("gene_start0") + pl.col("gene_length")).max().alias("end"))
+    ends = layout.group_by("chrom_index").agg(
+        (pl.col("gene_start0") + pl.col("gene_length")).max().alias("end")
+    )
     lengths = np.full(n_chromosomes, tail, dtype=np.int64)
     lengths[ends["chrom_index"].to_numpy()] += ends["end"].to_numpy()
     return lengths
@@ -115,8 +124,9 @@ def gene_free_intervals(layout: pl.DataFrame, chrom_index: int, length: int, mar
 def plant_elements(rng, sequence: np.ndarray, free: np.ndarray) -> None:
     """Non-overlapping copies of MOTIF, either orientation, one per ELEMENT_SPACING nt of
     gene-free DNA on average."""
-    copies = np.stack([np.frombuffer(MOTIF.encode(), np.uint8),
-                       np.frombuffer(reverse_complement(MOTIF).encode(), np.uint8)])
+    copies = np.stack(
+        [np.frombuffer(MOTIF.encode(), np.uint8), np.frombuffer(reverse_complement(MOTIF).encode(), np.uint8)]
+    )
     for start, end in free:
         gaps = rng.integers(len(MOTIF), 2 * ELEMENT_SPACING - len(MOTIF), (end - start) // len(MOTIF))
         firsts = start + np.cumsum(gaps) - len(MOTIF)
@@ -140,13 +150,16 @@ def intergenic_starts(layout: pl.DataFrame, chrom_index: int) -> np.ndarray:
     return np.sort(genes["gene_start0"].to_numpy() - 150)
 
 
-def build_genome(rng, layout: pl.DataFrame, n_chromosomes: int, is_error: np.ndarray,
-                 element_rng) -> list[np.ndarray]:
+def build_genome(
+    rng, layout: pl.DataFrame, n_chromosomes: int, is_error: np.ndarray, element_rng
+) -> list[np.ndarray]:
     lengths = chromosome_lengths(layout, n_chromosomes, tail=int(rng.integers(500, 2000)))
     sequences = [random_bases(rng, int(length)) for length in lengths]
     plant_motifs(rng, sequences, layout, is_error)
     for chrom_index, sequence in enumerate(sequences):
-        plant_elements(element_rng, sequence, gene_free_intervals(layout, chrom_index, len(sequence), ELEMENT_MARGIN))
+        plant_elements(
+            element_rng, sequence, gene_free_intervals(layout, chrom_index, len(sequence), ELEMENT_MARGIN)
+        )
         decorate(rng, sequence, intergenic_starts(layout, chrom_index))
     return sequences
 

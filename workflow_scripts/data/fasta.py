@@ -79,9 +79,12 @@ def refuse_lone_carriage_returns(raw: bytes, path) -> None:
     header = raw.rfind(b">", 0, at + 1)
     fields = raw[header + 1 : header + 1000].split(None, 1) if header >= 0 else []
     name = fields[0].decode("utf-8", errors="replace") if fields else ""
-    raise InputError(path, f"record '{name}'" if name else "line 1",
-                     "lines end with a carriage return alone (old Mac line endings); convert them to "
-                     "newlines, e.g. tr '\\r' '\\n' < in.fa > out.fa")
+    raise InputError(
+        path,
+        f"record '{name}'" if name else "line 1",
+        "lines end with a carriage return alone (old Mac line endings); convert them to "
+        "newlines, e.g. tr '\\r' '\\n' < in.fa > out.fa",
+    )
 
 
 def parse_records(raw: bytes, path) -> tuple[list[str], list[bytes]]:
@@ -121,7 +124,8 @@ def check_bases(path, names: list[str], chunks: list[bytes]) -> None:
         bad = int(np.flatnonzero(~valid[codes])[0])
         char = chr(codes[bad])
         raise InputError(
-            path, f"chromosome '{name}' position {bad + 1}",
+            path,
+            f"chromosome '{name}' position {bad + 1}",
             f"invalid character {char!r}; only A, C, G, T, N are allowed "
             "(to turn IUPAC codes into N, set index_genome: {iupac: to_n})",
         )
@@ -150,5 +154,7 @@ def read_fasta(path: str | Path, iupac: str) -> tuple[Genome, dict[str, int]]:
 def open_genome(path: str | Path) -> Genome:
     """A cached index directory (memory-mapped) or a FASTA file (parsed now)."""
     if not Path(path).exists():
-        raise InputError(path, "genome", "not found; give a genome index directory (the index_genome rule) or a FASTA file")
+        raise InputError(
+            path, "genome", "not found; give a genome index directory (the index_genome rule) or a FASTA file"
+        )
     return Genome.open_cached(path) if Path(path).is_dir() else load_fasta(path)

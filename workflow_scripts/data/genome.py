@@ -97,7 +97,9 @@ class Genome:
 
     def window_strings(self, chrom_idx, starts, ends, minus_strand, chunk_size: int = 1 << 17) -> pl.Series:
         """Windows as a polars String Series, built chunk by chunk to bound memory."""
-        chrom_idx, starts, ends, minus_strand = (np.asarray(a) for a in (chrom_idx, starts, ends, minus_strand))
+        chrom_idx, starts, ends, minus_strand = (
+            np.asarray(a) for a in (chrom_idx, starts, ends, minus_strand)
+        )
         parts = []
         for begin in range(0, max(len(starts), 1), chunk_size):
             piece = slice(begin, begin + chunk_size)
@@ -105,13 +107,15 @@ class Genome:
             parts.append(rows_to_strings(rows))
         return pl.concat(parts).alias("sequence")
 
-    def centred_windows(self, chrom_idx, centres, flank: int, low, high, minus_strand,
-                        chunk_size: int = 1 << 17) -> pl.Series:
+    def centred_windows(
+        self, chrom_idx, centres, flank: int, low, high, minus_strand, chunk_size: int = 1 << 17
+    ) -> pl.Series:
         """Windows of 2*flank+1 nt around 0-based `centres`, in the strand's reading direction
         (the site at index flank); bases outside [low, high) (0-based, per row, within the
         chromosome) are N. A polars String Series, built chunk by chunk to bound memory."""
         chrom_idx, centres, low, high, minus_strand = (
-            np.asarray(a) for a in (chrom_idx, centres, low, high, minus_strand))
+            np.asarray(a) for a in (chrom_idx, centres, low, high, minus_strand)
+        )
         parts = []
         for begin in range(0, max(len(centres), 1), chunk_size):
             piece = slice(begin, begin + chunk_size)

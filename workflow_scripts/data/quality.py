@@ -42,32 +42,48 @@ def genes_of_class(frame: pl.DataFrame, label: int) -> int:
     return frame.filter(pl.col("label") == label)["gene_id"].n_unique()
 
 
-def check_splits(frame: pl.DataFrame, path, experiment: str, class_names: dict[str, str], all_n: int) -> list[str]:
+def check_splits(
+    frame: pl.DataFrame, path, experiment: str, class_names: dict[str, str], all_n: int
+) -> list[str]:
     """InputError when a split lacks a class; warnings for classes with few windows in a split.
     all_n: how many windows were dropped for being all N (they may have taken a whole class)."""
     counts, warnings = class_counts(frame), []
     for role in ("error", "correct"):
         if sum(counts[split][role] for split in SPLIT_NAMES) == 0:
-            raise InputError(path, f"experiment '{experiment}'", f"no {class_names[role]} windows ({role} class) "
-                             f"left after dropping {all_n} windows that were all N")
+            raise InputError(
+                path,
+                f"experiment '{experiment}'",
+                f"no {class_names[role]} windows ({role} class) "
+                f"left after dropping {all_n} windows that were all N",
+            )
     for split in SPLIT_NAMES:
         for role, label in (("error", 1), ("correct", 0)):
             n, name = counts[split][role], class_names[role]
             if n == 0:
-                raise InputError(path, f"experiment '{experiment}' split '{split}'",
-                                 f"no {name} windows ({role} class): the {name} windows lie in "
-                                 f"{genes_of_class(frame, label)} gene(s) and each gene's windows go to one split; "
-                                 "every split needs both classes (add calls from more genes, or change split.seed)")
+                raise InputError(
+                    path,
+                    f"experiment '{experiment}' split '{split}'",
+                    f"no {name} windows ({role} class): the {name} windows lie in "
+                    f"{genes_of_class(frame, label)} gene(s) and each gene's windows go to one split; "
+                    "every split needs both classes (add calls from more genes, or change split.seed)",
+                )
             if n < MIN_CLASS_WINDOWS:
-                warnings.append(f"experiment '{experiment}': split '{split}' has {n} {name} windows ({role} class), "
-                                f"fewer than {MIN_CLASS_WINDOWS}: its metrics have wide intervals")
+                warnings.append(
+                    f"experiment '{experiment}': split '{split}' has {n} {name} windows ({role} class), "
+                    f"fewer than {MIN_CLASS_WINDOWS}: its metrics have wide intervals"
+                )
     return warnings
 
 
 def notes(frame: pl.DataFrame, window: dict[str, int], dropped: dict[str, int], warnings: list[str]) -> dict:
     """window: length and site_offset of every window (calls mode; {} for a sequences table)."""
-    return {"windows": frame.height, "class_counts": class_counts(frame), "window": window,
-            "dropped": dropped, "warnings": warnings}
+    return {
+        "windows": frame.height,
+        "class_counts": class_counts(frame),
+        "window": window,
+        "dropped": dropped,
+        "warnings": warnings,
+    }
 
 
 def write_windows(frame: pl.DataFrame, path, extract_notes: dict) -> None:
@@ -84,6 +100,8 @@ def read_notes(path: str | Path) -> dict:
 
 def summary_line(frame: pl.DataFrame, experiment: str, seconds: float) -> str:
     counts = class_counts(frame)
-    parts = [f"{split} {sum(counts[split].values())} ({counts[split]['error']} error/{counts[split]['correct']} correct)"
-             for split in SPLIT_NAMES]
+    parts = [
+        f"{split} {sum(counts[split].values())} ({counts[split]['error']} error/{counts[split]['correct']} correct)"
+        for split in SPLIT_NAMES
+    ]
     return f"extract: experiment '{experiment}': {frame.height} windows; {'; '.join(parts)}; {seconds:.2f} s"

@@ -26,7 +26,9 @@ def assign_gene_splits(gene_ids: pl.Series, fractions, seed: int) -> pl.Series:
     order = rng.permutation(len(genes))
     rows = counts["rows"].to_numpy()[order]
     split_of_gene = cut_by_row_share(rows, np.asarray(fractions, dtype=float))
-    mapping = pl.DataFrame({gene_ids.name: genes.gather(order), "split": np.array(SPLIT_NAMES)[split_of_gene]})
+    mapping = pl.DataFrame(
+        {gene_ids.name: genes.gather(order), "split": np.array(SPLIT_NAMES)[split_of_gene]}
+    )
     joined = gene_ids.to_frame().join(mapping, on=gene_ids.name, how="left", maintain_order="left")
     return joined["split"]
 

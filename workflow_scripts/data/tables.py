@@ -78,8 +78,11 @@ def unique_names(path: str | Path, names: list[str]) -> list[str]:
     seen: dict[str, int] = {}
     for number, name in enumerate(names, start=1):
         if name in seen and name:
-            raise InputError(path, f"column '{name}'",
-                             f"duplicated header: columns {seen[name]} and {number} are both named '{name}'")
+            raise InputError(
+                path,
+                f"column '{name}'",
+                f"duplicated header: columns {seen[name]} and {number} are both named '{name}'",
+            )
         seen[name] = number
     return names
 
@@ -104,8 +107,9 @@ def require_columns(path: str | Path, found: Sequence[str], required: Sequence[s
         raise InputError(path, f"column '{missing[0]}'", f"required column missing (found: {shown})")
 
 
-def read_table(path: str | Path, required: Sequence[str] = (), columns: Sequence[str] | None = None,
-               field: str = "file") -> pl.DataFrame:
+def read_table(
+    path: str | Path, required: Sequence[str] = (), columns: Sequence[str] | None = None, field: str = "file"
+) -> pl.DataFrame:
     """The table's rows (only `columns` when given) under their cleaned header names; every name
     in `required` must be a column."""
     import polars as pl
@@ -119,7 +123,9 @@ def read_table(path: str | Path, required: Sequence[str] = (), columns: Sequence
         if suffix in PARQUET_SUFFIXES:
             frame = pl.read_parquet(path, columns=positions)
         else:
-            frame = pl.read_csv(path, separator=TEXT_SEPARATORS[suffix], infer_schema=False, columns=positions)
+            frame = pl.read_csv(
+                path, separator=TEXT_SEPARATORS[suffix], infer_schema=False, columns=positions
+            )
     except (pl.exceptions.PolarsError, OSError) as error:
         raise unreadable(path, field, suffix, error) from None
     return frame.rename(dict(zip(frame.columns, wanted)))
@@ -149,8 +155,9 @@ class ParquetParts:
     part per frame). Use as a context manager: the scratch folder goes whatever happens, and an
     exception leaves no `out`."""
 
-    def __init__(self, out: str | Path, empty: pl.DataFrame, part_rows: int = 1,
-                 metadata: dict[str, str] | None = None):
+    def __init__(
+        self, out: str | Path, empty: pl.DataFrame, part_rows: int = 1, metadata: dict[str, str] | None = None
+    ):
         import tempfile
 
         self.out, self.empty, self.part_rows, self.metadata = Path(out), empty, part_rows, metadata

@@ -43,7 +43,9 @@ OUTPUT_COLUMNS = ("id", "gene_id", "split", "label", "sequence", "length")
 SITE_OFFSET = "site_offset"
 
 
-def label_rows(frame: pl.DataFrame, experiment: str, error_label: str, correct_label: str, path) -> pl.DataFrame:
+def label_rows(
+    frame: pl.DataFrame, experiment: str, error_label: str, correct_label: str, path
+) -> pl.DataFrame:
     """Keep error/correct rows, label 1/0; both classes must be present."""
     frame = frame.filter(pl.col("pred_type").is_in([error_label, correct_label]))
     frame = frame.with_columns((pl.col("pred_type") == error_label).cast(pl.Int8).alias("label"))
@@ -51,18 +53,29 @@ def label_rows(frame: pl.DataFrame, experiment: str, error_label: str, correct_l
     return frame
 
 
-def require_both_classes(frame: pl.DataFrame, experiment, path, error_name="label 1", correct_name="label 0") -> None:
+def require_both_classes(
+    frame: pl.DataFrame, experiment, path, error_name="label 1", correct_name="label 0"
+) -> None:
     for value, name, role in ((1, error_name, "error"), (0, correct_name, "correct")):
         if frame.filter(pl.col("label") == value).height == 0:
-            raise InputError(path, f"experiment '{experiment}'", f"no {name} rows ({role} class) in {Path(path).name}")
+            raise InputError(
+                path, f"experiment '{experiment}'", f"no {name} rows ({role} class) in {Path(path).name}"
+            )
 
 
 def windows_from_calls(genome: Genome, calls_path, experiment: dict, window: dict) -> pl.DataFrame:
     """Labelled windows of one experiment (an `experiments:` entry) around its calls."""
     name, flank = experiment["name"], window["flank"]
-    frame = label_rows(load_calls(calls_path, genome), name, experiment["error_label"], experiment["correct_label"], calls_path)
+    frame = label_rows(
+        load_calls(calls_path, genome),
+        name,
+        experiment["error_label"],
+        experiment["correct_label"],
+        calls_path,
+    )
     return frame.with_columns(
-        (pl.lit(f"{name}:") + pl.col(ROW).cast(pl.String)).alias("id"), *call_windows(genome, frame, flank))
+        (pl.lit(f"{name}:") + pl.col(ROW).cast(pl.String)).alias("id"), *call_windows(genome, frame, flank)
+    )
 
 
 def call_windows(genome: Genome, frame: pl.DataFrame, flank: int) -> tuple[pl.Series, pl.Series, pl.Series]:
@@ -71,20 +84,42 @@ def call_windows(genome: Genome, frame: pl.DataFrame, flank: int) -> tuple[pl.Se
     extraction that extract and predict (inference/) share."""
     chrom_length = genome.lengths[frame[CHROM_INDEX].to_numpy()]
     sequences = genome.centred_windows(
-        frame[CHROM_INDEX].to_numpy(), frame["position"].to_numpy() - 1, flank,
-        np.zeros(frame.height, dtype=np.int64), chrom_length, (frame["strand"] == "-").to_numpy())
-    return (sequences, pl.repeat(2 * flank + 1, frame.height, dtype=pl.Int32, eager=True).alias("length"),
-            pl.repeat(flank, frame.height, dtype=pl.Int32, eager=True).alias(SITE_OFFSET))
+        frame[CHROM_INDEX].to_numpy(),
+        frame["position"].to_numpy() - 1,
+        flank,
+        np.zeros(frame.height, dtype=np.int64),
+        chrom_length,
+        (frame["strand"] == "-").to_numpy(),
+    )
+    return (
+        sequences,
+        pl.repeat(2 * flank + 1, frame.height, dtype=pl.Int32, eager=True).alias("length"),
+        pl.repeat(flank, frame.height, dtype=pl.Int32, eager=True).alias(SITE_OFFSET),
+    )
 
 
 def windows_from_sequences(path, experiment: str) -> pl.DataFrame:
     """Validate a user table of ready-made windows (see module docstring)."""
     frame = read_rows(path, check_sequences_header)
     frame = frame.with_columns(pl.col("sequence").cast(pl.String).str.strip_chars().str.to_uppercase())
-    fail_on_first(frame, pl.col("sequence").is_null() | (pl.col("sequence") == ""), path, "sequence", "empty sequence")
-    fail_on_first(frame, ~pl.col("sequence").str.contains(r"^[ACGTN]+$"), path, "sequence", "sequence has characters other than A, C, G, T, N")
+    fail_on_first(
+        frame, pl.col("sequence").is_null() | (pl.col("sequence") == ""), path, "sequence", "empty sequence"
+    )
+    fail_on_first(
+        frame,
+        ~pl.col("sequence").str.contains(r"^[ACGTN]+$"),
+        path,
+        "sequence",
+        "sequence has characters other than A, C, G, T, N",
+    )
     label_text = pl.col("label").cast(pl.String).str.strip_chars()
-    fail_on_first(frame, label_text.is_null() | ~label_text.is_in(["0", "1"]), path, "label", "label must be 0 (correct) or 1 (error)")
+    fail_on_first(
+        frame,
+        label_text.is_null() | ~label_text.is_in(["0", "1"]),
+        path,
+        "label",
+        "label must be 0 (correct) or 1 (error)",
+    )
     frame = frame.with_columns(label_text.cast(pl.Int8).alias("label"))
     require_both_classes(frame, experiment, path)
     frame = with_ids(frame, experiment, path)
@@ -95,7 +130,9 @@ def with_ids(frame: pl.DataFrame, experiment, path) -> pl.DataFrame:
     if "id" in frame.columns:
         frame = frame.with_columns(pl.col("id").cast(pl.String))
         fail_on_first(frame, pl.col("id").is_null(), path, "id", "missing id")
-        fail_on_first(frame, ~pl.col("id").is_first_distinct(), path, "id", "duplicate id: an earlier row has it")
+        fail_on_first(
+            frame, ~pl.col("id").is_first_distinct(), path, "id", "duplicate id: an earlier row has it"
+        )
     else:
         frame = frame.with_columns((pl.lit(f"{experiment}:") + pl.col(ROW).cast(pl.String)).alias("id"))
     if "gene_id" in frame.columns:

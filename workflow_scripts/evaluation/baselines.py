@@ -95,13 +95,17 @@ def site_dinucleotides(frame: pl.DataFrame, full_length: int) -> np.ndarray:
     site = site_indices(frame, full_length)
     if "splice_type" in frame.columns:
         splice_type = frame["splice_type"].to_numpy()
-        first = np.where(splice_type == "donor", site + 1, np.where(splice_type == "acceptor", site - 2, site))
+        first = np.where(
+            splice_type == "donor", site + 1, np.where(splice_type == "acceptor", site - 2, site)
+        )
     else:
         first = site
     lengths = frame["sequence"].str.len_bytes().to_numpy()
     known = (site >= 0) & (first >= 0) & (first + 2 <= lengths)
-    pairs = [sequence[start:start + 2].upper() if ok else UNKNOWN_SITE
-             for sequence, start, ok in zip(frame["sequence"].to_list(), first.tolist(), known.tolist())]
+    pairs = [
+        sequence[start : start + 2].upper() if ok else UNKNOWN_SITE
+        for sequence, start, ok in zip(frame["sequence"].to_list(), first.tolist(), known.tolist())
+    ]
     return np.array(pairs, dtype=object)
 
 
@@ -114,9 +118,13 @@ def category_rate_scores(train_categories, train_labels, test_categories) -> tup
     counts = np.bincount(inverse, minlength=categories.size)
     rates = dict(zip(categories.tolist(), (errors + PRIOR_WINDOWS * prevalence) / (counts + PRIOR_WINDOWS)))
     rates.pop(UNKNOWN_SITE, None)
-    scores = np.array([rates.get(category, prevalence) for category in np.asarray(test_categories, dtype=str)])
-    return scores, {"train_error_rate": {key: float(value) for key, value in sorted(rates.items())},
-                    "train_prevalence": prevalence}
+    scores = np.array(
+        [rates.get(category, prevalence) for category in np.asarray(test_categories, dtype=str)]
+    )
+    return scores, {
+        "train_error_rate": {key: float(value) for key, value in sorted(rates.items())},
+        "train_prevalence": prevalence,
+    }
 
 
 def dinucleotide_scores(train: pl.DataFrame, test: pl.DataFrame, full_length: int) -> tuple[np.ndarray, dict]:
@@ -144,10 +152,12 @@ def kmer_counts(sequences: list[str], max_k: int) -> sparse.csr_matrix:
     blocks = []
     for k in range(1, max_k + 1):
         n_starts = bases.size - k + 1
-        code = code[:n_starts] * 4 + np.minimum(bases[k - 1:], 3)
-        usable = usable[:n_starts] & (bases[k - 1:] < 4) & (window[k - 1:] == window[:n_starts])
+        code = code[:n_starts] * 4 + np.minimum(bases[k - 1 :], 3)
+        usable = usable[:n_starts] & (bases[k - 1 :] < 4) & (window[k - 1 :] == window[:n_starts])
         ones = np.ones(int(usable.sum()))
-        block = sparse.csr_matrix((ones, (window[:n_starts][usable], code[usable])), shape=(len(sequences), 4**k))
+        block = sparse.csr_matrix(
+            (ones, (window[:n_starts][usable], code[usable])), shape=(len(sequences), 4**k)
+        )
         block.sum_duplicates()
         blocks.append(block)
     return sparse.csr_matrix(sparse.hstack(blocks, format="csr"))
@@ -171,15 +181,22 @@ def fit_with_chosen_c(train_x, train_y, val_x, val_y) -> tuple[LogisticRegressio
     if val_y.size == 0 or val_y.min() == val_y.max():
         reason = "no windows" if val_y.size == 0 else "one class"
         return fit_logistic(train_x, train_y, FALLBACK_C), {
-            "C": FALLBACK_C, "c_choice": f"fixed {FALLBACK_C}: the validation split has {reason}"}
+            "C": FALLBACK_C,
+            "c_choice": f"fixed {FALLBACK_C}: the validation split has {reason}",
+        }
     fits = {c: fit_logistic(train_x, train_y, c) for c in C_GRID}
     val_auc = {c: roc_auc(val_y, fit.decision_function(val_x)) for c, fit in fits.items()}
     best = max(C_GRID, key=lambda c: (val_auc[c], -c))
-    return fits[best], {"C": best, "c_choice": "validation roc_auc",
-                        "val_roc_auc": {str(c): auc for c, auc in val_auc.items()}}
+    return fits[best], {
+        "C": best,
+        "c_choice": "validation roc_auc",
+        "val_roc_auc": {str(c): auc for c, auc in val_auc.items()},
+    }
 
 
-def kmer_scores(train: pl.DataFrame, val: pl.DataFrame, test: pl.DataFrame, max_k: int) -> tuple[np.ndarray, dict]:
+def kmer_scores(
+    train: pl.DataFrame, val: pl.DataFrame, test: pl.DataFrame, max_k: int
+) -> tuple[np.ndarray, dict]:
     """Train on train (C from val), return the test windows' decision values (log-odds)."""
     train_y = train["label"].to_numpy().astype(np.int64)
     if train_y.size == 0 or train_y.min() == train_y.max():

@@ -84,12 +84,15 @@ def as_inputs(labels, scores: Mapping[str, np.ndarray]) -> tuple[np.ndarray, dic
     score_arrays = {name: np.asarray(values, dtype=float).reshape(-1) for name, values in scores.items()}
     for name, values in score_arrays.items():
         if values.shape != label_array.shape:
-            raise ValueError(f"scores of '{name}' ({values.size}) and labels ({label_array.size}) differ in length")
+            raise ValueError(
+                f"scores of '{name}' ({values.size}) and labels ({label_array.size}) differ in length"
+            )
     return label_array, score_arrays
 
 
-def bootstrap_replicates(labels: np.ndarray, scores: Mapping[str, np.ndarray], genes: GeneIndex,
-                         n_replicates: int, seed: int) -> Replicates:
+def bootstrap_replicates(
+    labels: np.ndarray, scores: Mapping[str, np.ndarray], genes: GeneIndex, n_replicates: int, seed: int
+) -> Replicates:
     """Every metric of every predictor on the same gene-level replicates."""
     if n_replicates < 1:
         raise ValueError("n_replicates must be at least 1")
@@ -114,12 +117,15 @@ def interval_shortfall(n_valid: int, n_replicates: int) -> str | None:
     needed = max(MIN_VALID_REPLICATES, int(np.ceil(MIN_VALID_FRACTION * n_replicates)))
     if n_valid >= needed:
         return None
-    return (f"only {n_valid} of {n_replicates} replicates drew both classes (need {needed}); "
-            "too few genes of one class for an interval")
+    return (
+        f"only {n_valid} of {n_replicates} replicates drew both classes (need {needed}); "
+        "too few genes of one class for an interval"
+    )
 
 
-def estimate(point: float | None, replicate_values: np.ndarray, valid: np.ndarray,
-             shortfall: str | None) -> Estimate:
+def estimate(
+    point: float | None, replicate_values: np.ndarray, valid: np.ndarray, shortfall: str | None
+) -> Estimate:
     """Point estimate with the percentile interval of the valid replicates."""
     if point is None:
         return Estimate(estimate=None, low=None, high=None, reason="one class only in these windows")
@@ -130,24 +136,28 @@ def estimate(point: float | None, replicate_values: np.ndarray, valid: np.ndarra
     return Estimate(estimate=float(point), low=float(low), high=float(high), reason=None)
 
 
-def difference_estimate(point: float | None, replicate_values: np.ndarray, valid: np.ndarray,
-                        shortfall: str | None) -> Difference:
+def difference_estimate(
+    point: float | None, replicate_values: np.ndarray, valid: np.ndarray, shortfall: str | None
+) -> Difference:
     """`estimate` of a paired difference, with its verdict (comparison_fields.verdict_of)."""
     result = estimate(point, replicate_values, valid, shortfall)
     return Difference(**result, verdict=verdict_of(result["low"], result["high"]))
 
 
 def point_metrics(labels: np.ndarray, scores: Mapping[str, np.ndarray]) -> dict[str, dict[str, float | None]]:
-    return {name: {metric: function(labels, score) for metric, function in METRIC_FUNCTIONS.items()}
-            for name, score in scores.items()}
+    return {
+        name: {metric: function(labels, score) for metric, function in METRIC_FUNCTIONS.items()}
+        for name, score in scores.items()
+    }
 
 
 def difference(first: float | None, second: float | None) -> float | None:
     return None if first is None or second is None else first - second
 
 
-def compare_predictors(labels, scores: Mapping[str, np.ndarray], gene_ids, reference: str,
-                       n_replicates: int, seed: int) -> GroupComparison:
+def compare_predictors(
+    labels, scores: Mapping[str, np.ndarray], gene_ids, reference: str, n_replicates: int, seed: int
+) -> GroupComparison:
     """Each predictor's metrics with intervals, and reference - other on the same replicates.
 
     labels: 1 = error; scores: {predictor: higher = more likely an error}; gene_ids: the
@@ -162,18 +172,34 @@ def compare_predictors(labels, scores: Mapping[str, np.ndarray], gene_ids, refer
     replicates = bootstrap_replicates(label_array, score_arrays, genes, n_replicates, seed)
     points = point_metrics(label_array, score_arrays)
     shortfall = interval_shortfall(replicates.n_valid, n_replicates)
-    predictors = {name: {metric: estimate(points[name][metric], replicates.values[name][metric],
-                                          replicates.valid, shortfall)
-                         for metric in METRIC_FUNCTIONS} for name in score_arrays}
+    predictors = {
+        name: {
+            metric: estimate(
+                points[name][metric], replicates.values[name][metric], replicates.valid, shortfall
+            )
+            for metric in METRIC_FUNCTIONS
+        }
+        for name in score_arrays
+    }
     differences = {
-        name: {metric: difference_estimate(difference(points[reference][metric], points[name][metric]),
-                                           replicates.values[reference][metric] - replicates.values[name][metric],
-                                           replicates.valid, shortfall)
-               for metric in METRIC_FUNCTIONS}
-        for name in score_arrays if name != reference
+        name: {
+            metric: difference_estimate(
+                difference(points[reference][metric], points[name][metric]),
+                replicates.values[reference][metric] - replicates.values[name][metric],
+                replicates.valid,
+                shortfall,
+            )
+            for metric in METRIC_FUNCTIONS
+        }
+        for name in score_arrays
+        if name != reference
     }
     return GroupComparison(
-        n=int(label_array.size), n_positive=int(label_array.sum()), n_genes=genes.n_genes,
-        n_valid_replicates=replicates.n_valid, n_dropped_replicates=n_replicates - replicates.n_valid,
-        predictors=predictors, differences=differences,
+        n=int(label_array.size),
+        n_positive=int(label_array.sum()),
+        n_genes=genes.n_genes,
+        n_valid_replicates=replicates.n_valid,
+        n_dropped_replicates=n_replicates - replicates.n_valid,
+        predictors=predictors,
+        differences=differences,
     )

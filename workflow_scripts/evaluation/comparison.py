@@ -49,16 +49,18 @@ class BaselineConfig:
 
     @classmethod
     def from_section(cls, section: Mapping) -> BaselineConfig:
-        return cls(kmer_max_k=int(section["kmer_max_k"]),
-                   bootstrap_replicates=int(section["bootstrap_replicates"]),
-                   bootstrap_seed=int(section["bootstrap_seed"]))
+        return cls(
+            kmer_max_k=int(section["kmer_max_k"]),
+            bootstrap_replicates=int(section["bootstrap_replicates"]),
+            bootstrap_seed=int(section["bootstrap_seed"]),
+        )
 
 
 @dataclass(frozen=True)
 class ScoredBaselines:
-    scores: dict[str, np.ndarray]   # test-window scores, higher = more likely an error
-    details: dict[str, dict]        # how each was fitted (JSON-ready)
-    skipped: dict[str, str]         # baselines that could not be scored, and why
+    scores: dict[str, np.ndarray]  # test-window scores, higher = more likely an error
+    details: dict[str, dict]  # how each was fitted (JSON-ready)
+    skipped: dict[str, str]  # baselines that could not be scored, and why
 
 
 def predicted_test_windows(windows: pl.DataFrame, predictions: pl.DataFrame) -> pl.DataFrame:
@@ -73,8 +75,9 @@ def predicted_test_windows(windows: pl.DataFrame, predictions: pl.DataFrame) -> 
     return joined
 
 
-def score_baselines(train: pl.DataFrame, val: pl.DataFrame, test: pl.DataFrame, full_length: int,
-                    cfg: BaselineConfig) -> ScoredBaselines:
+def score_baselines(
+    train: pl.DataFrame, val: pl.DataFrame, test: pl.DataFrame, full_length: int, cfg: BaselineConfig
+) -> ScoredBaselines:
     """Every baseline fitted on train (and val) and scored on `test`; unavailable ones skipped."""
     fitters = {
         BASE_SCORE: lambda: baselines.oriented_column(train, test, "score"),
@@ -95,13 +98,18 @@ def score_baselines(train: pl.DataFrame, val: pl.DataFrame, test: pl.DataFrame, 
     return result
 
 
-def compare_group(test: pl.DataFrame, scores: Mapping[str, np.ndarray], cfg: BaselineConfig,
-                  rows: np.ndarray | None = None) -> GroupComparison:
+def compare_group(
+    test: pl.DataFrame, scores: Mapping[str, np.ndarray], cfg: BaselineConfig, rows: np.ndarray | None = None
+) -> GroupComparison:
     """compare_predictors on the test windows selected by `rows` (all when None)."""
     selected = slice(None) if rows is None else rows
     return compare_predictors(
-        test["label"].to_numpy()[selected], {name: values[selected] for name, values in scores.items()},
-        test[RESAMPLED_UNIT].to_numpy()[selected], MODEL, cfg.bootstrap_replicates, cfg.bootstrap_seed,
+        test["label"].to_numpy()[selected],
+        {name: values[selected] for name, values in scores.items()},
+        test[RESAMPLED_UNIT].to_numpy()[selected],
+        MODEL,
+        cfg.bootstrap_replicates,
+        cfg.bootstrap_seed,
     )
 
 
@@ -114,23 +122,37 @@ class Comparison:
 def compare_and_score(windows: pl.DataFrame, predictions: pl.DataFrame, cfg: BaselineConfig) -> Comparison:
     """The report, and the baselines' scores of the predicted windows (in the predictions' order)."""
     test = predicted_test_windows(windows, predictions)
-    fitted = score_baselines(windows.filter(pl.col("split") == "train"), windows.filter(pl.col("split") == "val"),
-                             test, int(windows["length"].to_numpy().max()), cfg)
+    fitted = score_baselines(
+        windows.filter(pl.col("split") == "train"),
+        windows.filter(pl.col("split") == "val"),
+        test,
+        int(windows["length"].to_numpy().max()),
+        cfg,
+    )
     scores = {MODEL: test["prob"].to_numpy().astype(float), **fitted.scores}
     per_splice_type = {}
     if "splice_type" in test.columns:
         splice_types = test["splice_type"].to_numpy()
-        per_splice_type = {str(kind): compare_group(test, scores, cfg, np.flatnonzero(splice_types == kind))
-                           for kind in sorted(set(splice_types.tolist()))}
+        per_splice_type = {
+            str(kind): compare_group(test, scores, cfg, np.flatnonzero(splice_types == kind))
+            for kind in sorted(set(splice_types.tolist()))
+        }
     report = ComparisonReport(
-        confidence=CONFIDENCE, n_replicates=cfg.bootstrap_replicates, seed=cfg.bootstrap_seed,
-        resampled_unit=RESAMPLED_UNIT, reference=MODEL, baselines=fitted.details, skipped=fitted.skipped,
-        overall=compare_group(test, scores, cfg), per_splice_type=per_splice_type,
+        confidence=CONFIDENCE,
+        n_replicates=cfg.bootstrap_replicates,
+        seed=cfg.bootstrap_seed,
+        resampled_unit=RESAMPLED_UNIT,
+        reference=MODEL,
+        baselines=fitted.details,
+        skipped=fitted.skipped,
+        overall=compare_group(test, scores, cfg),
+        per_splice_type=per_splice_type,
     )
     return Comparison(report=report, baseline_scores=fitted.scores)
 
 
-def compare_with_baselines(windows: pl.DataFrame, predictions: pl.DataFrame,
-                           cfg: BaselineConfig) -> ComparisonReport:
+def compare_with_baselines(
+    windows: pl.DataFrame, predictions: pl.DataFrame, cfg: BaselineConfig
+) -> ComparisonReport:
     """windows: windows.parquet (all splits); predictions: the model's test predictions (id, prob)."""
     return compare_and_score(windows, predictions, cfg).report

@@ -37,10 +37,10 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 MODEL = "model"
-BASE_SCORE = "base_score"      # the base splice-site model's own score, oriented on train
-KMER = "kmer"                  # 1..k-mer frequency logistic regression trained on train
-CHANCE = "chance"              # one constant score: ROC-AUC 0.5, PR-AUC = prevalence
-LENGTH = "length"              # leak detector: window length alone, oriented on train
+BASE_SCORE = "base_score"  # the base splice-site model's own score, oriented on train
+KMER = "kmer"  # 1..k-mer frequency logistic regression trained on train
+CHANCE = "chance"  # one constant score: ROC-AUC 0.5, PR-AUC = prevalence
+LENGTH = "length"  # leak detector: window length alone, oriented on train
 DINUCLEOTIDE = "dinucleotide"  # leak detector: the intron dinucleotide at the site alone
 BASELINES = (BASE_SCORE, KMER, CHANCE, LENGTH, DINUCLEOTIDE)
 LEAK_DETECTORS = (LENGTH, DINUCLEOTIDE)
@@ -95,8 +95,18 @@ REPORT_FIELDS = tuple(ComparisonReport.__annotations__)
 # One flat row per (group, predictor, metric), for tables and plots: group is OVERALL or a splice
 # type; the difference columns hold reference - predictor (null on the reference's own rows).
 OVERALL = "overall"
-ROW_FIELDS = ("group", "predictor", "metric", "estimate", "low", "high",
-              "difference", "difference_low", "difference_high", "verdict")
+ROW_FIELDS = (
+    "group",
+    "predictor",
+    "metric",
+    "estimate",
+    "low",
+    "high",
+    "difference",
+    "difference_low",
+    "difference_high",
+    "verdict",
+)
 
 
 def verdict_of(low: float | None, high: float | None) -> str:
@@ -109,7 +119,7 @@ def verdict_of(low: float | None, high: float | None) -> str:
 
 
 def predictor_kind(name: str) -> str:
-    """"model", "leak detector" or "baseline": how tables and plots label a predictor."""
+    """ "model", "leak detector" or "baseline": how tables and plots label a predictor."""
     if name == MODEL:
         return "model"
     return "leak detector" if name in LEAK_DETECTORS else "baseline"
@@ -123,12 +133,18 @@ def comparison_rows(report: ComparisonReport) -> list[dict[str, Any]]:
         for predictor, metrics in group["predictors"].items():
             for metric, value in metrics.items():
                 paired = group["differences"].get(predictor, {}).get(metric)
-                rows.append({
-                    "group": group_name, "predictor": predictor, "metric": metric,
-                    "estimate": value["estimate"], "low": value["low"], "high": value["high"],
-                    "difference": paired["estimate"] if paired else None,
-                    "difference_low": paired["low"] if paired else None,
-                    "difference_high": paired["high"] if paired else None,
-                    "verdict": paired["verdict"] if paired else None,
-                })
+                rows.append(
+                    {
+                        "group": group_name,
+                        "predictor": predictor,
+                        "metric": metric,
+                        "estimate": value["estimate"],
+                        "low": value["low"],
+                        "high": value["high"],
+                        "difference": paired["estimate"] if paired else None,
+                        "difference_low": paired["low"] if paired else None,
+                        "difference_high": paired["high"] if paired else None,
+                        "verdict": paired["verdict"] if paired else None,
+                    }
+                )
     return rows

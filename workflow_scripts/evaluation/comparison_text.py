@@ -46,9 +46,11 @@ def baseline_line(group: GroupComparison, name: str) -> str:
     for metric in METRICS:
         model, baseline = group["predictors"][MODEL][metric], group["predictors"][name][metric]
         difference = group["differences"][name][metric]
-        parts.append(f"{METRIC_NAMES[metric]} {number(model['estimate'])} vs {number(baseline['estimate'])}, "
-                     f"difference {number(difference['estimate'], signed=True)} "
-                     f"({interval(difference, signed=True)}): {difference['verdict']}")
+        parts.append(
+            f"{METRIC_NAMES[metric]} {number(model['estimate'])} vs {number(baseline['estimate'])}, "
+            f"difference {number(difference['estimate'], signed=True)} "
+            f"({interval(difference, signed=True)}): {difference['verdict']}"
+        )
     return f"model vs {name}: " + "; ".join(parts)
 
 
@@ -83,8 +85,10 @@ def leak_sentences(group: GroupComparison, where: str) -> list[str]:
 def comparison_sentences(report: ComparisonReport) -> list[str]:
     """The lines evaluate logs about the baselines, overall first, then per splice type."""
     overall = report["overall"]
-    lines = [f"baselines on {overall['n']} test windows of {overall['n_genes']} genes "
-             f"({report['n_replicates']} gene-level bootstrap replicates):"]
+    lines = [
+        f"baselines on {overall['n']} test windows of {overall['n_genes']} genes "
+        f"({report['n_replicates']} gene-level bootstrap replicates):"
+    ]
     lines += [f"  {baseline_line(overall, name)}" for name in overall["differences"]]
     lines += [f"  {name} not scored: {why}" for name, why in report["skipped"].items()]
     groups = {OVERALL: overall, **report["per_splice_type"]}

@@ -53,8 +53,11 @@ class EvaluateConfig:
     @classmethod
     def from_section(cls, section: Mapping) -> EvaluateConfig:
         threshold = section["threshold"]
-        return cls(threshold=threshold if is_auto(threshold) else float(threshold),
-                   batch_size=int(section["batch_size"]), baselines=BaselineConfig.from_section(section))
+        return cls(
+            threshold=threshold if is_auto(threshold) else float(threshold),
+            batch_size=int(section["batch_size"]),
+            baselines=BaselineConfig.from_section(section),
+        )
 
 
 @dataclass(frozen=True)
@@ -67,8 +70,13 @@ class EvaluatePaths:
     out_metrics: str
 
 
-def predictions_frame(data: SplitData, probs: np.ndarray, threshold: float, windows: pl.DataFrame,
-                      baseline_scores: Mapping[str, np.ndarray]) -> pl.DataFrame:
+def predictions_frame(
+    data: SplitData,
+    probs: np.ndarray,
+    threshold: float,
+    windows: pl.DataFrame,
+    baseline_scores: Mapping[str, np.ndarray],
+) -> pl.DataFrame:
     """predictions.parquet: PREDICTION_COLUMNS, then the windows' other columns (not the sequence),
     then BASELINE_SCORE_PREFIX + name for every scored baseline; one row per window, data's order."""
     columns = {
@@ -81,7 +89,9 @@ def predictions_frame(data: SplitData, probs: np.ndarray, threshold: float, wind
         "length": data.lengths,
     }
     frame = pl.DataFrame({name: columns[name] for name in PREDICTION_COLUMNS})
-    carried = [c for c in windows.columns if c not in (*PREDICTION_COLUMNS, *PREDICTION_DROPPED_WINDOW_COLUMNS)]
+    carried = [
+        c for c in windows.columns if c not in (*PREDICTION_COLUMNS, *PREDICTION_DROPPED_WINDOW_COLUMNS)
+    ]
     frame = frame.join(windows.select("id", *carried), on="id", how="left", maintain_order="left")
     return frame.with_columns(
         pl.Series(f"{BASELINE_SCORE_PREFIX}{name}", np.asarray(scores, dtype=float))
@@ -89,12 +99,15 @@ def predictions_frame(data: SplitData, probs: np.ndarray, threshold: float, wind
     )
 
 
-def metrics_document(experiment: str, data: SplitData, probs: np.ndarray, threshold_choice: dict,
-                     comparison: Comparison) -> dict:
+def metrics_document(
+    experiment: str, data: SplitData, probs: np.ndarray, threshold_choice: dict, comparison: Comparison
+) -> dict:
     """metrics.json: artifacts.METRICS_FILE_FIELDS; per_bucket entries are PER_BUCKET_FIELDS."""
     threshold = threshold_choice["threshold"]
-    per_bucket = [{"bucket": int(row.pop("group")), **row}
-                  for row in grouped_metrics(data.labels, probs, data.buckets, threshold)]
+    per_bucket = [
+        {"bucket": int(row.pop("group")), **row}
+        for row in grouped_metrics(data.labels, probs, data.buckets, threshold)
+    ]
     document = {
         "experiment": experiment,
         "split": EVALUATED_SPLIT,
@@ -115,9 +128,11 @@ def threshold_line(choice: dict) -> str:
         return f"threshold {choice['threshold']:g} (evaluate.threshold)"
     if choice["reason"]:
         return f"threshold {choice['threshold']:g}: {choice['reason']}"
-    return (f"threshold {choice['threshold']:.4f}: maximises {choice['criterion']} on the {choice['split']} "
-            f"split ({choice['criterion']} {choice['criterion_value']:.4f} on {choice['n']} windows, "
-            f"{choice['n_positive']} errors)")
+    return (
+        f"threshold {choice['threshold']:.4f}: maximises {choice['criterion']} on the {choice['split']} "
+        f"split ({choice['criterion']} {choice['criterion_value']:.4f} on {choice['n']} windows, "
+        f"{choice['n_positive']} errors)"
+    )
 
 
 def log(lines: list[str]) -> None:
@@ -143,12 +158,18 @@ def evaluate(paths: EvaluatePaths, cfg: EvaluateConfig, experiment: str) -> dict
     windows = pl.read_parquet(paths.windows)
     comparison = compare_and_score(windows, pl.DataFrame({"id": data.ids, "prob": probs}), cfg.baselines)
     metrics = metrics_document(experiment, data, probs, choice, comparison)
-    write_parquet(predictions_frame(data, probs, choice["threshold"], windows, comparison.baseline_scores),
-                  paths.out_predictions)
+    write_parquet(
+        predictions_frame(data, probs, choice["threshold"], windows, comparison.baseline_scores),
+        paths.out_predictions,
+    )
     write_json(paths.out_metrics, metrics)
-    log([f"{experiment}: {threshold_line(choice)}",
-         f"{experiment}: n={metrics['n']} accuracy={format_number(metrics['accuracy'])} "
-         f"roc_auc={format_number(metrics['roc_auc'])} pr_auc={format_number(metrics['pr_auc'])} "
-         f"f1={format_number(metrics['f1'])} mcc={format_number(metrics['mcc'])}",
-         *comparison_sentences(comparison.report)])
+    log(
+        [
+            f"{experiment}: {threshold_line(choice)}",
+            f"{experiment}: n={metrics['n']} accuracy={format_number(metrics['accuracy'])} "
+            f"roc_auc={format_number(metrics['roc_auc'])} pr_auc={format_number(metrics['pr_auc'])} "
+            f"f1={format_number(metrics['f1'])} mcc={format_number(metrics['mcc'])}",
+            *comparison_sentences(comparison.report),
+        ]
+    )
     return metrics

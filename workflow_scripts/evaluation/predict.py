@@ -83,8 +83,9 @@ def evaluation_device() -> torch.device:
     return torch.device("cuda")
 
 
-def predict_split(model: torch.nn.Module, saved: dict, windows: str, manifest: str, split: str,
-                  batch_size: int) -> tuple[SplitData, np.ndarray]:
+def predict_split(
+    model: torch.nn.Module, saved: dict, windows: str, manifest: str, split: str, batch_size: int
+) -> tuple[SplitData, np.ndarray]:
     """The split's windows (manifest order) and the model's P(error) for each."""
     data = load_split(windows, manifest, split)
     if len(data) == 0:

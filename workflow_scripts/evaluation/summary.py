@@ -33,18 +33,28 @@ DIFFERENCE_KEYS = ("difference", "difference_low", "difference_high")
 
 def overall_rows(metrics: dict) -> list[dict]:
     """comparison_rows of the overall group, each with the experiment's name."""
-    return [{"experiment": metrics["experiment"], **row} for row in comparison_rows(metrics["comparison"])
-            if row["group"] == OVERALL]
+    return [
+        {"experiment": metrics["experiment"], **row}
+        for row in comparison_rows(metrics["comparison"])
+        if row["group"] == OVERALL
+    ]
 
 
 def summary_row(metrics: dict) -> dict:
     """One experiment as artifacts.summary_fields(); what was not scored stays None."""
     overall = metrics["comparison"]["overall"]
     row = {name: None for name in summary_fields()}
-    row.update({"experiment": metrics["experiment"], "n": metrics["n"], "n_positive": metrics["n_positive"],
-                "n_genes": overall["n_genes"], "threshold": metrics["threshold"],
-                "threshold_mode": metrics["threshold_choice"]["mode"],
-                **{key: metrics[key] for key in ("precision", "recall", "f1", "mcc")}})
+    row.update(
+        {
+            "experiment": metrics["experiment"],
+            "n": metrics["n"],
+            "n_positive": metrics["n_positive"],
+            "n_genes": overall["n_genes"],
+            "threshold": metrics["threshold"],
+            "threshold_mode": metrics["threshold_choice"]["mode"],
+            **{key: metrics[key] for key in ("precision", "recall", "f1", "mcc")},
+        }
+    )
     for entry in overall_rows(metrics):
         predictor, metric = entry["predictor"], entry["metric"]
         for suffix, key in zip(SUMMARY_INTERVAL_SUFFIXES, ESTIMATE_KEYS):

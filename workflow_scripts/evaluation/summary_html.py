@@ -15,9 +15,11 @@ from workflow_scripts.evaluation.comparison_fields import BETTER, METRICS, MODEL
 
 METRIC_NAMES = {"roc_auc": "ROC-AUC", "pr_auc": "PR-AUC"}
 VERDICT_COLORS = {BETTER: "#1a7f37", WORSE: "#b42318"}
-STYLE = ("<style>table.errorseq{border-collapse:collapse;font:13px sans-serif;margin:0.6em 0 1.2em}"
-         "table.errorseq th,table.errorseq td{border:1px solid #ccc;padding:3px 7px;text-align:right}"
-         "table.errorseq th{background:#f3f3f3}table.errorseq td.name{text-align:left}</style>")
+STYLE = (
+    "<style>table.errorseq{border-collapse:collapse;font:13px sans-serif;margin:0.6em 0 1.2em}"
+    "table.errorseq th,table.errorseq td{border:1px solid #ccc;padding:3px 7px;text-align:right}"
+    "table.errorseq th{background:#f3f3f3}table.errorseq td.name{text-align:left}</style>"
+)
 
 
 def number(value, digits: int = 3) -> str:
@@ -34,22 +36,45 @@ def with_interval(estimate, low, high, signed: bool = False) -> str:
 def table(header: list[str], rows: list[list[str]], name_columns: int) -> str:
     head = "".join(f"<th>{escape(cell)}</th>" for cell in header)
     body = "".join(
-        "<tr>" + "".join(f'<td class="name">{cell}</td>' if index < name_columns else f"<td>{cell}</td>"
-                         for index, cell in enumerate(row)) + "</tr>"
-        for row in rows)
+        "<tr>"
+        + "".join(
+            f'<td class="name">{cell}</td>' if index < name_columns else f"<td>{cell}</td>"
+            for index, cell in enumerate(row)
+        )
+        + "</tr>"
+        for row in rows
+    )
     return f'<table class="errorseq"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
 def experiments_table(documents: list[dict]) -> str:
-    header = ["experiment", "test windows", "errors", "genes", "threshold", "precision", "recall", "F1", "MCC",
-              "ROC-AUC", "PR-AUC"]
+    header = [
+        "experiment",
+        "test windows",
+        "errors",
+        "genes",
+        "threshold",
+        "precision",
+        "recall",
+        "F1",
+        "MCC",
+        "ROC-AUC",
+        "PR-AUC",
+    ]
     rows = []
     for document in documents:
         choice = document["threshold_choice"]
         threshold = f"{document['threshold']:.3f} ({'auto, ' + choice['split'] if choice['mode'] == 'auto' else 'fixed'})"
-        rows.append([escape(document["experiment"]), f"{document['n']:,}", f"{document['n_positive']:,}",
-                     f"{document['comparison']['overall']['n_genes']:,}", threshold,
-                     *(number(document[key]) for key in ("precision", "recall", "f1", "mcc", "roc_auc", "pr_auc"))])
+        rows.append(
+            [
+                escape(document["experiment"]),
+                f"{document['n']:,}",
+                f"{document['n_positive']:,}",
+                f"{document['comparison']['overall']['n_genes']:,}",
+                threshold,
+                *(number(document[key]) for key in ("precision", "recall", "f1", "mcc", "roc_auc", "pr_auc")),
+            ]
+        )
     return table(header, rows, name_columns=1)
 
 
@@ -85,10 +110,12 @@ def inline_png(png: bytes) -> str:
 def summary_html(documents: list[dict], long_rows: list[dict], png: bytes) -> str:
     """The fragment: summary.png (its bytes), the experiments' test metrics, the comparison."""
     replicates = {document["comparison"]["n_replicates"] for document in documents}
-    return (f"{STYLE}\n{inline_png(png)}\n"
-            f"<h3>Test metrics per experiment</h3>\n{experiments_table(documents)}\n"
-            "<h3>The model against its baselines (all test windows)</h3>\n"
-            f"<p>95% intervals from {', '.join(map(str, sorted(replicates)))} gene-level bootstrap replicates; "
-            "model − predictor is paired (same replicates). better: the interval lies above 0; worse: below; "
-            "not better: it holds 0. Leak detectors measure what the windows' shape alone says.</p>\n"
-            f"{comparison_table(long_rows)}\n")
+    return (
+        f"{STYLE}\n{inline_png(png)}\n"
+        f"<h3>Test metrics per experiment</h3>\n{experiments_table(documents)}\n"
+        "<h3>The model against its baselines (all test windows)</h3>\n"
+        f"<p>95% intervals from {', '.join(map(str, sorted(replicates)))} gene-level bootstrap replicates; "
+        "model − predictor is paired (same replicates). better: the interval lies above 0; worse: below; "
+        "not better: it holds 0. Leak detectors measure what the windows' shape alone says.</p>\n"
+        f"{comparison_table(long_rows)}\n"
+    )

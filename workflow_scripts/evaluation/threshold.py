@@ -62,7 +62,12 @@ def choose_threshold(setting, val_labels=None, val_probs=None) -> dict:
     common = {"criterion": CRITERION, "split": CHOICE_SPLIT}
     if labels.size == 0 or labels.min() == labels.max():
         why = "no windows" if labels.size == 0 else "one class only"
-        return choice_document(AUTO, FALLBACK_THRESHOLD, labels, **common,
-                               reason=f"the validation split has {why}: fell back to {FALLBACK_THRESHOLD}")
+        return choice_document(
+            AUTO,
+            FALLBACK_THRESHOLD,
+            labels,
+            **common,
+            reason=f"the validation split has {why}: fell back to {FALLBACK_THRESHOLD}",
+        )
     threshold, f1 = best_f1_threshold(labels, probs)
     return choice_document(AUTO, threshold, labels, **common, criterion_value=f1)

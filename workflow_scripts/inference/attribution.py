@@ -43,7 +43,9 @@ def base_token_ids(k: int) -> np.ndarray:
     return N_SPECIAL + values[(digits < 4).all(axis=1)]
 
 
-def token_scores(model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor, reference: torch.Tensor) -> np.ndarray:
+def token_scores(
+    model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor, reference: torch.Tensor
+) -> np.ndarray:
     """gradient × (input - reference) per token [B, T] for one batch."""
     captured: list[torch.Tensor] = []
 
@@ -76,12 +78,15 @@ def nucleotide_scores(scores: np.ndarray, length: int, k: int, max_nucleotides: 
     return per_nucleotide
 
 
-def gradient_x_input(model: torch.nn.Module, data: SplitData, collator: BatchCollator, batch_size: int,
-                     device: torch.device) -> list[np.ndarray]:
+def gradient_x_input(
+    model: torch.nn.Module, data: SplitData, collator: BatchCollator, batch_size: int, device: torch.device
+) -> list[np.ndarray]:
     """Per-nucleotide gradient × input for every window of `data`, in its order."""
     if getattr(collator.tokenizer, "needs_sequences", False):
-        raise ValueError("gradient_x_input needs a nucleotide tokenizer (tokens mapped to bases); "
-                         "use explain.method in_silico_mutagenesis")
+        raise ValueError(
+            "gradient_x_input needs a nucleotide tokenizer (tokens mapped to bases); "
+            "use explain.method in_silico_mutagenesis"
+        )
     model.to(device).eval()
     weight = input_embedding(model).weight
     assert isinstance(weight, torch.Tensor)
@@ -91,29 +96,42 @@ def gradient_x_input(model: torch.nn.Module, data: SplitData, collator: BatchCol
         batch = collator(indices)
         scores = token_scores(model, batch["ids"].to(device), batch["mask"].to(device), reference)
         for row, index in enumerate(indices):
-            result[index] = nucleotide_scores(scores[row], int(data.lengths[index]), collator.tokenizer.k,
-                                              collator.max_nucleotides)
+            result[index] = nucleotide_scores(
+                scores[row], int(data.lengths[index]), collator.tokenizer.k, collator.max_nucleotides
+            )
     return result
 
 
 def mutants(sequence: str) -> list[str]:
     """Every single-base substitution of `sequence`, position by position, bases in ACGT order."""
-    return [sequence[:i] + base + sequence[i + 1 :] for i in range(len(sequence)) for base in BASES
-            if base != sequence[i]]
+    return [
+        sequence[:i] + base + sequence[i + 1 :]
+        for i in range(len(sequence))
+        for base in BASES
+        if base != sequence[i]
+    ]
 
 
-def in_silico_mutagenesis(model: torch.nn.Module, data: SplitData, collator: BatchCollator, batch_size: int,
-                          device: torch.device) -> list[np.ndarray]:
+def in_silico_mutagenesis(
+    model: torch.nn.Module, data: SplitData, collator: BatchCollator, batch_size: int, device: torch.device
+) -> list[np.ndarray]:
     """Per-nucleotide P(window) - mean P(window with that base replaced) for every window."""
     result = []
     for index, sequence in enumerate(data.sequences):
         variants = [sequence, *mutants(sequence)]
         length = int(data.lengths[index])
-        batch = SplitData(ids=[""] * len(variants), gene_ids=[""] * len(variants), sequences=variants,
-                          labels=np.zeros(len(variants), dtype=np.int64),
-                          lengths=np.full(len(variants), length), buckets=np.zeros(len(variants), dtype=np.int64),
-                          token_lengths=np.full(len(variants), int(data.token_lengths[index])))
-        probs = predict(model, batch, BatchCollator(batch, collator.tokenizer, collator.max_tokens), batch_size, device)
+        batch = SplitData(
+            ids=[""] * len(variants),
+            gene_ids=[""] * len(variants),
+            sequences=variants,
+            labels=np.zeros(len(variants), dtype=np.int64),
+            lengths=np.full(len(variants), length),
+            buckets=np.zeros(len(variants), dtype=np.int64),
+            token_lengths=np.full(len(variants), int(data.token_lengths[index])),
+        )
+        probs = predict(
+            model, batch, BatchCollator(batch, collator.tokenizer, collator.max_tokens), batch_size, device
+        )
         result.append(probs[0] - mutant_means(sequence, probs[1:]))
     return result
 

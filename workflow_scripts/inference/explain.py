@@ -49,9 +49,15 @@ class ExplainConfig:
 
     @classmethod
     def from_sections(cls, explain: Mapping, evaluate: Mapping) -> ExplainConfig:
-        return cls(method=explain["method"], max_windows=int(explain["max_windows"]), seed=int(explain["seed"]),
-                   top_positions=int(explain["top_positions"]), kmer_k=int(explain["kmer_k"]),
-                   top_kmers=int(explain["top_kmers"]), batch_size=int(evaluate["batch_size"]))
+        return cls(
+            method=explain["method"],
+            max_windows=int(explain["max_windows"]),
+            seed=int(explain["seed"]),
+            top_positions=int(explain["top_positions"]),
+            kmer_k=int(explain["kmer_k"]),
+            top_kmers=int(explain["top_kmers"]),
+            batch_size=int(evaluate["batch_size"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,10 @@ def aligned_means(scores: list[np.ndarray], sequences: list[str], offsets: np.nd
         for b, base in enumerate(BASES.encode()):
             by_base[b, at] += np.where(bases == base, score, 0.0)
     covered = count > 0
-    columns = {"position": np.arange(-reach, reach + 1)[covered], "importance": total[covered] / count[covered]}
+    columns = {
+        "position": np.arange(-reach, reach + 1)[covered],
+        "importance": total[covered] / count[covered],
+    }
     columns |= {base: by_base[b, covered] / count[covered] for b, base in enumerate(BASES)}
     return pl.DataFrame({**columns, "n_windows": count[covered].astype(np.int64)})
 
@@ -106,9 +115,14 @@ def attribution_table(chosen: pl.DataFrame, scores: list[np.ndarray]) -> pl.Data
     frame = chosen.with_row_index("__index")
     for (splice_type, label), group in frame.group_by("splice_type", "label", maintain_order=True):
         rows = group["__index"].to_list()
-        means = aligned_means([scores[i] for i in rows], group["sequence"].to_list(), group["site_offset"].to_numpy())
-        parts.append(means.with_columns(pl.lit(str(splice_type)).alias("splice_type"),
-                                        pl.lit(CLASSES[int(label)]).alias("class")))
+        means = aligned_means(
+            [scores[i] for i in rows], group["sequence"].to_list(), group["site_offset"].to_numpy()
+        )
+        parts.append(
+            means.with_columns(
+                pl.lit(str(splice_type)).alias("splice_type"), pl.lit(CLASSES[int(label)]).alias("class")
+            )
+        )
     return pl.concat(parts).sort("splice_type", "class", "position").select(ATTRIBUTION_COLUMNS)
 
 
@@ -116,8 +130,9 @@ def window_scores(chosen: pl.DataFrame, paths: ExplainPaths, cfg: ExplainConfig)
     model = TrainedModel(paths.model, paths.model_config, cfg.batch_size)
     data = model.as_split(chosen["sequence"].to_list(), chosen["length"].to_numpy())
     collator = BatchCollator(data, model.tokenizer, model.saved["max_tokens"])
-    return METHODS[resolved_method(cfg.method, model.tokenizer)](model.model, data, collator, cfg.batch_size,
-                                                                model.device)
+    return METHODS[resolved_method(cfg.method, model.tokenizer)](
+        model.model, data, collator, cfg.batch_size, model.device
+    )
 
 
 def resolved_method(method: str, tokenizer) -> str:
@@ -136,19 +151,29 @@ def explain(paths: ExplainPaths, cfg: ExplainConfig, experiment: str) -> dict[st
     write_text(paths.out_attribution, attribution.write_csv(separator="\t"))
     write_text(paths.out_kmers, kmers.write_csv(separator="\t"))
     plot_explanations(attribution, kmers, cfg.top_positions, cfg.top_kmers, Path(paths.out_dir), experiment)
-    log(f"explain: {experiment}: {cfg.method} on {chosen.height} test windows "
-        f"({', '.join(f'{t} {CLASSES[int(c)]} {n}' for t, c, n in chosen.group_by('splice_type', 'label').len().sort('splice_type', 'label').iter_rows())})")
-    log(f"explain: {experiment}: most important positions in error windows: {top_positions_line(attribution)}")
+    log(
+        f"explain: {experiment}: {cfg.method} on {chosen.height} test windows "
+        f"({', '.join(f'{t} {CLASSES[int(c)]} {n}' for t, c, n in chosen.group_by('splice_type', 'label').len().sort('splice_type', 'label').iter_rows())})"
+    )
+    log(
+        f"explain: {experiment}: most important positions in error windows: {top_positions_line(attribution)}"
+    )
     top = kmers.head(3).iter_rows(named=True)
-    log(f"explain: {experiment}: top {cfg.kmer_k}-mers in error windows: " + "; ".join(
-        f"{r['kmer']} ({r['error_windows']} error vs {r['correct_windows']} correct windows, q={r['q_value']:.2g})"
-        for r in top))
+    log(
+        f"explain: {experiment}: top {cfg.kmer_k}-mers in error windows: "
+        + "; ".join(
+            f"{r['kmer']} ({r['error_windows']} error vs {r['correct_windows']} correct windows, q={r['q_value']:.2g})"
+            for r in top
+        )
+    )
     return {"attribution": attribution, "kmers": kmers}
 
 
 def top_positions_line(attribution: pl.DataFrame) -> str:
-    return "; ".join(f"{t}: {top_positions(attribution, t, 5)['position'].to_list()}"
-                     for t in attribution["splice_type"].unique(maintain_order=True))
+    return "; ".join(
+        f"{t}: {top_positions(attribution, t, 5)['position'].to_list()}"
+        for t in attribution["splice_type"].unique(maintain_order=True)
+    )
 
 
 def log(line: str) -> None:

@@ -47,7 +47,9 @@ def plot_position_importance(attribution: pl.DataFrame, path: Path, experiment: 
             rows = attribution.filter((pl.col("splice_type") == splice_type) & (pl.col("class") == name))
             if rows.height:
                 n = int(rows["n_windows"].to_numpy().max())
-                ax.plot(rows["position"], rows["importance"], color=colour, lw=1, label=f"{name} windows (n={n})")
+                ax.plot(
+                    rows["position"], rows["importance"], color=colour, lw=1, label=f"{name} windows (n={n})"
+                )
         ax.axvline(0, color="grey", ls="--", lw=0.8)
         ax.axhline(0, color="black", lw=0.5)
         ax.set_ylabel("mean attribution")
@@ -61,8 +63,12 @@ def draw_letter(ax, letter: str, x: float, bottom: float, height: float) -> None
     """`letter` filling the box [x - 0.45, x + 0.45] x [bottom, bottom + height] (height may be < 0)."""
     glyph = TextPath((0, 0), letter, size=1, prop=LETTER_FONT)
     box = glyph.get_extents()
-    transform = (Affine2D().translate(-box.x0, -box.y0).scale(0.9 / box.width, height / box.height)
-                 .translate(x - 0.45, bottom))
+    transform = (
+        Affine2D()
+        .translate(-box.x0, -box.y0)
+        .scale(0.9 / box.width, height / box.height)
+        .translate(x - 0.45, bottom)
+    )
     ax.add_patch(PathPatch(transform.transform_path(glyph), color=BASE_COLOURS[letter], lw=0))
 
 
@@ -92,8 +98,10 @@ def plot_sequence_logo(attribution: pl.DataFrame, top: int, path: Path, experime
         ax.set_xticks(range(rows.height), [str(p) for p in rows["position"]], fontsize=7)
         ax.axhline(0, color="black", lw=0.5)
         ax.set_ylabel("attribution")
-        ax.set_title(f"{experiment}: {splice_type}, the {rows.height} most important positions in error windows",
-                     fontsize=10)
+        ax.set_title(
+            f"{experiment}: {splice_type}, the {rows.height} most important positions in error windows",
+            fontsize=10,
+        )
     axes[-1, 0].set_xlabel("position relative to the splice site (nt)")
     save_figure(fig, path)
 
@@ -103,17 +111,26 @@ def plot_kmer_enrichment(kmers: pl.DataFrame, top: int, path: Path, experiment: 
     fig, ax = new_figure(figsize=(8, 0.3 * max(rows.height, 4) + 1.2))
     strength = -np.log10(np.clip(rows["q_value"].to_numpy(), MIN_Q, 1))
     ax.barh(range(rows.height), strength, color="#d62728")
-    labels = [f"{r['kmer']}  ({r['error_windows']} / {r['correct_windows']})" for r in rows.iter_rows(named=True)]
+    labels = [
+        f"{r['kmer']}  ({r['error_windows']} / {r['correct_windows']})" for r in rows.iter_rows(named=True)
+    ]
     ax.set_yticks(range(rows.height), labels, fontsize=8, family="monospace")
     ax.set_xlabel("-log10 q (one-sided Fisher, Benjamini-Hochberg)")
-    ax.set_title(f"{experiment}: k-mers enriched in error windows (error / correct windows holding it)", fontsize=10)
+    ax.set_title(
+        f"{experiment}: k-mers enriched in error windows (error / correct windows holding it)", fontsize=10
+    )
     save_figure(fig, path)
 
 
-def plot_explanations(attribution: pl.DataFrame, kmers: pl.DataFrame, top_positions_n: int, top_kmers: int,
-                      out_dir: Path, experiment: str) -> None:
+def plot_explanations(
+    attribution: pl.DataFrame,
+    kmers: pl.DataFrame,
+    top_positions_n: int,
+    top_kmers: int,
+    out_dir: Path,
+    experiment: str,
+) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     plot_position_importance(attribution, out_dir / plot_file_name("position_importance"), experiment)
     plot_sequence_logo(attribution, top_positions_n, out_dir / plot_file_name("sequence_logo"), experiment)
     plot_kmer_enrichment(kmers, top_kmers, out_dir / plot_file_name("kmer_enrichment"), experiment)
-

@@ -29,7 +29,9 @@ def kmer_code_rows(sequences: list[str], k: int) -> tuple[np.ndarray, np.ndarray
             continue
         for start in range(0, len(members), ROWS_AT_A_TIME):
             chosen = members[start : start + ROWS_AT_A_TIME]
-            raw = np.frombuffer("".join(sequences[i] for i in chosen).encode(), np.uint8).reshape(len(chosen), length)
+            raw = np.frombuffer("".join(sequences[i] for i in chosen).encode(), np.uint8).reshape(
+                len(chosen), length
+            )
             row, code = window_kmers(BASE_CODE[raw], k)
             rows.append(chosen[row])
             codes.append(code)
@@ -71,15 +73,19 @@ def kmer_enrichment(sequences: list[str], labels: np.ndarray, k: int) -> pl.Data
     # P(at least in_error of the n_error error windows | in_error + in_correct windows hold it)
     p_value = hypergeom.sf(in_error - 1, n_error + n_correct, in_error + in_correct, n_error)
     p_value = np.clip(p_value, 0.0, 1.0)
-    odds = ((in_error + 0.5) * (n_correct - in_correct + 0.5)) / ((n_error - in_error + 0.5) * (in_correct + 0.5))
-    table = pl.DataFrame({
-        "kmer": decode(seen, k),
-        "error_windows": in_error,
-        "correct_windows": in_correct,
-        "error_fraction": in_error / max(n_error, 1),
-        "correct_fraction": in_correct / max(n_correct, 1),
-        "odds_ratio": odds,
-        "p_value": p_value,
-        "q_value": false_discovery_control(p_value, method="bh") if len(seen) else np.zeros(0),
-    })
+    odds = ((in_error + 0.5) * (n_correct - in_correct + 0.5)) / (
+        (n_error - in_error + 0.5) * (in_correct + 0.5)
+    )
+    table = pl.DataFrame(
+        {
+            "kmer": decode(seen, k),
+            "error_windows": in_error,
+            "correct_windows": in_correct,
+            "error_fraction": in_error / max(n_error, 1),
+            "correct_fraction": in_correct / max(n_correct, 1),
+            "odds_ratio": odds,
+            "p_value": p_value,
+            "q_value": false_discovery_control(p_value, method="bh") if len(seen) else np.zeros(0),
+        }
+    )
     return table.sort(["p_value", "odds_ratio"], descending=[False, True]).select(KMER_COLUMNS)

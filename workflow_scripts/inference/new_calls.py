@@ -47,12 +47,18 @@ def check_header(path: str | Path, model_inputs: Sequence[str], model_config: st
     require_columns(path, names, SITE_COLUMNS)
     for name in model_inputs:
         if name not in names:
-            raise InputError(path, f"column '{name}'",
-                             f"required column missing: the model reads it ({model_config} lists it)")
+            raise InputError(
+                path,
+                f"column '{name}'",
+                f"required column missing: the model reads it ({model_config} lists it)",
+            )
     for name in names:
         if name in NEW_CALL_PREDICTION_COLUMNS or name.startswith(INTERNAL_PREFIX):
-            raise InputError(path, f"column '{name}'", "reserved name: predict writes a column of that "
-                             "name; rename or drop this column")
+            raise InputError(
+                path,
+                f"column '{name}'",
+                "reserved name: predict writes a column of that name; rename or drop this column",
+            )
     return names
 
 
@@ -88,17 +94,26 @@ def read_chunks(path: str | Path, chunk_size: int) -> Iterator[pl.DataFrame]:
 def checked_chunk(chunk: pl.DataFrame, path, genome: Genome, model_inputs: Sequence[str]) -> pl.DataFrame:
     """The chunk with position as Int64, strand stripped and the genome's chromosome index."""
     chunk = as_integer(chunk, "position", path, required=True)
-    chunk = chunk.with_columns(pl.col("chrom").cast(pl.String).str.strip_chars(),
-                               pl.col("strand").cast(pl.String).str.strip_chars())
+    chunk = chunk.with_columns(
+        pl.col("chrom").cast(pl.String).str.strip_chars(), pl.col("strand").cast(pl.String).str.strip_chars()
+    )
     fail_on_first(chunk, pl.col("chrom").is_null() | (pl.col("chrom") == ""), path, "chrom", "missing value")
-    fail_on_first(chunk, ~pl.col("strand").is_in(STRANDS).fill_null(False), path, "strand",
-                  "strand must be '+' or '-'")
+    fail_on_first(
+        chunk, ~pl.col("strand").is_in(STRANDS).fill_null(False), path, "strand", "strand must be '+' or '-'"
+    )
     for name in model_inputs:
-        fail_on_first(chunk, pl.col(name).is_null(), path, name, "missing value (the model reads this column)")
+        fail_on_first(
+            chunk, pl.col(name).is_null(), path, name, "missing value (the model reads this column)"
+        )
     chunk = attach_chromosomes(chunk, genome, path)
     position = pl.col("position")
-    fail_on_first(chunk, (position < 1) | (position > pl.col(CHROM_LENGTH)), path, "position",
-                  "position outside the chromosome (1..chromosome length)")
+    fail_on_first(
+        chunk,
+        (position < 1) | (position > pl.col(CHROM_LENGTH)),
+        path,
+        "position",
+        "position outside the chromosome (1..chromosome length)",
+    )
     return chunk
 
 
@@ -109,5 +124,8 @@ def chunk_windows(chunk: pl.DataFrame, genome: Genome, flank: int) -> pl.DataFra
 
 def call_columns(chunk: pl.DataFrame) -> pl.DataFrame:
     """The input table's own columns of a checked chunk (extraction's working columns dropped)."""
-    return chunk.select(name for name in chunk.columns if not name.startswith(INTERNAL_PREFIX)
-                        and name not in (CHROM_INDEX, CHROM_LENGTH))
+    return chunk.select(
+        name
+        for name in chunk.columns
+        if not name.startswith(INTERNAL_PREFIX) and name not in (CHROM_INDEX, CHROM_LENGTH)
+    )

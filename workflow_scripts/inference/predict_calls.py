@@ -75,9 +75,15 @@ class TrainedModel:
         """Unlabelled windows in the shape evaluate batches (token lengths order the batches)."""
         n = len(sequences)
         token_lengths = window_token_lengths(self.tokenizer, lambda: sequences, lengths)
-        return SplitData(ids=[str(i) for i in range(n)], gene_ids=[""] * n, sequences=sequences,
-                         labels=np.zeros(n, dtype=np.int64), lengths=np.asarray(lengths, dtype=np.int64),
-                         token_lengths=np.asarray(token_lengths, dtype=np.int64), buckets=np.zeros(n, dtype=np.int64))
+        return SplitData(
+            ids=[str(i) for i in range(n)],
+            gene_ids=[""] * n,
+            sequences=sequences,
+            labels=np.zeros(n, dtype=np.int64),
+            lengths=np.asarray(lengths, dtype=np.int64),
+            token_lengths=np.asarray(token_lengths, dtype=np.int64),
+            buckets=np.zeros(n, dtype=np.int64),
+        )
 
     def p_error(self, sequences: list[str], lengths: np.ndarray) -> np.ndarray:
         if not sequences:
@@ -97,19 +103,29 @@ def chosen_threshold(metrics_path: str) -> float:
         raise InputError(metrics_path, "threshold_choice", "no threshold in it (rerun evaluate)") from None
 
 
-def scored_chunk(chunk: pl.DataFrame, paths: PredictPaths, genome, model: TrainedModel, settings: PredictSettings,
-                 threshold: float) -> pl.DataFrame:
+def scored_chunk(
+    chunk: pl.DataFrame,
+    paths: PredictPaths,
+    genome,
+    model: TrainedModel,
+    settings: PredictSettings,
+    threshold: float,
+) -> pl.DataFrame:
     checked = checked_chunk(chunk, paths.calls, genome, model.input_columns)
     windows = chunk_windows(checked, genome, settings.flank)
     probs = model.p_error(windows["sequence"].to_list(), windows["length"].to_numpy())
-    return call_columns(checked).with_columns(pl.Series(P_ERROR, probs, dtype=pl.Float64),
-                                              pl.Series(FLAG, probs >= threshold, dtype=pl.Boolean))
+    return call_columns(checked).with_columns(
+        pl.Series(P_ERROR, probs, dtype=pl.Float64), pl.Series(FLAG, probs >= threshold, dtype=pl.Boolean)
+    )
 
 
 def empty_output(paths: PredictPaths) -> pl.DataFrame:
     frame = pl.DataFrame(schema=scan_calls(paths.calls).collect_schema())
-    return frame.with_columns(pl.col("position").cast(pl.Int64), pl.lit(None, pl.Float64).alias(P_ERROR),
-                              pl.lit(None, pl.Boolean).alias(FLAG))
+    return frame.with_columns(
+        pl.col("position").cast(pl.Int64),
+        pl.lit(None, pl.Float64).alias(P_ERROR),
+        pl.lit(None, pl.Boolean).alias(FLAG),
+    )
 
 
 def predict_calls(paths: PredictPaths, settings: PredictSettings, experiment: str) -> dict:
@@ -130,9 +146,11 @@ def predict_calls(paths: PredictPaths, settings: PredictSettings, experiment: st
                 log(f"predict: {counts['calls']:,} calls scored ({rate(counts['calls'], began)})")
                 logged = time.perf_counter()
         writer.close()
-    log(f"predict: {experiment}: {counts['flagged']:,} of {counts['calls']:,} calls flagged as likely errors "
+    log(
+        f"predict: {experiment}: {counts['flagged']:,} of {counts['calls']:,} calls flagged as likely errors "
         f"(p_error >= {threshold:.4f}, the threshold evaluate chose) on {model.device.type}; "
-        f"{rate(counts['calls'], began)}")
+        f"{rate(counts['calls'], began)}"
+    )
     return {**counts, "threshold": threshold, "seconds": time.perf_counter() - began}
 
 

@@ -26,7 +26,9 @@ LOW_CANONICAL_SHARE = 0.9
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--annotation", required=True, help="GTF or GFF3, plain or gzip")
-    parser.add_argument("--genome", required=True, help="genome index directory (index_genome) or a FASTA file")
+    parser.add_argument(
+        "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
+    )
     parser.add_argument("--out-sites", required=True, help="sites parquet")
     parser.add_argument("--out-genes", required=True, help="gene spans parquet")
     parser.add_argument("--out-summary", help="counts and GT/AG shares (JSON)")
@@ -40,22 +42,34 @@ def main(argv: list[str] | None = None) -> None:
     began = time.perf_counter()
     genome = open_genome(args.genome)
     region = Region.parse(calling["region"]) if calling.get("region") else None
-    tables = build_site_tables(read_annotation(args.annotation), calling["biotypes"], calling["transcripts"], region)
+    tables = build_site_tables(
+        read_annotation(args.annotation), calling["biotypes"], calling["transcripts"], region
+    )
     check_chromosomes(tables.genes, genome, args.annotation)
     check_inside(tables.genes, genome, args.annotation, "start", "end")
     shares = canonical_fractions(tables.sites, genome)
-    summary = {**tables.summary, "donor_GT": round(shares["donor"], 4), "acceptor_AG": round(shares["acceptor"], 4)}
+    summary = {
+        **tables.summary,
+        "donor_GT": round(shares["donor"], 4),
+        "acceptor_AG": round(shares["acceptor"], 4),
+    }
     write_parquet(tables.sites, args.out_sites)
     write_parquet(tables.genes, args.out_genes)
     if args.out_summary:
         write_json(args.out_summary, summary)
-    print(f"annotate_sites: {summary['genes']:,} genes, {summary['transcripts']:,} transcripts, "
-          f"{summary['donors']:,} donors ({shares['donor']:.1%} GT), {summary['acceptors']:,} acceptors "
-          f"({shares['acceptor']:.1%} AG); {summary['shared_by_genes']} sites shared by overlapping genes kept once; "
-          f"{time.perf_counter() - began:.1f} s", file=sys.stderr)
+    print(
+        f"annotate_sites: {summary['genes']:,} genes, {summary['transcripts']:,} transcripts, "
+        f"{summary['donors']:,} donors ({shares['donor']:.1%} GT), {summary['acceptors']:,} acceptors "
+        f"({shares['acceptor']:.1%} AG); {summary['shared_by_genes']} sites shared by overlapping genes kept once; "
+        f"{time.perf_counter() - began:.1f} s",
+        file=sys.stderr,
+    )
     if min(shares.values()) < LOW_CANONICAL_SHARE:
-        print("annotate_sites: warning: few canonical dinucleotides at the sites; does the annotation belong to "
-              "this genome assembly?", file=sys.stderr)
+        print(
+            "annotate_sites: warning: few canonical dinucleotides at the sites; does the annotation belong to "
+            "this genome assembly?",
+            file=sys.stderr,
+        )
 
 
 if __name__ == "__main__":

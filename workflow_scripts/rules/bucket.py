@@ -20,7 +20,9 @@ SECTIONS = ("bucket", "tokenizer", "model")
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--windows", required=True, help="windows parquet (id, split, label, length, sequence)")
+    parser.add_argument(
+        "--windows", required=True, help="windows parquet (id, split, label, length, sequence)"
+    )
     parser.add_argument("--tokenizer-dir", help="the learnt BPE tokenizer (tokenizer.kind bpe)")
     parser.add_argument("--out-manifest", required=True)
     parser.add_argument("--out-summary", required=True)

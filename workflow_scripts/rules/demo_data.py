@@ -24,8 +24,10 @@ def main(argv: list[str] | None = None) -> None:
     demo = parse_rule_config(args.config, required=("demo",))["demo"]
     began = time.perf_counter()
     generate_demo(args.genome, args.calls, **demo)
-    print(f"demo_data: wrote {args.genome} and {args.calls} in {time.perf_counter() - began:.2f} s",
-          file=sys.stderr)
+    print(
+        f"demo_data: wrote {args.genome} and {args.calls} in {time.perf_counter() - began:.2f} s",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

@@ -30,8 +30,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     sections = parse_rule_config(args.config, required=SECTIONS)
-    paths = ExplainPaths(args.windows, args.model, args.model_config, args.out_attribution, args.out_kmers,
-                         args.out_dir)
+    paths = ExplainPaths(
+        args.windows, args.model, args.model_config, args.out_attribution, args.out_kmers, args.out_dir
+    )
     explain(paths, ExplainConfig.from_sections(sections["explain"], sections["evaluate"]), args.experiment)
 
 

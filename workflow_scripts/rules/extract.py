@@ -43,7 +43,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def check_inputs(args: argparse.Namespace) -> None:
     if args.sequences and (args.calls or args.genome):
-        raise InputError("command line", "--sequences", "use either --sequences or --genome with --calls, not both")
+        raise InputError(
+            "command line", "--sequences", "use either --sequences or --genome with --calls, not both"
+        )
     if not args.sequences and not (args.calls and args.genome):
         raise InputError("command line", "--calls/--genome", "both are required unless --sequences is given")
 
@@ -52,11 +54,18 @@ def labelled_windows(args: argparse.Namespace, sections: dict) -> tuple[pl.DataF
     """The windows, the names of the error and correct classes, and the windows' shape (calls mode)."""
     experiment = sections["experiment"]
     if args.sequences:
-        return windows_from_sequences(args.sequences, experiment["name"]), {"error": "label 1", "correct": "label 0"}, {}
+        return (
+            windows_from_sequences(args.sequences, experiment["name"]),
+            {"error": "label 1", "correct": "label 0"},
+            {},
+        )
     frame = windows_from_calls(open_genome(args.genome), args.calls, experiment, sections["window"])
     flank = sections["window"]["flank"]
-    return (frame, {"error": experiment["error_label"], "correct": experiment["correct_label"]},
-            {"length": 2 * flank + 1, "site_offset": flank})
+    return (
+        frame,
+        {"error": experiment["error_label"], "correct": experiment["correct_label"]},
+        {"length": 2 * flank + 1, "site_offset": flank},
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -20,7 +20,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fasta", required=True, help="plain, gzip or bgzip FASTA")
     parser.add_argument("--sequence", required=True, help="output: the bases (sequence.npy)")
-    parser.add_argument("--index", required=True, help="output: name, length, offset per chromosome (index.tsv)")
+    parser.add_argument(
+        "--index", required=True, help="output: name, length, offset per chromosome (index.tsv)"
+    )
     add_config_argument(parser, "index_genome")
     return parser.parse_args(argv)
 
@@ -32,10 +34,15 @@ def main(argv: list[str] | None = None) -> None:
     genome, converted = read_fasta(args.fasta, settings["iupac"])
     if converted:
         shown = ", ".join(f"{code} {count:,}" for code, count in sorted(converted.items()))
-        print(f"index_genome: {sum(converted.values()):,} IUPAC codes turned into N ({shown})", file=sys.stderr)
+        print(
+            f"index_genome: {sum(converted.values()):,} IUPAC codes turned into N ({shown})", file=sys.stderr
+        )
     genome.save(args.sequence, args.index)
-    print(f"index_genome: {len(genome)} chromosomes, {int(genome.lengths.sum()):,} bases indexed in "
-          f"{time.perf_counter() - began:.2f} s -> {args.index}", file=sys.stderr)
+    print(
+        f"index_genome: {len(genome)} chromosomes, {int(genome.lengths.sum()):,} bases indexed in "
+        f"{time.perf_counter() - began:.2f} s -> {args.index}",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--scores", required=True, help="scores table (.parquet, .tsv, .csv)")
     parser.add_argument("--sites", required=True, help="sites.parquet (annotate_sites)")
     parser.add_argument("--genes", required=True, help="genes.parquet (annotate_sites)")
-    parser.add_argument("--genome", required=True, help="genome index directory (index_genome) or a FASTA file")
+    parser.add_argument(
+        "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
+    )
     parser.add_argument("--out", required=True, help="calls parquet")
     parser.add_argument("--out-summary", help="counts per splice type and call, TN report (JSON)")
     add_config_argument(parser, "calling")
@@ -61,8 +63,11 @@ def main(argv: list[str] | None = None) -> None:
     write_parquet(calls, args.out)
     if args.out_summary:
         write_json(args.out_summary, summary)
-    print(f"make_calls: threshold {settings.threshold}, window ±{settings.consensus_window}, "
-          f"TN {settings.negatives}; {count_line(summary)}; {summary['seconds']} s", file=sys.stderr)
+    print(
+        f"make_calls: threshold {settings.threshold}, window ±{settings.consensus_window}, "
+        f"TN {settings.negatives}; {count_line(summary)}; {summary['seconds']} s",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

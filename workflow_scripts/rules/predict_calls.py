@@ -20,7 +20,9 @@ SECTIONS = ("predict", "window", "evaluate")
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", required=True, help="calls table: .tsv/.tsv.gz/.txt/.csv/.parquet")
-    parser.add_argument("--genome", required=True, help="genome index directory (index_genome) or a FASTA file")
+    parser.add_argument(
+        "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
+    )
     parser.add_argument("--model", required=True, help="model.pt written by train")
     parser.add_argument("--model-config", required=True, help="model.json written by train")
     parser.add_argument("--metrics", required=True, help="metrics.json written by evaluate (the threshold)")
@@ -34,8 +36,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     sections = parse_rule_config(args.config, required=SECTIONS)
     paths = PredictPaths(args.calls, args.genome, args.model, args.model_config, args.metrics, args.out)
-    settings = PredictSettings(flank=sections["window"]["flank"], batch_size=sections["evaluate"]["batch_size"],
-                               chunk_size=sections["predict"]["chunk_size"])
+    settings = PredictSettings(
+        flank=sections["window"]["flank"],
+        batch_size=sections["evaluate"]["batch_size"],
+        chunk_size=sections["predict"]["chunk_size"],
+    )
     predict_calls(paths, settings, args.experiment)
 
 

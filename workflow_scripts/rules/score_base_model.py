@@ -24,9 +24,15 @@ SECTIONS = ("calling",)
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--genes", required=True, help="gene spans (genes.parquet: gene_id, chrom, start, end, strand)")
-    parser.add_argument("--genome", required=True, help="genome index directory (index_genome) or a FASTA file")
-    parser.add_argument("--weights", required=True, nargs="+", help="Keras .h5 models, or one directory of them")
+    parser.add_argument(
+        "--genes", required=True, help="gene spans (genes.parquet: gene_id, chrom, start, end, strand)"
+    )
+    parser.add_argument(
+        "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
+    )
+    parser.add_argument(
+        "--weights", required=True, nargs="+", help="Keras .h5 models, or one directory of them"
+    )
     parser.add_argument("--out", required=True, help="output scores parquet")
     add_config_argument(parser, *SECTIONS)
     return parser.parse_args(argv)
@@ -38,8 +44,11 @@ def main(argv: list[str] | None = None) -> None:
     ensemble = load_ensemble(args.weights[0] if len(args.weights) == 1 else args.weights)
     genome = open_genome(args.genome)
     genes = read_genes(args.genes, genome)
-    print(f"score_base_model: {len(ensemble.models)} models from {', '.join(ensemble.sources)}; "
-          f"{torch.get_num_threads()} CPU threads", file=sys.stderr)
+    print(
+        f"score_base_model: {len(ensemble.models)} models from {', '.join(ensemble.sources)}; "
+        f"{torch.get_num_threads()} CPU threads",
+        file=sys.stderr,
+    )
     score_genes(ensemble, genome, genes, args.out, settings)
 
 

@@ -19,8 +19,13 @@ from workflow_scripts.data.tables import read_table
 from workflow_scripts.errors import InputError
 
 ALPHABET = list("ACGTN")
-SPECIAL_TOKENS = {"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]",
-                  "sep_token": "[SEP]", "mask_token": "[MASK]"}  # ids 0..4, PAD = 0
+SPECIAL_TOKENS = {
+    "pad_token": "[PAD]",
+    "unk_token": "[UNK]",
+    "cls_token": "[CLS]",
+    "sep_token": "[SEP]",
+    "mask_token": "[MASK]",
+}  # ids 0..4, PAD = 0
 UNBOUNDED_LENGTH = 1_000_000  # errorseq truncates itself (bucket.max_length), never the tokenizer
 
 
@@ -41,14 +46,20 @@ def train_bpe(sequences: list[str], vocab_size: int, min_frequency: int):
     from tokenizers import Tokenizer, models, processors, trainers
 
     tokenizer = Tokenizer(models.BPE(unk_token=SPECIAL_TOKENS["unk_token"]))
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
-                                  special_tokens=list(SPECIAL_TOKENS.values()),
-                                  initial_alphabet=ALPHABET, show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=list(SPECIAL_TOKENS.values()),
+        initial_alphabet=ALPHABET,
+        show_progress=False,
+    )
     tokenizer.train_from_iterator(sequences, trainer=trainer)
     cls, sep = SPECIAL_TOKENS["cls_token"], SPECIAL_TOKENS["sep_token"]
     tokenizer.post_processor = processors.TemplateProcessing(
-        single=f"{cls} $A {sep}", pair=f"{cls} $A {sep} $B:1 {sep}:1",
-        special_tokens=[(cls, tokenizer.token_to_id(cls)), (sep, tokenizer.token_to_id(sep))])
+        single=f"{cls} $A {sep}",
+        pair=f"{cls} $A {sep} $B:1 {sep}:1",
+        special_tokens=[(cls, tokenizer.token_to_id(cls)), (sep, tokenizer.token_to_id(sep))],
+    )
     return tokenizer
 
 
@@ -56,8 +67,9 @@ def save_hf_tokenizer(tokenizer, out_dir: str | Path) -> None:
     from workflow_scripts.models.hf import require_transformers
 
     transformers = require_transformers()
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tokenizer,
-                                                model_max_length=UNBOUNDED_LENGTH, **SPECIAL_TOKENS)
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, model_max_length=UNBOUNDED_LENGTH, **SPECIAL_TOKENS
+    )
     fast.save_pretrained(str(out_dir))
 
 
@@ -69,5 +81,7 @@ def learn_tokenizer(windows_path: str, tokenizer: dict, seed: int, out_dir: str 
     save_hf_tokenizer(learnt, out_dir)
     sample = sequences[: min(len(sequences), 2000)]
     tokens = sum(len(learnt.encode(seq).ids) - 2 for seq in sample)
-    return (f"BPE tokenizer: {learnt.get_vocab_size()} tokens learnt from {len(sequences)} train windows; "
-            f"{sum(map(len, sample)) / max(tokens, 1):.2f} nt per token; saved to {out_dir}")
+    return (
+        f"BPE tokenizer: {learnt.get_vocab_size()} tokens learnt from {len(sequences)} train windows; "
+        f"{sum(map(len, sample)) / max(tokens, 1):.2f} nt per token; saved to {out_dir}"
+    )

@@ -87,6 +87,7 @@ class NucleotideTokenizer:
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """(ids int64 [B, T], attention_mask bool [B, T]), padded with PAD to the batch max."""
         import torch  # here, so the CPU-only bucket rule does not pay for importing torch
+
         if max_length is not None and max_length < 1:
             raise ValueError(f"max_length must be at least 1, got {max_length}")
         encoded = [self.encode(seq, max_length) for seq in seqs]
@@ -142,8 +143,12 @@ def tokenizer_from_config(tokenizer: dict, model: dict, learnt_dir: str | None =
     (tokenizer.path, else model.path; the model's remote code only with backbone hf)."""
     kind = resolve_tokenizer_kind(tokenizer, model)
     if (kind == "bpe") != bool(learnt_dir):
-        raise InputError("config", "tokenizer.kind", f"{kind}: a learnt tokenizer directory goes with bpe "
-                         f"and only with bpe (got {learnt_dir or 'none'})")
+        raise InputError(
+            "config",
+            "tokenizer.kind",
+            f"{kind}: a learnt tokenizer directory goes with bpe "
+            f"and only with bpe (got {learnt_dir or 'none'})",
+        )
     if kind == "nucleotide":
         return NucleotideTokenizer(tokenizer["k"])
     if kind == "bpe":

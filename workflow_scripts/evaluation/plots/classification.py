@@ -69,10 +69,16 @@ def bucket_curves(predictions: pl.DataFrame) -> tuple[list[BucketCurve], int]:
 
 def baseline_curves(predictions: pl.DataFrame) -> list[tuple[str, np.ndarray]]:
     """(name, scores) of each baseline in the predictions, chance left out (the diagonal already is)."""
-    names = [column.removeprefix(BASELINE_SCORE_PREFIX) for column in predictions.columns
-             if column.startswith(BASELINE_SCORE_PREFIX)]
-    return [(name, predictions[f"{BASELINE_SCORE_PREFIX}{name}"].to_numpy().astype(float))
-            for name in names if name != CHANCE]
+    names = [
+        column.removeprefix(BASELINE_SCORE_PREFIX)
+        for column in predictions.columns
+        if column.startswith(BASELINE_SCORE_PREFIX)
+    ]
+    return [
+        (name, predictions[f"{BASELINE_SCORE_PREFIX}{name}"].to_numpy().astype(float))
+        for name in names
+        if name != CHANCE
+    ]
 
 
 def baseline_style(name: str) -> dict:
@@ -84,16 +90,25 @@ def draw_baseline_rocs(ax, predictions: pl.DataFrame) -> None:
     labels = predictions["label"].to_numpy().astype(int)
     for name, scores in baseline_curves(predictions):
         fpr, tpr, _ = roc_curve(labels, scores)
-        ax.plot(fpr, tpr, **baseline_style(name),
-                label=f"baseline: {predictor_label(name)}, AUC = {roc_auc(labels, scores):.3f}")
+        ax.plot(
+            fpr,
+            tpr,
+            **baseline_style(name),
+            label=f"baseline: {predictor_label(name)}, AUC = {roc_auc(labels, scores):.3f}",
+        )
 
 
 def draw_baseline_prs(ax, predictions: pl.DataFrame) -> None:
     labels = predictions["label"].to_numpy().astype(int)
     for name, scores in baseline_curves(predictions):
         precision, recall, _ = precision_recall_curve(labels, scores)
-        ax.plot(recall, precision, **baseline_style(name), drawstyle="steps-pre",
-                label=f"baseline: {predictor_label(name)}, AP = {average_precision(labels, scores):.3f}")
+        ax.plot(
+            recall,
+            precision,
+            **baseline_style(name),
+            drawstyle="steps-pre",
+            label=f"baseline: {predictor_label(name)}, AP = {average_precision(labels, scores):.3f}",
+        )
 
 
 def bucket_name(bucket: int, bucket_summary: dict) -> str:

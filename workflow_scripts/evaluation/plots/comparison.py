@@ -52,8 +52,11 @@ class Point:
 
 
 def point_from_row(row: dict, y: float) -> Point:
-    difference = None if row["difference"] is None else (
-        row["difference"], row["difference_low"], row["difference_high"])
+    difference = (
+        None
+        if row["difference"] is None
+        else (row["difference"], row["difference_low"], row["difference_high"])
+    )
     return Point(row["predictor"], y, row["estimate"], row["low"], row["high"], row["verdict"], difference)
 
 
@@ -64,9 +67,16 @@ def draw_point(ax, point: Point, with_label: bool) -> None:
     hollow = predictor_kind(point.predictor) == "leak detector"
     if point.low is not None and point.high is not None:
         ax.plot([point.low, point.high], [point.y, point.y], color=color, lw=2.2, solid_capstyle="butt")
-    ax.plot(point.estimate, point.y, "o" if point.predictor != "model" else "D", ms=7, color=color,
-            markerfacecolor="white" if hollow else color, markeredgewidth=1.6,
-            label=predictor_label(point.predictor) if with_label else None)
+    ax.plot(
+        point.estimate,
+        point.y,
+        "o" if point.predictor != "model" else "D",
+        ms=7,
+        color=color,
+        markerfacecolor="white" if hollow else color,
+        markeredgewidth=1.6,
+        label=predictor_label(point.predictor) if with_label else None,
+    )
 
 
 def difference_panel(ax, rows: list[dict], metric: str) -> None:
@@ -79,8 +89,16 @@ def difference_panel(ax, rows: list[dict], metric: str) -> None:
         if row["difference_low"] is not None and row["difference_high"] is not None:
             ax.plot([row["difference_low"], row["difference_high"]], [-index, -index], color=color, lw=2.2)
         ax.plot(row["difference"], -index, "s", ms=6, color=color)
-        ax.annotate(row["verdict"], xy=(1.0, -index), xycoords=("axes fraction", "data"), xytext=(-3, 5),
-                    textcoords="offset points", ha="right", fontsize=7, color=color)
+        ax.annotate(
+            row["verdict"],
+            xy=(1.0, -index),
+            xycoords=("axes fraction", "data"),
+            xytext=(-3, 5),
+            textcoords="offset points",
+            ha="right",
+            fontsize=7,
+            color=color,
+        )
     ax.axvline(0, color="black", lw=0.9)
     ax.set_yticks(range(0, -len(chosen), -1), [])
     ax.set(ylim=(-len(chosen) + 0.4, 0.6), xlabel=f"model - predictor ({SHORT_METRIC_LABELS[metric]})")
@@ -120,23 +138,37 @@ def model_vs_baselines_figure(metrics: dict) -> Figure:
     report = metrics["comparison"]
     rows = comparison_rows(report)
     groups = group_order(rows)
-    fig, axes = new_figure(len(groups), 2 * len(METRICS), figsize=(16, 2.6 + 2.2 * len(groups)), squeeze=False,
-                           gridspec_kw={"width_ratios": [3, 2] * len(METRICS)}, layout="constrained")
+    fig, axes = new_figure(
+        len(groups),
+        2 * len(METRICS),
+        figsize=(16, 2.6 + 2.2 * len(groups)),
+        squeeze=False,
+        gridspec_kw={"width_ratios": [3, 2] * len(METRICS)},
+        layout="constrained",
+    )
     for row_index, group in enumerate(groups):
         in_group = [row for row in rows if row["group"] == group]
         n = report["overall"] if group == OVERALL else report["per_splice_type"][group]
         label = "all test windows" if group == OVERALL else f"{group} sites"
         for col, metric in enumerate(METRICS):
-            group_panel(axes[row_index, 2 * col], in_group, metric,
-                        f"{label} (n={n['n']:,}, {n['n_positive']:,} errors, {n['n_genes']:,} genes)",
-                        with_labels=False)
+            group_panel(
+                axes[row_index, 2 * col],
+                in_group,
+                metric,
+                f"{label} (n={n['n']:,}, {n['n_positive']:,} errors, {n['n_genes']:,} genes)",
+                with_labels=False,
+            )
             difference_panel(axes[row_index, 2 * col + 1], in_group, metric)
     skipped = "; ".join(f"{name} not scored: {why}" for name, why in report["skipped"].items())
-    fig.suptitle("Model vs baselines on the test genes: estimate and 95% interval (gene bootstrap, "
-                 f"{report['n_replicates']} replicates). Hollow grey: leak detector; dashed: chance.\n"
-                 "Right of each panel: model - predictor on the same replicates; green = better, "
-                 "red = worse, grey = not better (the interval holds 0)"
-                 + (f"\n{skipped}" if skipped else "") + experiment_suffix(metrics), fontsize=10)
+    fig.suptitle(
+        "Model vs baselines on the test genes: estimate and 95% interval (gene bootstrap, "
+        f"{report['n_replicates']} replicates). Hollow grey: leak detector; dashed: chance.\n"
+        "Right of each panel: model - predictor on the same replicates; green = better, "
+        "red = worse, grey = not better (the interval holds 0)"
+        + (f"\n{skipped}" if skipped else "")
+        + experiment_suffix(metrics),
+        fontsize=10,
+    )
     return fig
 
 
@@ -147,8 +179,14 @@ def summary_panel(ax, rows: list[dict], metric: str) -> None:
     step = 0.8 / max(len(predictors), 1)
     for index, experiment in enumerate(experiments):
         for offset, predictor in enumerate(predictors):
-            row = next((r for r in rows if (r["experiment"], r["predictor"], r["metric"])
-                        == (experiment, predictor, metric)), None)
+            row = next(
+                (
+                    r
+                    for r in rows
+                    if (r["experiment"], r["predictor"], r["metric"]) == (experiment, predictor, metric)
+                ),
+                None,
+            )
             if row is not None:
                 draw_point(ax, point_from_row(row, -index - offset * step), with_label=index == 0)
     if metric == "roc_auc":
@@ -162,12 +200,16 @@ def summary_panel(ax, rows: list[dict], metric: str) -> None:
 def summary_figure(rows: list[dict]) -> Figure:
     """rows: evaluation/summary.py's long rows (experiment, predictor, metric, estimate, low, high, ...)."""
     n_experiments = len({row["experiment"] for row in rows})
-    fig, axes = new_figure(1, len(METRICS), figsize=(12, 2.5 + 1.3 * n_experiments), squeeze=False,
-                           layout="constrained")
+    fig, axes = new_figure(
+        1, len(METRICS), figsize=(12, 2.5 + 1.3 * n_experiments), squeeze=False, layout="constrained"
+    )
     for col, metric in enumerate(METRICS):
         summary_panel(axes[0, col], rows, metric)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 3), fontsize=8)
-    fig.suptitle("Every experiment: the model and its baselines on the test genes (95% intervals over genes)\n"
-                 "hollow grey = leak detector; dashed = chance", fontsize=10)
+    fig.suptitle(
+        "Every experiment: the model and its baselines on the test genes (95% intervals over genes)\n"
+        "hollow grey = leak detector; dashed = chance",
+        fontsize=10,
+    )
     return fig
