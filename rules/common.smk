@@ -63,7 +63,8 @@ def rule_config(*sections):
 def rule_code(rule):
     """A digest of the errorseq code that runs for `rule` (workflow_scripts/source_digest.py).
     It is the `code` param of each rule, so an edit of that code reruns it and `snakemake -n`
-    says why; train and pretrain then train afresh (their checkpoints are keyed on it too)."""
+    says why; train and pretrain then train afresh (their checkpoints are keyed on it too).
+    """
     return rule_code_digest(rule)
 
 
