@@ -44,6 +44,8 @@ def test_nested_command_line_strings_are_typed():
     "change, key",
     [
         (lambda c: c["train"].update(strategy="horovod"), "train.strategy"),
+        (lambda c: c["train"].update(epochs="three"), "train.epochs"),
+        (lambda c: c["train"].update(strategy="deepspeed", zero_stage=4), "train.zero_stage"),
         (lambda c: c["train"].update(epocs=3), "train.epocs"),
         (lambda c: c.update(windw={"flank": 3}), "windw"),
         (lambda c: c["window"].update(flank=-5), "window.flank"),
