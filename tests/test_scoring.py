@@ -21,11 +21,10 @@ from tests.spliceai_fixtures import (
     write_spliceai_h5,
 )
 from workflow_scripts.calling.contract import SCORE_COLUMNS
+from workflow_scripts.calling.regions import plan_regions, read_genes
 from workflow_scripts.calling.scoring import (
     SCORE_SCHEMA,
     Progress,
-    plan_regions,
-    read_genes,
     resolve_device,
     score_genes,
 )

@@ -13,7 +13,8 @@ import sys
 
 import torch
 
-from workflow_scripts.calling.scoring import read_genes, score_genes
+from workflow_scripts.calling.regions import read_genes
+from workflow_scripts.calling.scoring import score_genes
 from workflow_scripts.calling.spliceai import load_ensemble
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
 from workflow_scripts.data.fasta import open_genome
