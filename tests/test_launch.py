@@ -87,6 +87,14 @@ def test_several_nodes_run_one_srun_torchrun_per_node_with_a_c10d_rendezvous():
     assert "--standalone" not in command and command[-1] == "--x"
 
 
+def test_each_job_meets_at_its_own_rendezvous_port():
+    from workflow_scripts.training.launch import job_rendezvous_port
+
+    assert job_rendezvous_port(29500, "4321") == 29821 and job_rendezvous_port(29500, "4322") == 29822
+    assert job_rendezvous_port(29500, "") == 29500  # outside SLURM
+    assert job_rendezvous_port(65000, "999") == 64001  # stays a port
+
+
 def test_the_collective_timeout_reaches_the_ranks_through_the_exported_cluster_section():
     from workflow_scripts.training.cluster_env import (
         CLUSTER_ENV_VARIABLE,
@@ -97,7 +105,10 @@ def test_the_collective_timeout_reaches_the_ranks_through_the_exported_cluster_s
     environ = {}
     assert collective_timeout_s(environ) == 600  # the schema's default
     export_section(cluster_section({"cluster": {"collective_timeout_s": 45}}), environ)
-    assert collective_timeout_s(environ) == 45 and json.loads(environ[CLUSTER_ENV_VARIABLE])["rdzv_port"] == 29500
+    assert (
+        collective_timeout_s(environ) == 45
+        and json.loads(environ[CLUSTER_ENV_VARIABLE])["rdzv_port"] == 29500
+    )
     with pytest.raises(InputError, match="cluster.collective_timeout_s"):
         cluster_section({"cluster": {"collective_timeout_s": 0}})
 

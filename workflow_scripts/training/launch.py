@@ -166,6 +166,13 @@ def allocation_hosts() -> tuple[str, ...]:
     return tuple(hosts)
 
 
+def job_rendezvous_port(base: int, job_id: str) -> int:
+    """cluster.rdzv_port + the job id mod 1000: two jobs whose first node is the same machine
+    would otherwise meet at one port, and the second would join the first one's store."""
+    offset = int(job_id) % 1000 if job_id.isdigit() else 0
+    return base + offset if base + offset <= 65535 else base - offset
+
+
 def srun_torchrun_command(
     nodes: int, nproc: int, gpus_each: int, rendezvous: Rendezvous, worker_args: list[str]
 ) -> list[str]:
@@ -223,9 +230,8 @@ def build_command(resources: Resources, worker_args: list[str], cluster: dict) -
         hide_gpus(nproc)
     if resources.nodes == 1:
         return torchrun_command(nproc, worker_args)
-    rendezvous = Rendezvous(
-        allocation_hosts(), int(cluster["rdzv_port"]), int(cluster["collective_timeout_s"])
-    )
+    port = job_rendezvous_port(int(cluster["rdzv_port"]), os.environ.get("SLURM_JOB_ID", ""))
+    rendezvous = Rendezvous(allocation_hosts(), port, int(cluster["collective_timeout_s"]))
     print(
         f"multi-node: {resources.nodes} nodes ({', '.join(rendezvous.hosts)}) × {nproc} processes, "
         f"c10d rendezvous at {rendezvous.endpoint}, collective timeout {rendezvous.timeout_s} s",
