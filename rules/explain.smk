@@ -15,7 +15,7 @@ rule explain:
         "../envs/train.yaml"
     params:
         code=rule_code("explain"),
-        config=rule_config("explain", "evaluate"),
+        config=rule_config("explain"),
     shell:
         "python -m workflow_scripts.rules.explain --config {params.config:q} "
         "--windows {input.windows:q} --model {input.model:q} --model-config {input.config:q} "

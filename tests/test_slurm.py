@@ -78,7 +78,13 @@ def write_yaml(path: Path, data: dict) -> Path:
 def write_test_profile(directory: Path, extra: dict | None = None) -> Path:
     """profiles/slurm with the test machine's overrides merged in, as its own profile folder."""
     base = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
-    merged = deep_merge(deep_merge(base, PROFILE_OVERRIDES), extra or {})
+    gpu_rules = {  # every other GPU rule of the profile, shrunk to the test node (1 CPU per GPU)
+        rule: {"slurm_partition": PARTITION, "cpus_per_gpu": 1, "mem_mb": 2000, "runtime": 10}
+        for rule, resources in base["set-resources"].items()
+        if "gpu" in resources and rule not in PROFILE_OVERRIDES["set-resources"]
+    }
+    merged = deep_merge(deep_merge(base, {"set-resources": gpu_rules}), PROFILE_OVERRIDES)
+    merged = deep_merge(merged, extra or {})
     write_yaml(directory / "config.yaml", merged)
     return directory
 

@@ -37,7 +37,7 @@ ALL_TYPES = "all"  # the splice_type of every window when the table has no splic
 
 @dataclass(frozen=True)
 class ExplainConfig:
-    """The completed `explain:` section (defaults come from the schema) and evaluate.batch_size."""
+    """The completed `explain:` section (defaults come from the schema)."""
 
     method: str
     max_windows: int
@@ -48,7 +48,7 @@ class ExplainConfig:
     batch_size: int
 
     @classmethod
-    def from_sections(cls, explain: Mapping, evaluate: Mapping) -> ExplainConfig:
+    def from_section(cls, explain: Mapping) -> ExplainConfig:
         return cls(
             method=explain["method"],
             max_windows=int(explain["max_windows"]),
@@ -56,7 +56,7 @@ class ExplainConfig:
             top_positions=int(explain["top_positions"]),
             kmer_k=int(explain["kmer_k"]),
             top_kmers=int(explain["top_kmers"]),
-            batch_size=int(evaluate["batch_size"]),
+            batch_size=int(explain["batch_size"]),
         )
 
 

@@ -1,7 +1,6 @@
 """The `explain` rule: what one experiment's model learnt. Attribution over the test windows
 aligned on the splice site (attribution.tsv), k-mer enrichment of error against correct windows
-(kmers.tsv), and the plots artifacts.EXPLAIN_PLOTS. `--config` holds the sections explain and
-evaluate (batch_size: the batches evaluate scores in)."""
+(kmers.tsv), and the plots artifacts.EXPLAIN_PLOTS. `--config` holds the section explain."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from workflow_scripts.config.sections import add_config_argument, parse_rule_con
 from workflow_scripts.errors import run_cli
 from workflow_scripts.inference.explain import ExplainConfig, ExplainPaths, explain
 
-SECTIONS = ("explain", "evaluate")
+SECTIONS = ("explain",)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -33,7 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     paths = ExplainPaths(
         args.windows, args.model, args.model_config, args.out_attribution, args.out_kmers, args.out_dir
     )
-    explain(paths, ExplainConfig.from_sections(sections["explain"], sections["evaluate"]), args.experiment)
+    explain(paths, ExplainConfig.from_section(sections["explain"]), args.experiment)
 
 
 if __name__ == "__main__":
