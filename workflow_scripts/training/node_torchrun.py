@@ -78,8 +78,12 @@ class WorkerWatch:
             time.sleep(0.2)
 
     def report(self, pid: int, exitcode: int) -> None:
-        rank, local_rank = self.ranks.get(pid, ("?", "?"))
-        say(f"node {self.host}: rank {rank} (local rank {local_rank}, pid {pid}) {how_it_ended(exitcode)}")
+        """Workers only (a rank in their environment): torchrun's report covers any other child."""
+        if pid in self.ranks:
+            rank, local_rank = self.ranks[pid]
+            say(
+                f"node {self.host}: rank {rank} (local rank {local_rank}, pid {pid}) {how_it_ended(exitcode)}"
+            )
 
 
 def rank_of(pid: int) -> tuple[str, str] | None:
