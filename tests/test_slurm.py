@@ -101,7 +101,9 @@ def profile_args(workdir: Path, profile: Path) -> list[str]:
 
 
 def cluster_env(cluster) -> dict[str, str]:
-    return subprocess_env(**cluster.env)
+    """The tests' one subprocess environment plus the cluster's config (not its PATH: cluster.env
+    copies this process's environment, whose PATH may lack the venv the jobs must run in)."""
+    return subprocess_env(SLURM_CONF=cluster.env["SLURM_CONF"])
 
 
 def scontrol_jobs(cluster) -> list[dict[str, str]]:

@@ -25,10 +25,11 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     This interpreter's bin goes first on PATH (Snakemake's shell jobs call `python`), and the
     pytest process's OMP_NUM_THREADS is not passed on: Snakemake sets it per job from `threads`.
     """
-    path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
-    env = dict(os.environ, PATH=path)
-    env.pop("OMP_NUM_THREADS", None)
-    return {**env, **extra}
+    env = {**os.environ, **extra}
+    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"  # also over an extra PATH
+    if "OMP_NUM_THREADS" not in extra:
+        env.pop("OMP_NUM_THREADS", None)
+    return env
 
 
 def write_config(directory: Path, name: str, values: dict) -> Path:
