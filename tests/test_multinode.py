@@ -51,7 +51,7 @@ pytestmark = pytest.mark.skipif(
     why_multinode_cannot_run() is not None, reason=f"multi-node SLURM tests: {why_multinode_cannot_run()}"
 )
 
-# The multi-node recipe of docs/slurm.md on two 2-core nodes with 2 fake GPUs each: one task
+# The multi-node recipe of docs/slurm.md, 2 ranks, 2 CPUs and 2 fake GPUs per node: one task
 # (one torchrun) per node, `gpu` is the job's total, the rule's shell runs srun itself (mpi).
 MULTINODE_PROFILE = {
     "jobs": 1,
