@@ -17,6 +17,7 @@ import yaml
 
 from tests.slurm_cluster import PARTITION, slurm_cluster, why_slurm_cannot_run
 from tests.workflow_helpers import snakemake, start_snakemake, subprocess_env
+from workflow_scripts.artifacts import PLOTS
 
 REPO = Path(__file__).resolve().parents[1]
 EXPERIMENT = "fp_vs_tp"
@@ -156,7 +157,7 @@ def test_demo_pipeline_runs_on_slurm_with_one_two_gpu_torchrun(cluster, tmp_path
     run_workflow(workdir, write_test_profile(tmp_path / "profile"), cluster)
 
     assert (workdir / "results" / EXPERIMENT / "evaluation" / "metrics.json").exists()
-    assert len(list((workdir / "results" / EXPERIMENT / "plots").glob("*.png"))) == 5
+    assert len(list((workdir / "results" / EXPERIMENT / "plots").glob("*.png"))) == len(PLOTS)
     (train_job,) = jobs_of_rule(cluster, "train", workdir)
     assert train_job["JobState"] == "COMPLETED"
     assert train_job.get("TresPerJob", "").endswith(f"gpu:{TRAIN_GPUS}"), train_job  # --gpus=2
