@@ -1,5 +1,6 @@
 import json
 import os
+import re
 import shlex
 import sys
 
@@ -14,6 +15,7 @@ from workflow_scripts.calling.contract import (
 )
 from workflow_scripts.calling.model_files import weight_files
 from workflow_scripts.config.preflight import check_input_files
+from workflow_scripts.config.runs import run_config_json, runs_of_config
 from workflow_scripts.config.sections import rule_config_json, schema
 from workflow_scripts.config.validate import check_config_file, validate_config
 from workflow_scripts.errors import InputError
@@ -31,19 +33,21 @@ try:
         check_config_file(configfile_path)
     checked = validate_config(config, schema())
     check_input_files(checked)  # unusable input files fail before any job runs
+    runs = runs_of_config(checked)
 except InputError as error:
     sys.exit(f"errorseq: error: {error}")
 config.clear()
 config.update(checked)
 
-EXPERIMENTS = {e["name"]: e for e in config["experiments"]}
+# Run name -> config.runs.Run: each experiment x fold (split.folds) x seed (train.repeats).
+EXPERIMENTS = runs
 # Jobs inherit this (also on SLURM, where each job re-reads the workflow): the launcher exports
 # the NCCL presets from it. Not a param, so changing an NCCL setting does not retrain.
 os.environ[CLUSTER_ENV_VARIABLE] = json.dumps(config["cluster"], sort_keys=True)
 
 
 wildcard_constraints:
-    experiment="|".join(EXPERIMENTS),
+    experiment="|".join(map(re.escape, EXPERIMENTS)),
 
 
 if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
@@ -114,13 +118,17 @@ def all_outputs():
 
 
 def experiment_rule_config(*sections):
-    """Like rule_config, plus the wildcard's experiments: entry as the section `experiment`."""
+    """Like run_rule_config, plus the run's experiments: entry as the section `experiment`."""
+    return run_rule_config("experiment", *sections)
 
-    def for_experiment(wildcards):
-        with_entry = {**config, "experiment": EXPERIMENTS[wildcards.experiment]}
-        return rule_config_json(with_entry, "experiment", *sections)
 
-    return for_experiment
+def run_rule_config(*sections):
+    """Like rule_config, as the wildcard's run sees them (config/runs.py: its train.seed)."""
+
+    def for_run(wildcards):
+        return run_config_json(config, EXPERIMENTS[wildcards.experiment], *sections)
+
+    return for_run
 
 
 def uses_sequences_table():

@@ -27,7 +27,9 @@ rule summarize:
         "../envs/plot.yaml"
     params:
         code=rule_code("summarize"),
+        config=rule_config("experiments", "split", "train"),
     shell:
-        "python -m workflow_scripts.rules.summarize --metrics {input.metrics:q} "
+        "python -m workflow_scripts.rules.summarize --config {params.config:q} "
+        "--metrics {input.metrics:q} "
         "--out-table {output.table:q} --out-plot {output.plot:q} "
         "--out-html {output.html:q} > {log:q} 2>&1"

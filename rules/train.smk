@@ -24,7 +24,7 @@ rule train:
         nodes=1,
     params:
         code=rule_code("train"),
-        config=rule_config("model", "train"),
+        config=run_rule_config("model", "train"),
         checkpoints=lambda wildcards: f"results/{wildcards.experiment}/model/checkpoints",
         init=init_encoder_args,
     shell:

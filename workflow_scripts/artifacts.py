@@ -190,12 +190,19 @@ def plot_file_name(name: str) -> str:
     return f"{name}.png"
 
 
-# ---- summary/summary.tsv (summarize): one row per experiment, its overall test windows ----------
-# Beside the identity and the test metrics at the threshold: for every predictor p (the model and
-# each baseline) and metric m (roc_auc, pr_auc) the estimate `p_m` and its 95% interval `p_m_low`,
-# `p_m_high`; for every baseline b the paired difference `model_minus_b_m` (+ _low, _high) and
-# `verdict_b_m` (better / not better / worse). A baseline that could not be scored: empty cells.
-SUMMARY_ID_FIELDS = ("experiment",)
+# ---- summary/summary.tsv (summarize): one row per run, its overall test windows ------------------
+# A run is an experiment, or one of its folds (split.folds) or seeds (train.repeats): config/runs.py.
+# Identity: `experiment` (the run's name, results/<run>/), `group` (its experiments: entry), `fold`
+# (1..k; empty with one fold), `seed` (the run's train.seed), `statistic` (SUMMARY_RUN) and `runs` (1).
+# Beside them the test metrics at the threshold: for every predictor p (the model and each baseline)
+# and metric m (roc_auc, pr_auc) the estimate `p_m` and its 95% interval `p_m_low`, `p_m_high`; for
+# every baseline b the paired difference `model_minus_b_m` (+ _low, _high) and `verdict_b_m`
+# (better / not better / worse). A baseline that could not be scored: empty cells.
+# After the runs of an experiment with more than one run: a SUMMARY_MEAN and a SUMMARY_SD row
+# (`experiment` = `group` = the experiment, `runs` = how many), filling summary_aggregated_fields()
+# only: the mean and the sample standard deviation (n - 1) over the runs that have a value.
+SUMMARY_ID_FIELDS = ("experiment", "group", "fold", "seed", "statistic", "runs")
+SUMMARY_RUN, SUMMARY_MEAN, SUMMARY_SD = "run", "mean", "sd"
 SUMMARY_TEST_FIELDS = (
     "n",
     "n_positive",
@@ -228,3 +235,10 @@ def summary_fields() -> tuple[str, ...]:
         )
     )
     return (*SUMMARY_ID_FIELDS, *SUMMARY_TEST_FIELDS, *predictors, *differences)
+
+
+def summary_aggregated_fields() -> tuple[str, ...]:
+    """The columns a mean or sd row fills: every point estimate (no interval, no verdict)."""
+    estimates = tuple(f"{p}_{m}" for p in PREDICTORS for m in COMPARED_METRICS)
+    differences = tuple(f"{MODEL}_minus_{b}_{m}" for b in BASELINES for m in COMPARED_METRICS)
+    return ("precision", "recall", "f1", "mcc", *estimates, *differences)

@@ -1,11 +1,30 @@
-"""Gene-level train/val/test split: every gene's rows land in exactly one split."""
+"""Which split (train, val, test) each window goes to, by the `split:` config section.
+
+- `by: gene`, `folds: 1` (the default): genes are shuffled with `seed` and cut by cumulative row
+  share into train/val/test by `fractions`.
+- `by: gene`, `folds: k > 1`: the same shuffled genes are cut into k parts of about equal row
+  share. The run of fold i tests on part i; the other genes are cut into train and val in the
+  ratio fractions.train : fractions.val (fractions.test is not used). Every gene is in exactly
+  one test part, so the k runs together test every gene once.
+- `by: chromosome`: the windows on `test_chromosomes` are test, on `val_chromosomes` val, all
+  others train.
+
+Every gene's (or chromosome's) rows land in exactly one split, and the result depends only on
+the set of genes and their row counts, not on row order.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import polars as pl
 
+from workflow_scripts.config.sections import complete_section
+from workflow_scripts.errors import InputError
+
 SPLIT_NAMES = ("train", "val", "test")
+TRAIN, VAL, TEST = range(len(SPLIT_NAMES))
+HELD_OUT_CHROMOSOMES = {"test": "split.test_chromosomes", "val": "split.val_chromosomes"}
+CHROM_COLUMN = "chrom"
 
 
 def split_fractions(split: dict) -> tuple[float, ...]:
@@ -13,28 +32,127 @@ def split_fractions(split: dict) -> tuple[float, ...]:
     return tuple(float(split["fractions"][name]) for name in SPLIT_NAMES)
 
 
-def assign_gene_splits(gene_ids: pl.Series, fractions, seed: int) -> pl.Series:
-    """Split label per row; genes are shuffled with `seed` and cut by cumulative row share.
-
-    Each split with a nonzero fraction gets at least one gene when there are
-    enough genes. The result depends only on the set of genes and their row
-    counts, not on row order.
-    """
-    counts = gene_ids.value_counts(name="rows").sort(gene_ids.name)
-    genes = counts[gene_ids.name]
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(genes))
-    rows = counts["rows"].to_numpy()[order]
-    split_of_gene = cut_by_row_share(rows, np.asarray(fractions, dtype=float))
-    mapping = pl.DataFrame(
-        {gene_ids.name: genes.gather(order), "split": np.array(SPLIT_NAMES)[split_of_gene]}
+def check_split_config(split: dict) -> None:
+    """What the schema cannot say about `split:`: which keys go with which `by`."""
+    lists = {field: split[field.split(".")[1]] for field in HELD_OUT_CHROMOSOMES.values()}
+    if split["by"] == "gene":
+        for field, names in lists.items():
+            if names:
+                raise InputError("config", field, "used only with split.by: chromosome")
+        return
+    if split["folds"] > 1:
+        raise InputError(
+            "config",
+            "split.folds",
+            "k-fold splits genes (split.by: gene); split.by: chromosome holds out "
+            "the chromosomes named in split.test_chromosomes and split.val_chromosomes",
+        )
+    for field, names in lists.items():
+        if not names:
+            raise InputError("config", field, "split.by: chromosome needs at least one chromosome here")
+    both = sorted(
+        set(map(str, lists["split.test_chromosomes"])) & set(map(str, lists["split.val_chromosomes"]))
     )
+    if both:
+        raise InputError("config", "split.val_chromosomes", f"{both[0]!r} is also in split.test_chromosomes")
+
+
+def assign_splits(frame: pl.DataFrame, split: dict, fold: int | None, source) -> pl.Series:
+    """The split of every row of `frame` (gene_id, and chrom for by chromosome); `fold` (1..k) is
+    the run's test fold when split.folds > 1. `source` names the input in errors. Keys `split`
+    leaves out take the schema's defaults."""
+    split = complete_section("split", split)
+    check_split_config(split)
+    if split["by"] == "chromosome":
+        return assign_chromosome_splits(frame, split, source)
+    if split["folds"] == 1:
+        return assign_gene_splits(frame["gene_id"], split_fractions(split), split["seed"])
+    if fold is None or not 1 <= fold <= split["folds"]:
+        raise ValueError(f"fold {fold} is not one of 1..{split['folds']} (split.folds)")
+    return assign_fold_splits(frame["gene_id"], split, fold, source)
+
+
+def shuffled_genes(gene_ids: pl.Series, seed: int) -> tuple[pl.Series, np.ndarray]:
+    """The distinct genes in a seeded random order, and each one's row count."""
+    counts = gene_ids.value_counts(name="rows").sort(gene_ids.name)
+    order = np.random.default_rng(seed).permutation(counts.height)
+    return counts[gene_ids.name].gather(order), counts["rows"].to_numpy()[order]
+
+
+def split_per_row(gene_ids: pl.Series, genes: pl.Series, split_of_gene: np.ndarray) -> pl.Series:
+    """Spread each gene's split index onto its rows, as split names."""
+    mapping = pl.DataFrame({gene_ids.name: genes, "split": np.array(SPLIT_NAMES)[split_of_gene]})
     joined = gene_ids.to_frame().join(mapping, on=gene_ids.name, how="left", maintain_order="left")
     return joined["split"]
 
 
+def assign_gene_splits(gene_ids: pl.Series, fractions, seed: int) -> pl.Series:
+    """Split label per row; genes are shuffled with `seed` and cut by cumulative row share.
+
+    Each split with a nonzero fraction gets at least one gene when there are enough genes.
+    """
+    genes, rows = shuffled_genes(gene_ids, seed)
+    return split_per_row(gene_ids, genes, cut_by_row_share(rows, np.asarray(fractions, dtype=float)))
+
+
+def gene_folds(rows: np.ndarray, k: int) -> np.ndarray:
+    """Fold index (0..k-1) per gene, in the given gene order: k parts of about equal row share,
+    none empty when there are at least k genes."""
+    return cut_by_row_share(rows, np.full(k, 1.0 / k))
+
+
+def assign_fold_splits(gene_ids: pl.Series, split: dict, fold: int, source) -> pl.Series:
+    """Fold `fold` of split.folds: its genes are test, the others train and val (module docstring)."""
+    k = split["folds"]
+    genes, rows = shuffled_genes(gene_ids, split["seed"])
+    if len(genes) < k:
+        raise InputError(
+            source, "split.folds", f"{k} folds need at least {k} genes; the windows have {len(genes)}"
+        )
+    in_test = gene_folds(rows, k) == fold - 1
+    train_val = np.array([split["fractions"]["train"], split["fractions"]["val"]], dtype=float)
+    split_of_gene = np.full(len(genes), TEST)
+    split_of_gene[~in_test] = cut_by_row_share(rows[~in_test], train_val / train_val.sum())
+    return split_per_row(gene_ids, genes, split_of_gene)
+
+
+def assign_chromosome_splits(frame: pl.DataFrame, split: dict, source) -> pl.Series:
+    """test_chromosomes → test, val_chromosomes → val, every other chromosome → train."""
+    if CHROM_COLUMN not in frame.columns:
+        raise InputError(
+            source,
+            "split.by",
+            "chromosome needs a 'chrom' column, which this table lacks (use split.by: gene)",
+        )
+    chroms = frame[CHROM_COLUMN].cast(pl.String)
+    present = sorted(chroms.unique().drop_nulls().to_list())
+    listed = ", ".join(present)
+    if len(present) < len(SPLIT_NAMES):
+        raise InputError(
+            source,
+            "split.by",
+            f"the windows lie on {len(present)} chromosome(s) ({listed}); a chromosome hold-out needs at "
+            "least 3 (train, val and test each need one): use split.by: gene",
+        )
+    held_out: dict[str, str] = {}
+    for name, field in HELD_OUT_CHROMOSOMES.items():
+        for chromosome in map(str, split[field.split(".")[1]]):
+            if chromosome not in present:
+                raise InputError(
+                    source, field, f"{chromosome!r} is not a chromosome of the windows ({listed})"
+                )
+            held_out[chromosome] = name
+    if len(held_out) == len(present):
+        raise InputError(
+            source,
+            "split.val_chromosomes",
+            f"every chromosome ({listed}) is held out: none is left to train on",
+        )
+    return chroms.replace_strict(held_out, default="train", return_dtype=pl.String).alias("split")
+
+
 def cut_by_row_share(rows: np.ndarray, fractions: np.ndarray) -> np.ndarray:
-    """Split index (0/1/2) per gene, in the given gene order."""
+    """Part index (0..len(fractions)-1) per gene, in the given gene order."""
     total = rows.sum()
     midpoints = (np.cumsum(rows) - rows / 2) / max(total, 1)
     boundaries = np.cumsum(fractions)[:-1]

@@ -19,8 +19,8 @@ Sequences mode (`windows_from_sequences`): takes ready-made windows with columns
 own split group (its gene_id is set to its id). Without `id`, ids are `{experiment}:{row}`.
 
 Both modes then drop windows without a single A, C, G or T (nothing to learn from; counted),
-apply the same gene-level split (`split_windows`) and check that every split holds both classes
-(quality.py). The table has the columns id, gene_id, split, label (Int8), sequence, length
+apply the same split (`split_windows`: by gene, k-fold or chromosome, data/splits.py) and check
+that every split holds both classes (quality.py). The table has the columns id, gene_id, split, label (Int8), sequence, length
 (Int32), in calls mode site_offset (Int32) and, after them, every other column of the input
 table in its order (calls: chrom, position, strand, splice_type, pred_type, score, ...).
 """
@@ -35,7 +35,7 @@ import polars as pl
 from workflow_scripts.data.call_table import CHROM_INDEX, load_calls, read_rows
 from workflow_scripts.data.calls import INTERNAL_PREFIX, check_sequences_header
 from workflow_scripts.data.genome import Genome
-from workflow_scripts.data.splits import assign_gene_splits, split_fractions
+from workflow_scripts.data.splits import assign_splits
 from workflow_scripts.data.tables import ROW, fail_on_first
 from workflow_scripts.errors import InputError
 
@@ -149,10 +149,13 @@ def drop_all_n(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     return kept, frame.height - kept.height
 
 
-def split_windows(frame: pl.DataFrame, split: dict) -> pl.DataFrame:
-    """The output table: a gene-level split (the `split:` config section), the derived columns
+def split_windows(
+    frame: pl.DataFrame, split: dict, fold: int | None = None, source="windows"
+) -> pl.DataFrame:
+    """The output table: split by the `split:` config section (data/splits.py; `fold` is the run's
+    test fold with split.folds > 1, `source` names the input in errors), the derived columns
     first, then the input table's other columns; extraction's working columns dropped."""
-    splits = assign_gene_splits(frame["gene_id"], split_fractions(split), split["seed"])
+    splits = assign_splits(frame, split, fold, source)
     frame = frame.with_columns(splits.alias("split"))
     first = [*OUTPUT_COLUMNS, *([SITE_OFFSET] if SITE_OFFSET in frame.columns else [])]
     rest = [c for c in frame.columns if c not in first and not c.startswith(INTERNAL_PREFIX)]

@@ -1,25 +1,34 @@
-"""Every experiment side by side: summary.tsv, summary.png and summary.html (the summarize rule).
+"""Every run side by side: summary.tsv, summary.png and summary.html (the summarize rule).
 
-Read from the experiments' metrics.json files only (artifacts.METRICS_FILE_FIELDS): the overall
-test windows of each, the model against each baseline with 95% intervals, the paired differences
-and their verdicts.
+Read from the runs' metrics.json files only (artifacts.METRICS_FILE_FIELDS): the overall test
+windows of each, the model against each baseline with 95% intervals, the paired differences and
+their verdicts. A run is an experiment, or one of its folds or seeds (config/runs.py); an
+experiment with several runs also gets their mean and standard deviation, the spread that one
+split and one seed cannot show.
 
-    summary.tsv   one row per experiment, artifacts.summary_fields() (for scripts)
-    summary.png   ROC-AUC and PR-AUC of every predictor with intervals, experiments down the axis
+    summary.tsv   a row per run, then a mean and an sd row per experiment with several runs,
+                  artifacts.summary_fields() (for scripts)
+    summary.png   ROC-AUC and PR-AUC of every predictor with intervals, runs down the axis
     summary.html  the plot and readable tables (summary_html.py); the report's front page shows it
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from workflow_scripts.artifacts import (
-    SUMMARY_ID_FIELDS,
     SUMMARY_INTERVAL_SUFFIXES,
+    SUMMARY_MEAN,
+    SUMMARY_RUN,
+    SUMMARY_SD,
+    summary_aggregated_fields,
     summary_fields,
 )
+from workflow_scripts.config.runs import Run
 from workflow_scripts.evaluation.comparison_fields import MODEL, OVERALL, comparison_rows
 from workflow_scripts.evaluation.plots.comparison import summary_figure
 from workflow_scripts.evaluation.plots.figure import save_figure
@@ -29,6 +38,8 @@ from workflow_scripts.io_utils import atomic_path, write_text
 
 ESTIMATE_KEYS = ("estimate", "low", "high")  # comparison_rows' fields behind SUMMARY_INTERVAL_SUFFIXES
 DIFFERENCE_KEYS = ("difference", "difference_low", "difference_high")
+STRING_COLUMNS = ("experiment", "group", "statistic", "threshold_mode")
+INTEGER_COLUMNS = ("fold", "seed", "runs", "n", "n_positive", "n_genes")
 
 
 def overall_rows(metrics: dict) -> list[dict]:
@@ -40,13 +51,23 @@ def overall_rows(metrics: dict) -> list[dict]:
     ]
 
 
-def summary_row(metrics: dict) -> dict:
-    """One experiment as artifacts.summary_fields(); what was not scored stays None."""
+def run_identity(name: str, runs: Mapping[str, Run]) -> dict:
+    """The identity columns of a run's row; a run the config does not know is its own group."""
+    run = runs.get(name)
+    if run is None:
+        return {"experiment": name, "group": name, "fold": None, "seed": None}
+    return {"experiment": name, "group": run.group, "fold": run.fold, "seed": run.seed}
+
+
+def summary_row(metrics: dict, runs: Mapping[str, Run]) -> dict:
+    """One run as artifacts.summary_fields(); what was not scored stays None."""
     overall = metrics["comparison"]["overall"]
-    row = {name: None for name in summary_fields()}
+    row: dict[str, Any] = {name: None for name in summary_fields()}
     row.update(
         {
-            "experiment": metrics["experiment"],
+            **run_identity(metrics["experiment"], runs),
+            "statistic": SUMMARY_RUN,
+            "runs": 1,
             "n": metrics["n"],
             "n_positive": metrics["n_positive"],
             "n_genes": overall["n_genes"],
@@ -69,29 +90,60 @@ def summary_row(metrics: dict) -> dict:
     return row
 
 
-def summary_table(documents: list[dict]) -> pl.DataFrame:
-    """One row per experiment in the given order; the same experiment twice is refused."""
-    keys = [tuple(document[field] for field in SUMMARY_ID_FIELDS) for document in documents]
-    repeated = sorted({key for key in keys if keys.count(key) > 1})
+def summary_table(documents: list[dict], runs: Mapping[str, Run] | None = None) -> pl.DataFrame:
+    """A row per run, grouped by experiment in the order they first appear, each experiment with
+    several runs followed by its mean and sd rows. The same run twice is refused."""
+    names = [document["experiment"] for document in documents]
+    repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
-        raise ValueError(f"the same experiment appears twice in the summary: {repeated}")
-    rows = [summary_row(document) for document in documents]
+        raise ValueError(f"the same run appears twice in the summary: {repeated}")
+    run_rows = [summary_row(document, runs or {}) for document in documents]
+    rows = []
+    for group in dict.fromkeys(row["group"] for row in run_rows):
+        members = [row for row in run_rows if row["group"] == group]
+        rows += members + (spread_rows(group, members) if len(members) > 1 else [])
     return pl.DataFrame(rows, schema={name: column_type(name) for name in summary_fields()}, orient="row")
 
 
+def spread_rows(group: str, members: list[dict]) -> list[dict]:
+    """The mean and the sample sd over `members` (one experiment's run rows) of every aggregated
+    column (artifacts.summary_aggregated_fields), each over the runs that have a value."""
+    rows = []
+    for statistic in (SUMMARY_MEAN, SUMMARY_SD):
+        row: dict[str, Any] = {name: None for name in summary_fields()}
+        row.update({"experiment": group, "group": group, "statistic": statistic, "runs": len(members)})
+        for column in summary_aggregated_fields():
+            values = pl.Series(column, [member[column] for member in members], dtype=pl.Float64)
+            row[column] = values.mean() if statistic == SUMMARY_MEAN else values.std(ddof=1)
+        rows.append(row)
+    return rows
+
+
 def column_type(name: str) -> pl.DataType:
-    if name.startswith("verdict_") or name in ("experiment", "threshold_mode"):
+    if name.startswith("verdict_") or name in STRING_COLUMNS:
         return pl.String()
-    return pl.Int64() if name in ("n", "n_positive", "n_genes") else pl.Float64()
+    return pl.Int64() if name in INTEGER_COLUMNS else pl.Float64()
 
 
-def write_summary(metrics_paths: list[str], out_table: str, out_plot: str, out_html: str) -> pl.DataFrame:
-    """Read every metrics.json first (a bad one is one line naming it), then write the three files."""
+def spread_of(table: pl.DataFrame) -> list[dict]:
+    """The mean and sd rows of summary_table's result."""
+    return table.filter(pl.col("statistic") != SUMMARY_RUN).to_dicts()
+
+
+def write_summary(
+    metrics_paths: list[str],
+    out_table: str,
+    out_plot: str,
+    out_html: str,
+    runs: Mapping[str, Run] | None = None,
+) -> pl.DataFrame:
+    """Read every metrics.json first (a bad one is one line naming it), then write the three files.
+    runs: the workflow's runs by name (config/runs.py), for each run's experiment, fold and seed."""
     documents = [read_metrics(path) for path in metrics_paths]
-    table = summary_table(documents)
+    table = summary_table(documents, runs)
     long_rows = [row for document in documents for row in overall_rows(document)]
     with atomic_path(out_table) as tmp:
         table.write_csv(tmp, separator="\t", null_value="")
     save_figure(summary_figure(long_rows), out_plot)
-    write_text(out_html, summary_html(documents, long_rows, Path(out_plot).read_bytes()))
+    write_text(out_html, summary_html(documents, long_rows, Path(out_plot).read_bytes(), spread_of(table)))
     return table

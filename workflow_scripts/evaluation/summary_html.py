@@ -1,4 +1,5 @@
-"""summary.html: summary.png and the experiments and the model-vs-baselines comparison as tables.
+"""summary.html: summary.png and the runs and the model-vs-baselines comparison as tables, then
+for every experiment with several runs (folds, seeds) the mean ± sd of each predictor over them.
 
 An HTML fragment (no <html> or <body>) with the plot inlined as a data URI, so the report's front
 page can include the file as it is and a browser still opens it on its own. Numbers with 3
@@ -11,7 +12,15 @@ from __future__ import annotations
 import base64
 from html import escape
 
-from workflow_scripts.evaluation.comparison_fields import BETTER, METRICS, MODEL, WORSE, predictor_kind
+from workflow_scripts.artifacts import SUMMARY_MEAN, SUMMARY_SD
+from workflow_scripts.evaluation.comparison_fields import (
+    BETTER,
+    METRICS,
+    MODEL,
+    PREDICTORS,
+    WORSE,
+    predictor_kind,
+)
 
 METRIC_NAMES = {"roc_auc": "ROC-AUC", "pr_auc": "PR-AUC"}
 VERDICT_COLORS = {BETTER: "#1a7f37", WORSE: "#b42318"}
@@ -102,20 +111,66 @@ def comparison_table(long_rows: list[dict]) -> str:
     return table(header, rows, name_columns=3)
 
 
+def mean_sd(mean, sd, signed: bool = False) -> str:
+    if mean is None:
+        return "–"
+    text = f"{mean:+.3f}" if signed else f"{mean:.3f}"
+    return text if sd is None else f"{text} ± {sd:.3f}"
+
+
+def spread_table(spread: list[dict]) -> str:
+    """spread: summary.tsv's mean and sd rows (evaluation/summary.py), a pair per experiment."""
+    header = ["experiment", "runs", "predictor", "kind"]
+    for metric in METRICS:
+        header += [
+            f"{METRIC_NAMES[metric]} mean ± sd",
+            f"model − predictor, {METRIC_NAMES[metric]} mean ± sd",
+        ]
+    by_key = {(row["group"], row["statistic"]): row for row in spread}
+    rows = []
+    for group in dict.fromkeys(row["group"] for row in spread):
+        mean, sd = by_key[(group, SUMMARY_MEAN)], by_key[(group, SUMMARY_SD)]
+        for predictor in PREDICTORS:
+            if mean[f"{predictor}_{METRICS[0]}"] is None:
+                continue  # not scored in any run
+            cells = [escape(group), str(mean["runs"]), escape(predictor), escape(predictor_kind(predictor))]
+            for metric in METRICS:
+                estimate = f"{predictor}_{metric}"
+                cells.append(mean_sd(mean[estimate], sd[estimate]))
+                difference = f"{MODEL}_minus_{predictor}_{metric}"
+                cells.append(
+                    "" if predictor == MODEL else mean_sd(mean[difference], sd[difference], signed=True)
+                )
+            rows.append(cells)
+    return table(header, rows, name_columns=4)
+
+
 def inline_png(png: bytes) -> str:
     data = base64.b64encode(png).decode("ascii")
     return f'<img alt="summary.png" style="max-width:100%" src="data:image/png;base64,{data}">'
 
 
-def summary_html(documents: list[dict], long_rows: list[dict], png: bytes) -> str:
-    """The fragment: summary.png (its bytes), the experiments' test metrics, the comparison."""
+def summary_html(
+    documents: list[dict], long_rows: list[dict], png: bytes, spread: list[dict] | None = None
+) -> str:
+    """The fragment: summary.png (its bytes), the runs' test metrics, the comparison, and the
+    mean ± sd over the runs of every experiment that has several (`spread`: the mean/sd rows)."""
     replicates = {document["comparison"]["n_replicates"] for document in documents}
-    return (
+    html = (
         f"{STYLE}\n{inline_png(png)}\n"
-        f"<h3>Test metrics per experiment</h3>\n{experiments_table(documents)}\n"
+        f"<h3>Test metrics per run</h3>\n{experiments_table(documents)}\n"
         "<h3>The model against its baselines (all test windows)</h3>\n"
         f"<p>95% intervals from {', '.join(map(str, sorted(replicates)))} gene-level bootstrap replicates; "
         "model − predictor is paired (same replicates). better: the interval lies above 0; worse: below; "
         "not better: it holds 0. Leak detectors measure what the windows' shape alone says.</p>\n"
         f"{comparison_table(long_rows)}\n"
+    )
+    if not spread:
+        return html
+    return html + (
+        "<h3>Across runs: folds and seeds (mean ± sd)</h3>\n"
+        "<p>For every experiment with several runs (split.folds, train.repeats): the mean and the sample "
+        "standard deviation of each run's estimate, and of the model − predictor difference. The sd is "
+        "the spread between splits and seeds, which one run's bootstrap interval does not show.</p>\n"
+        f"{spread_table(spread)}\n"
     )

@@ -2,7 +2,8 @@
 
 Either `--genome` (a genome index directory, or a FASTA parsed on the fly) with `--calls`, or
 `--sequences` (a table of ready-made windows). `--config` holds the sections experiment (the
-`experiments:` entry: name, error_label, correct_label), window and split.
+run's `experiments:` entry: name, error_label, correct_label, and fold, the fold it tests, when
+split.folds > 1: config/runs.py), window and split (by gene, k-fold or chromosome: data/splits.py).
 
 The log says how many windows were dropped for being all N and warns about splits with few
 windows of a class (data/quality.py); windows.parquet keeps the same in its notes. A split
@@ -75,8 +76,9 @@ def main(argv: list[str] | None = None) -> None:
     name, began = sections["experiment"]["name"], time.perf_counter()
     frame, class_names, window = labelled_windows(args, sections)
     frame, all_n = drop_all_n(frame)
-    frame = split_windows(frame, sections["split"])
-    warnings = check_splits(frame, args.sequences or args.calls, name, class_names, all_n)
+    source = args.sequences or args.calls
+    frame = split_windows(frame, sections["split"], sections["experiment"].get("fold"), source)
+    warnings = check_splits(frame, source, name, class_names, all_n)
     if all_n:
         log(f"extract: {all_n} windows without a single A, C, G or T (all N) dropped")
     for warning in warnings:
