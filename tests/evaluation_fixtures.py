@@ -12,10 +12,12 @@ import numpy as np
 import polars as pl
 import torch
 
+from workflow_scripts.artifacts import MODEL_INPUT_COLUMNS_FIELD
 from workflow_scripts.bucketing.assign import BucketSettings, bucket_windows
 from workflow_scripts.config.sections import complete_section
 from workflow_scripts.io_utils import write_json, write_parquet
 from workflow_scripts.models.builtin import build_model
+from workflow_scripts.models.call_inputs import feature_width
 from workflow_scripts.rules.evaluate import main as evaluate_main
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
 from workflow_scripts.training.telemetry import StepLog
@@ -67,14 +69,23 @@ def write_buckets(windows: Path, directory: Path) -> dict[str, Path]:
     return paths
 
 
-def write_untrained_model(directory: Path, max_tokens: int) -> dict[str, Path]:
+def write_untrained_model(directory: Path, max_tokens: int, input_columns: tuple = ()) -> dict[str, Path]:
+    """A randomly initialised model as train writes it, taking `input_columns` beside the sequence."""
     torch.manual_seed(0)
     tokenizer = NucleotideTokenizer(1)
-    model = build_model(MODEL, tokenizer.vocab_size, max_tokens, pretrained=False)
+    n_features = feature_width(input_columns)
+    model = build_model(MODEL, tokenizer.vocab_size, max_tokens, pretrained=False, n_features=n_features)
     paths = {"model": directory / "model.pt", "model_config": directory / "model.json"}
     torch.save(model.state_dict(), paths["model"])
     paths["model_config"].write_text(
-        json.dumps({"model": MODEL, "tokenizer": tokenizer.to_dict(), "max_tokens": max_tokens})
+        json.dumps(
+            {
+                "model": MODEL,
+                "tokenizer": tokenizer.to_dict(),
+                "max_tokens": max_tokens,
+                MODEL_INPUT_COLUMNS_FIELD: list(input_columns),
+            }
+        )
     )
     return paths
 

@@ -115,6 +115,22 @@ def test_evaluate_rebuilds_the_hf_model_from_model_json(tiny, tmp_path):
     np.testing.assert_allclose(loaded(ids, mask).detach(), model(ids, mask).detach(), atol=1e-6)
 
 
+def test_hf_model_with_call_inputs_takes_them_and_round_trips(tiny, tmp_path):
+    _, model_dir = tiny
+    tokenizer = load_tokenizer({"kind": "hf", "path": str(model_dir)})
+    model = build_model(hf_cfg(model_dir), tokenizer.vocab_size, 128, n_features=3).eval()
+    assert not any(key.startswith("hf.classifier") for key in model.state_dict())  # its own head left
+    torch.save({k: v.clone() for k, v in model.state_dict().items()}, tmp_path / "model.pt")
+    saved = {"model": hf_cfg(model_dir), "tokenizer": tokenizer.to_dict(), "max_tokens": 128}
+    (tmp_path / "model.json").write_text(json.dumps({**saved, "input_columns": ["score", "splice_type"]}))
+    loaded, _ = load_trained_model(str(tmp_path / "model.pt"), str(tmp_path / "model.json"))
+    ids, mask = tokenizer.encode_batch(["ACGTACGTTT", "GGGCCCAAATTT"])
+    low, high = torch.zeros(2, 3), torch.tensor([[1.0, 1.3, 1.0]] * 2)
+    with torch.no_grad():
+        np.testing.assert_allclose(loaded(ids, mask, low), model(ids, mask, low), atol=1e-6)
+        assert not torch.allclose(loaded(ids, mask, low), loaded(ids, mask, high))
+
+
 def test_model_with_its_own_code_needs_trust_remote_code(remote):
     _, model_dir = remote
     tokenizer = load_tokenizer({"kind": "hf", "path": str(model_dir)})

@@ -35,7 +35,7 @@ def evaluated(tmp_path_factory):
     windows = directory / "windows.parquet"
     write_parquet(split_windows(frame, section_defaults("split")), windows)
     buckets = write_buckets(windows, directory)
-    model = write_untrained_model(directory, 3001)
+    model = write_untrained_model(directory, 3001, input_columns=("score", "splice_type"))
     evaluation = run_evaluate(
         windows,
         buckets["manifest"],
@@ -99,9 +99,17 @@ def test_streamed_in_small_chunks_equals_one_chunk(evaluated, tmp_path):
 
 
 def test_calls_without_pred_type_or_gene_id_are_scored(evaluated, tmp_path):
+    """Bare sites are enough for a sequence-only model (model.call_inputs: [])."""
     calls = pl.read_csv(evaluated["calls"], separator="\t").select("chrom", "position", "strand").head(10)
     calls.write_parquet(tmp_path / "sites.parquet")
-    scored = run_predict(evaluated, tmp_path / "sites.parquet", tmp_path / "out.parquet")
+    sequence_only = write_untrained_model(tmp_path, 3001)
+    scored = run_predict(
+        evaluated,
+        tmp_path / "sites.parquet",
+        tmp_path / "out.parquet",
+        model=sequence_only["model"],
+        **{"model-config": sequence_only["model_config"]},
+    )
     assert scored.columns == ["chrom", "position", "strand", *NEW_CALL_PREDICTION_COLUMNS]
 
 
@@ -137,16 +145,13 @@ def test_a_calls_table_without_a_site_column_is_one_line_naming_it(evaluated, tm
 
 
 def test_a_column_the_model_reads_must_be_there(evaluated, tmp_path, capsys):
-    saved = json.loads(evaluated["model_config"].read_text())
-    config = tmp_path / "model.json"
-    config.write_text(json.dumps({**saved, MODEL_INPUT_COLUMNS_FIELD: ["score"]}))
+    config = evaluated["model_config"]
+    saved = json.loads(config.read_text())
+    assert saved[MODEL_INPUT_COLUMNS_FIELD] == ["score", "splice_type"]
     calls = pl.read_csv(evaluated["calls"], separator="\t").drop("score")
     calls.write_csv(tmp_path / "calls.tsv", separator="\t")
     line = one_line_error(
-        capsys,
-        lambda: run_predict(
-            evaluated, tmp_path / "calls.tsv", tmp_path / "o.parquet", **{"model-config": config}
-        ),
+        capsys, lambda: run_predict(evaluated, tmp_path / "calls.tsv", tmp_path / "o.parquet")
     )
     assert line == (
         f"errorseq: error: {tmp_path / 'calls.tsv'}: column 'score': required column missing: "
@@ -186,7 +191,15 @@ def test_a_column_named_like_an_output_is_refused(evaluated, tmp_path, capsys):
 
 
 def test_a_table_with_a_header_only_gives_an_empty_file_with_the_columns(evaluated, tmp_path):
-    (tmp_path / "calls.tsv").write_text("chrom\tposition\tstrand\tnote\n")
+    (tmp_path / "calls.tsv").write_text("chrom\tposition\tstrand\tnote\tscore\tsplice_type\n")
     scored = run_predict(evaluated, tmp_path / "calls.tsv", tmp_path / "out.parquet")
     assert scored.height == 0
-    assert scored.columns == ["chrom", "position", "strand", "note", *NEW_CALL_PREDICTION_COLUMNS]
+    assert scored.columns == [
+        "chrom",
+        "position",
+        "strand",
+        "note",
+        "score",
+        "splice_type",
+        *NEW_CALL_PREDICTION_COLUMNS,
+    ]

@@ -29,6 +29,9 @@ class TrainConfig:
     grad_accumulation: int
     precision: str
     seed: int
+    class_weight: str  # balanced | none
+    select_epoch_by: str  # val_roc_auc | val_loss
+    patience: int  # 0: no early stop
     checkpoint_every_steps: int
     log_every_steps: int
     max_steps: int | None  # optional in the schema: None = the epochs decide

@@ -23,7 +23,7 @@ import torch
 
 from workflow_scripts.evaluation.predict import predict
 from workflow_scripts.tokenization.tokenizers import N_SPECIAL
-from workflow_scripts.training.batches import BatchCollator, SplitData, sorted_batches
+from workflow_scripts.training.batches import BatchCollator, SplitData, model_inputs, sorted_batches
 
 BASES = "ACGT"
 
@@ -44,9 +44,9 @@ def base_token_ids(k: int) -> np.ndarray:
 
 
 def token_scores(
-    model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor, reference: torch.Tensor
+    model: torch.nn.Module, inputs: tuple[torch.Tensor, ...], reference: torch.Tensor
 ) -> np.ndarray:
-    """gradient × (input - reference) per token [B, T] for one batch."""
+    """gradient × (input - reference) per token [B, T] for one batch (`inputs`: ids, mask[, features])."""
     captured: list[torch.Tensor] = []
 
     def keep(_module, _inputs, output):
@@ -56,7 +56,7 @@ def token_scores(
     handle = input_embedding(model).register_forward_hook(keep)
     try:
         model.zero_grad(set_to_none=True)
-        logits = model(ids, mask).float()
+        logits = model(*inputs).float()
         (logits[:, 1] - logits[:, 0]).sum().backward()
     finally:
         handle.remove()
@@ -94,7 +94,8 @@ def gradient_x_input(
     result: list[np.ndarray] = [np.zeros(0)] * len(data)
     for indices in sorted_batches(data, batch_size):
         batch = collator(indices)
-        scores = token_scores(model, batch["ids"].to(device), batch["mask"].to(device), reference)
+        inputs = tuple(tensor.to(device) for tensor in model_inputs(batch))
+        scores = token_scores(model, inputs, reference)
         for row, index in enumerate(indices):
             result[index] = nucleotide_scores(
                 scores[row], int(data.lengths[index]), collator.tokenizer.k, collator.max_nucleotides
@@ -128,6 +129,9 @@ def in_silico_mutagenesis(
             lengths=np.full(len(variants), length),
             buckets=np.zeros(len(variants), dtype=np.int64),
             token_lengths=np.full(len(variants), int(data.token_lengths[index])),
+            features=None
+            if data.features is None
+            else np.repeat(data.features[index : index + 1], len(variants), 0),
         )
         probs = predict(
             model, batch, BatchCollator(batch, collator.tokenizer, collator.max_tokens), batch_size, device

@@ -35,6 +35,7 @@ from workflow_scripts.inference.new_calls import (
     read_chunks,
     scan_calls,
 )
+from workflow_scripts.models.call_inputs import feature_matrix
 from workflow_scripts.tokenization.tokenizers import load_tokenizer, window_token_lengths
 from workflow_scripts.training.batches import BatchCollator, SplitData
 
@@ -71,7 +72,13 @@ class TrainedModel:
     def input_columns(self) -> list[str]:
         return list(self.saved.get(MODEL_INPUT_COLUMNS_FIELD) or [])
 
-    def as_split(self, sequences: list[str], lengths: np.ndarray) -> SplitData:
+    def features(self, calls: pl.DataFrame, source) -> np.ndarray | None:
+        """The call inputs the model takes (models/call_inputs.py) from these calls' columns."""
+        return feature_matrix(calls, self.input_columns, source)
+
+    def as_split(
+        self, sequences: list[str], lengths: np.ndarray, features: np.ndarray | None = None
+    ) -> SplitData:
         """Unlabelled windows in the shape evaluate batches (token lengths order the batches)."""
         n = len(sequences)
         token_lengths = window_token_lengths(self.tokenizer, lambda: sequences, lengths)
@@ -83,12 +90,15 @@ class TrainedModel:
             lengths=np.asarray(lengths, dtype=np.int64),
             token_lengths=np.asarray(token_lengths, dtype=np.int64),
             buckets=np.zeros(n, dtype=np.int64),
+            features=features,
         )
 
-    def p_error(self, sequences: list[str], lengths: np.ndarray) -> np.ndarray:
+    def p_error(
+        self, sequences: list[str], lengths: np.ndarray, features: np.ndarray | None = None
+    ) -> np.ndarray:
         if not sequences:
             return np.zeros(0)
-        data = self.as_split(sequences, lengths)
+        data = self.as_split(sequences, lengths, features)
         collator = BatchCollator(data, self.tokenizer, self.saved["max_tokens"])
         return predict(self.model, data, collator, self.batch_size, self.device)
 
@@ -113,7 +123,8 @@ def scored_chunk(
 ) -> pl.DataFrame:
     checked = checked_chunk(chunk, paths.calls, genome, model.input_columns)
     windows = chunk_windows(checked, genome, settings.flank)
-    probs = model.p_error(windows["sequence"].to_list(), windows["length"].to_numpy())
+    features = model.features(checked, paths.calls)
+    probs = model.p_error(windows["sequence"].to_list(), windows["length"].to_numpy(), features)
     return call_columns(checked).with_columns(
         pl.Series(P_ERROR, probs, dtype=pl.Float64), pl.Series(FLAG, probs >= threshold, dtype=pl.Boolean)
     )

@@ -1,7 +1,8 @@
 """Built-in sequence classifiers for DNA windows: a dilated 1D-CNN and a small transformer.
 
-Both take token ids [B, T] and a boolean attention mask [B, T] and return logits [B, 2]
-(index 1 = the error class). Their settings are the `model:` section, completed by the schema.
+Both take token ids [B, T], a boolean attention mask [B, T] and, when trained with call inputs
+(models/call_inputs.py), the call's features [B, F]; they return logits [B, 2] (index 1 = the
+error class). Their settings are the `model:` section, completed by the schema.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 from workflow_scripts.config.sections import complete_section
+from workflow_scripts.models.call_inputs import FusedHead
 
 
 class ConvBlock(nn.Module):
@@ -52,9 +54,9 @@ class TransformerBlock(nn.Module):
 
 
 class SequenceClassifier(nn.Module):
-    """Embedding → stack of blocks → pooled representation → two-class head."""
+    """Embedding → stack of blocks → pooled representation (+ call inputs) → two-class head."""
 
-    def __init__(self, cfg: dict, vocab_size: int, max_tokens: int):
+    def __init__(self, cfg: dict, vocab_size: int, max_tokens: int, n_features: int = 0):
         super().__init__()
         self.arch = cfg["arch"]
         self.gradient_checkpointing = bool(cfg["gradient_checkpointing"])
@@ -65,9 +67,7 @@ class SequenceClassifier(nn.Module):
             self.position = nn.Embedding(max_tokens, d_model)
         self.norm = nn.LayerNorm(d_model)
         pooled = 2 * d_model if self.arch == "cnn" else d_model
-        self.head = nn.Sequential(
-            nn.Linear(pooled, d_model), nn.GELU(), nn.Dropout(cfg["dropout"]), nn.Linear(d_model, 2)
-        )
+        self.head = FusedHead(pooled, n_features, d_model, cfg["dropout"])
 
     @staticmethod
     def _make_blocks(cfg: dict) -> list[nn.Module]:
@@ -81,8 +81,10 @@ class SequenceClassifier(nn.Module):
             for _ in range(cfg["n_layers"])
         ]
 
-    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return self.head(self._pool(self.encode(ids, mask), mask))
+    def forward(
+        self, ids: torch.Tensor, mask: torch.Tensor, features: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        return self.head(self._pool(self.encode(ids, mask), mask), features)
 
     def encode(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Per-token hidden states [B, T, d_model] (what masked-LM pretraining trains)."""
@@ -115,16 +117,19 @@ class SequenceClassifier(nn.Module):
         return torch.cat([mean, masked.max(1).values], dim=-1)
 
 
-def build_model(model_cfg: dict, vocab_size: int, max_tokens: int, pretrained: bool = True) -> nn.Module:
+def build_model(
+    model_cfg: dict, vocab_size: int, max_tokens: int, pretrained: bool = True, n_features: int = 0
+) -> nn.Module:
     """Build the classifier described by the `model:` config section (missing keys take the
-    schema's defaults; a bad value is an InputError naming `model.<key>`). For `backbone: hf`,
-    pretrained=False builds the architecture without loading model.path's weights."""
+    schema's defaults; a bad value is an InputError naming `model.<key>`), taking `n_features`
+    call inputs beside the sequence. For `backbone: hf`, pretrained=False builds the
+    architecture without loading model.path's weights."""
     cfg = complete_section("model", model_cfg)
     if cfg["backbone"] == "hf":
         from workflow_scripts.models.hf import build_hf_classifier
 
-        return build_hf_classifier(cfg, vocab_size, max_tokens, pretrained)
-    return SequenceClassifier(cfg, vocab_size, max_tokens)
+        return build_hf_classifier(cfg, vocab_size, max_tokens, pretrained, n_features)
+    return SequenceClassifier(cfg, vocab_size, max_tokens, n_features)
 
 
 def count_parameters(model: nn.Module) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import polars as pl
 import torch
 
 from workflow_scripts.errors import InputError
+from workflow_scripts.models.call_inputs import feature_matrix
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
 
 MANIFEST_COLUMNS = ("id", "split", "label", "token_length", "bucket")
@@ -26,18 +28,26 @@ class SplitData:
     lengths: np.ndarray
     token_lengths: np.ndarray
     buckets: np.ndarray
+    features: np.ndarray | None = None  # [rows, F] call inputs (models/call_inputs.py), if any
 
     def __len__(self) -> int:
         return len(self.ids)
 
 
-def load_split(windows_path: str | Path, manifest_path: str | Path, split: str) -> SplitData:
-    """Join windows with the bucket manifest and keep one split."""
+def load_split(
+    windows_path: str | Path, manifest_path: str | Path, split: str, input_columns: Sequence[str] = ()
+) -> SplitData:
+    """Join windows with the bucket manifest and keep one split (with the call inputs the model
+    takes, `input_columns`)."""
     manifest = pl.read_parquet(manifest_path)
     missing = [c for c in MANIFEST_COLUMNS if c not in manifest.columns]
     if missing:
         raise InputError(manifest_path, missing[0], "column missing from the bucket manifest")
-    windows = pl.read_parquet(windows_path, columns=["id", "gene_id", "sequence", "length"])
+    available = pl.read_parquet_schema(windows_path)
+    for name in input_columns:
+        if name not in available:
+            raise InputError(windows_path, name, "column missing: the model takes it as input")
+    windows = pl.read_parquet(windows_path, columns=["id", "gene_id", "sequence", "length", *input_columns])
     joined = manifest.filter(pl.col("split") == split).join(windows, on="id", how="inner", suffix="_w")
     return SplitData(
         ids=joined["id"].to_list(),
@@ -47,6 +57,7 @@ def load_split(windows_path: str | Path, manifest_path: str | Path, split: str) 
         lengths=joined["length"].to_numpy().astype(np.int64),
         token_lengths=joined["token_length"].to_numpy().astype(np.int64),
         buckets=joined["bucket"].to_numpy().astype(np.int64),
+        features=feature_matrix(joined, input_columns, windows_path),
     )
 
 
@@ -81,7 +92,17 @@ class BatchCollator:
     def __call__(self, indices: list[int]) -> dict[str, torch.Tensor]:
         ids, mask = self.encode(indices)
         labels = torch.as_tensor(self.data.labels[indices], dtype=torch.long)
-        return {"ids": ids, "mask": mask, "labels": labels, "index": torch.as_tensor(indices)}
+        batch = {"ids": ids, "mask": mask, "labels": labels, "index": torch.as_tensor(indices)}
+        if self.data.features is not None:
+            batch["features"] = torch.as_tensor(self.data.features[indices])
+        return batch
+
+
+def model_inputs(batch: dict) -> tuple[torch.Tensor, ...]:
+    """What the model is called with: ids, mask and, for a model with call inputs, features."""
+    if "features" in batch:
+        return batch["ids"], batch["mask"], batch["features"]
+    return batch["ids"], batch["mask"]
 
 
 class IndexDataset(torch.utils.data.Dataset):

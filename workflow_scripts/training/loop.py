@@ -14,7 +14,7 @@ from types import FrameType
 import torch
 
 from workflow_scripts.bucketing.sampler import DistributedBucketBatchSampler
-from workflow_scripts.training.batches import SplitData, sorted_batches
+from workflow_scripts.training.batches import SplitData, model_inputs, sorted_batches
 from workflow_scripts.training.checkpoint import CheckpointManager, capture_rng, restore_rng
 from workflow_scripts.training.distributed import DistContext
 from workflow_scripts.training.objectives.base import Objective
@@ -66,6 +66,7 @@ class TrainProgress:
     next_batch: int = 0
     step: int = 0
     best_val_loss: float = math.inf
+    best_score: float = -math.inf  # the objective's epoch_score of the best epoch (higher is better)
     best_epoch: int = -1
     history: list = field(default_factory=list)
 
@@ -92,7 +93,7 @@ def forward_loss(
 ) -> torch.Tensor:
     """The model's forward pass in the engine's precision; the loss itself in fp32."""
     with engine.autocast():
-        logits = engine.model(batch["ids"], batch["mask"])
+        logits = engine.model(*model_inputs(batch))
     return loss(logits, batch)
 
 
@@ -147,7 +148,21 @@ class Trainer:
             if self.progress.next_batch == 0:  # epoch finished (not cut by max_steps)
                 self._validate_and_keep_best()
                 self._save_checkpoint()
+                if self._out_of_patience():
+                    break
         return self.progress
+
+    def _out_of_patience(self) -> bool:
+        """train.patience epochs without a better validation score (0: never stop early)."""
+        since_best = self.progress.epoch - self.progress.best_epoch
+        stop = self.cfg.patience > 0 and len(self.val_data) > 0 and since_best >= self.cfg.patience
+        if stop and self.ctx.is_main:
+            print(
+                f"early stop after epoch {self.progress.epoch}: no better validation "
+                f"{self.objective.epoch_score_name()} for {self.cfg.patience} epochs",
+                flush=True,
+            )
+        return stop
 
     def _train_epoch(self) -> None:
         self.sampler.set_epoch(self.progress.epoch)
@@ -242,8 +257,9 @@ class Trainer:
                 flush=True,
             )
         self.bar.epoch_done(self.progress.epoch, self.progress.step, result)
-        improved = result["val_loss"] < self.progress.best_val_loss
-        if improved:
+        score = self.objective.epoch_score(result)
+        if score > self.progress.best_score:
+            self.progress.best_score = score
             self.progress.best_val_loss = result["val_loss"]
             self.progress.best_epoch = self.progress.epoch
             self.checkpoints.save_best(self.engine.full_state_dict())  # collective
@@ -257,7 +273,7 @@ class Trainer:
         for indices, keep in self._padded_val_batches():
             batch = self._to_device(self.val_collator(indices))
             with self.engine.autocast():
-                logits = module(batch["ids"], batch["mask"]).float()
+                logits = module(*model_inputs(batch)).float()
             if keep:
                 scores.append(self.objective.score_batch(logits, batch))
         module.train()

@@ -64,6 +64,13 @@ class Objective(abc.ABC):
     def summarise(self, scores: list, ctx: DistContext) -> dict:
         """Collective: val_loss, val_accuracy, val_roc_auc from every rank's `score_batch` results."""
 
+    def epoch_score_name(self) -> str:
+        return "loss"
+
+    def epoch_score(self, result: dict) -> float:
+        """How good an epoch's validation `result` is (higher is better): picks the best epoch."""
+        return -result["val_loss"]
+
     # ---- export -------------------------------------------------------------------------------
     def exported_weights(self, state: dict) -> dict:
         """What the weights file holds, from the trained model's full state dict."""

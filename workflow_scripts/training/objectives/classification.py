@@ -6,10 +6,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from workflow_scripts.artifacts import MODEL_INPUT_COLUMNS_FIELD
 from workflow_scripts.config.train import TrainConfig
 from workflow_scripts.errors import InputError
 from workflow_scripts.evaluation.metrics import binary_metrics
 from workflow_scripts.models.builtin import build_model
+from workflow_scripts.models.call_inputs import feature_width, windows_input_columns
 from workflow_scripts.models.pretrained_encoder import load_pretrained_encoder
 from workflow_scripts.training.batches import BatchCollator, load_split
 from workflow_scripts.training.objectives.base import Objective
@@ -17,8 +19,17 @@ from workflow_scripts.training.objectives.base import Objective
 PROBABILITY_EPS = 1e-7  # validation log loss clips probabilities away from 0 and 1
 
 
-def classification_loss(logits: torch.Tensor, batch: dict) -> torch.Tensor:
-    return F.cross_entropy(logits.float(), batch["labels"])
+def classification_loss(
+    logits: torch.Tensor, batch: dict, class_weights: torch.Tensor | None = None
+) -> torch.Tensor:
+    weight = None if class_weights is None else class_weights.to(logits.device)
+    return F.cross_entropy(logits.float(), batch["labels"], weight=weight)
+
+
+def balanced_class_weights(labels: np.ndarray) -> torch.Tensor:
+    """Per-class loss weights n / (2 n_class): both classes weigh the same in the loss."""
+    counts = np.bincount(labels, minlength=2).astype(np.float64)
+    return torch.as_tensor(len(labels) / (2 * np.maximum(counts, 1)), dtype=torch.float32)
 
 
 def log_loss(labels: np.ndarray, probs: np.ndarray) -> float:
@@ -36,14 +47,25 @@ class Classification(Objective):
     def title(self) -> str:
         return "training"
 
+    input_columns: list[str] = []  # the call inputs the model takes (set by load_data)
+    class_weights: torch.Tensor | None = None
+
     def load_data(self, spec, summary, tokenizer):
-        train, val = (load_split(spec.windows, spec.manifest, split) for split in ("train", "val"))
+        self.input_columns = windows_input_columns(self.model_cfg["call_inputs"], spec.windows)
+        train, val = (
+            load_split(spec.windows, spec.manifest, split, self.input_columns) for split in ("train", "val")
+        )
         if len(train) == 0:
             raise InputError(spec.manifest, "split", "no rows in the train split")
+        if self.train_config.class_weight == "balanced":
+            self.class_weights = balanced_class_weights(train.labels)
         return train, val
 
     def build_model(self, spec, vocab_size, max_tokens, ctx):
-        model = build_model(self.model_cfg, vocab_size, max_tokens)
+        if ctx.is_main:
+            print(f"call inputs beside the sequence: {', '.join(self.input_columns) or 'none'}", flush=True)
+        n_features = feature_width(self.input_columns)
+        model = build_model(self.model_cfg, vocab_size, max_tokens, n_features=n_features)
         if spec.init_encoder:  # the pretrained encoder; the classification head stays fresh
             loaded, fresh = load_pretrained_encoder(model, spec.init_encoder)
             if ctx.is_main:
@@ -61,7 +83,15 @@ class Classification(Objective):
         return {"encoder": spec.init_encoder}, {}
 
     def loss(self, logits, batch):
-        return classification_loss(logits, batch)
+        return classification_loss(logits, batch, self.class_weights)
+
+    def epoch_score_name(self) -> str:
+        return self.train_config.select_epoch_by.removeprefix("val_")
+
+    def epoch_score(self, result):
+        if self.train_config.select_epoch_by == "val_roc_auc" and result["val_roc_auc"] is not None:
+            return float(result["val_roc_auc"])
+        return -result["val_loss"]
 
     def score_batch(self, logits, batch):
         return batch["labels"].cpu().numpy(), torch.softmax(logits.float(), -1)[:, 1].cpu().numpy()
@@ -83,4 +113,9 @@ class Classification(Objective):
         }
 
     def describe(self, tokenizer, max_tokens):
-        return {"model": self.model_cfg, "tokenizer": tokenizer.to_dict(), "max_tokens": max_tokens}
+        return {
+            "model": self.model_cfg,
+            "tokenizer": tokenizer.to_dict(),
+            "max_tokens": max_tokens,
+            MODEL_INPUT_COLUMNS_FIELD: self.input_columns,
+        }
