@@ -11,8 +11,9 @@ then `_fold<i>` when split.folds > 1, then `_seed<r>` when train.repeats > 1:
 
 Run `_seed<r>` trains with seed train.seed + r - 1. What a rule sees of its run
 (`run_config_json`): the `experiment` section is the entry under the run's name, with `fold`
-(the fold it tests: data/splits.py) when split.folds > 1; the `train` section has the run's seed.
-With one fold and one repeat both are exactly the user's, so nothing reruns.
+(the fold it tests: data/splits.py) when split.folds > 1; the `train` section has the run's seed
+and not train.repeats (so going from 2 repeats to 3 trains only the third). With one fold and one
+repeat the experiment's run gets what its rules got before folds and repeats existed.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from workflow_scripts.data.splits import check_split_config
 from workflow_scripts.errors import InputError
 
 SET_BY_WORKFLOW = ("fold",)  # keys of an experiments: entry that only runs carry
+# Keys about the set of runs, not one run: left out of what a run's rules get, so adding a
+# repeat does not rerun the runs there already are.
+WORKFLOW_KEYS = {"train": ("repeats",)}
 MAX_SEED = 2**32 - 1  # train.seed's maximum in the schema
 
 
@@ -84,10 +88,14 @@ def runs_of_config(config: dict) -> dict[str, Run]:
 
 
 def run_sections(config: dict, run: Run, sections: tuple[str, ...]) -> dict[str, dict]:
-    """The named config sections as `run` sees them: `experiment` is its entry, `train` has its seed."""
+    """The named config sections as `run` sees them: `experiment` is its entry, `train` has its
+    seed; WORKFLOW_KEYS are left out."""
     seen = {**config, "experiment": run.entry}
     if "train" in config:
         seen["train"] = {**config["train"], "seed": run.seed}
+    for name, keys in WORKFLOW_KEYS.items():
+        if name in seen:
+            seen[name] = {key: value for key, value in seen[name].items() if key not in keys}
     return {name: seen[name] for name in sections}
 
 

@@ -1,0 +1,135 @@
+"""The workflow's runs (config/runs.py): names, what each run's rules get, and the real DAG that
+`snakemake -n` plans with folds and repeats."""
+
+import json
+import re
+
+import pytest
+
+from tests.workflow_helpers import planned_rules, snakemake, write_config
+from workflow_scripts.config.runs import expand_runs, run_config_json, runs_of_config
+from workflow_scripts.config.sections import rule_config_json, schema, section_defaults
+from workflow_scripts.config.validate import validate_config
+from workflow_scripts.errors import InputError
+
+EXPERIMENTS = [
+    {"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"},
+    {"name": "fn_vs_tn", "error_label": "FN", "correct_label": "TN"},
+]
+
+
+def validated(**values) -> dict:
+    """A whole workflow config as common.smk has it after validation."""
+    return validate_config(
+        {"genome": "g.fa", "calls": "c.tsv", "experiments": EXPERIMENTS, **values}, schema()
+    )
+
+
+def runs(folds=1, repeats=1, seed=0, experiments=EXPERIMENTS):
+    split = {**section_defaults("split"), "folds": folds}
+    train = {**section_defaults("train"), "repeats": repeats, "seed": seed}
+    return expand_runs(experiments, split, train)
+
+
+def test_one_fold_and_one_repeat_keep_the_experiment_names():
+    made = runs()
+    assert list(made) == ["fp_vs_tp", "fn_vs_tn"]
+    assert made["fp_vs_tp"].entry == EXPERIMENTS[0]  # exactly the user's entry: no fold key
+    assert (made["fp_vs_tp"].group, made["fp_vs_tp"].fold, made["fp_vs_tp"].seed) == ("fp_vs_tp", None, 0)
+
+
+def test_folds_and_seeds_expand_in_order_with_their_group_fold_and_seed():
+    assert list(runs(folds=3)) == [f"{e}_fold{i}" for e in ("fp_vs_tp", "fn_vs_tn") for i in (1, 2, 3)]
+    seeds = runs(repeats=3, seed=7)
+    assert list(seeds)[:3] == ["fp_vs_tp_seed1", "fp_vs_tp_seed2", "fp_vs_tp_seed3"]
+    assert [run.seed for run in seeds.values()] == [7, 8, 9, 7, 8, 9]
+    both = runs(folds=2, repeats=2)
+    assert list(both)[:4] == [
+        "fp_vs_tp_fold1_seed1",
+        "fp_vs_tp_fold1_seed2",
+        "fp_vs_tp_fold2_seed1",
+        "fp_vs_tp_fold2_seed2",
+    ]
+    run = both["fn_vs_tn_fold2_seed1"]
+    assert (run.group, run.fold, run.seed) == ("fn_vs_tn", 2, 0)
+    assert run.entry == {**EXPERIMENTS[1], "name": "fn_vs_tn_fold2_seed1", "fold": 2}
+
+
+def test_what_a_run_rule_gets():
+    config = validated(train={"repeats": 2, "seed": 5})
+    made = runs_of_config(config)
+    sections = json.loads(run_config_json(config, made["fp_vs_tp_seed2"], "experiment", "model", "train"))
+    assert sections["experiment"]["name"] == "fp_vs_tp_seed2"
+    assert sections["train"]["seed"] == 6 and "repeats" not in sections["train"]
+    assert sections["model"] == config["model"]
+    first = json.loads(run_config_json(config, made["fp_vs_tp_seed1"], "model", "train"))
+    assert {**first["train"], "seed": 6} == sections["train"]  # the seed is all that differs
+
+
+def test_a_single_run_gets_what_rules_got_before_runs_existed():
+    config = validated()
+    run = runs_of_config(config)["fp_vs_tp"]
+    before = {**config, "train": {k: v for k, v in config["train"].items() if k != "repeats"}}
+    assert run_config_json(config, run, "model", "train") == rule_config_json(before, "model", "train")
+    with_entry = {**config, "experiment": EXPERIMENTS[0]}
+    assert run_config_json(config, run, "experiment", "split") == rule_config_json(
+        with_entry, "experiment", "split"
+    )
+
+
+@pytest.mark.parametrize(
+    ("experiments", "seed", "repeats", "field", "message"),
+    [
+        ([{**EXPERIMENTS[0], "fold": 1}], 0, 1, "experiments.0.fold", "set by the workflow"),
+        ([EXPERIMENTS[0], EXPERIMENTS[0]], 0, 1, "experiments.1.name", "'fp_vs_tp' would be made twice"),
+        (EXPERIMENTS, 2**32 - 2, 3, "train.repeats", "above 4294967295"),
+    ],
+)
+def test_impossible_runs_are_config_errors(experiments, seed, repeats, field, message):
+    with pytest.raises(InputError) as caught:
+        runs(repeats=repeats, seed=seed, experiments=experiments)
+    assert (caught.value.source, caught.value.field) == ("config", field)
+    assert message in caught.value.message
+
+
+# ---- the real DAG ------------------------------------------------------------------------------------
+def planned_jobs(dry_run_output: str, rule: str) -> dict[str, int]:
+    """The job-stats table of `snakemake -n`: jobs planned per rule."""
+    counts = re.findall(rf"^{rule}\s+(\d+)$", dry_run_output, flags=re.MULTILINE)
+    return int(counts[0]) if counts else 0
+
+
+def train_wildcards(dry_run_output: str) -> list[str]:
+    blocks = dry_run_output.split("rule train:")[1:]
+    return sorted(re.search(r"wildcards: experiment=(\S+)", block).group(1) for block in blocks)
+
+
+@pytest.mark.slow
+def test_dry_run_with_three_folds_plans_three_train_jobs_per_experiment(tmp_path):
+    config = write_config(tmp_path, "folds.yaml", {"split": {"folds": 3}, "train": {"repeats": 2}})
+    result = snakemake(tmp_path, "-n", "--configfile", str(config))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert planned_jobs(result.stdout, "train") == 2 * 3 * 2 and planned_jobs(result.stdout, "summarize") == 1
+    assert train_wildcards(result.stdout) == sorted(
+        f"{experiment}_fold{fold}_seed{seed}"
+        for experiment in ("fp_vs_tp", "fn_vs_tn")
+        for fold in (1, 2, 3)
+        for seed in (1, 2)
+    )
+    plain = snakemake(tmp_path, "-n", "--config", "split={folds: 3}")
+    assert planned_jobs(plain.stdout, "train") == 6
+    assert train_wildcards(plain.stdout) == sorted(
+        f"{e}_fold{i}" for e in ("fp_vs_tp", "fn_vs_tn") for i in (1, 2, 3)
+    )
+    assert planned_rules(plain.stdout) >= {"extract", "bucket", "train", "evaluate", "summarize"}
+
+
+@pytest.mark.slow
+def test_a_chromosome_split_without_its_lists_fails_before_any_job(tmp_path):
+    result = snakemake(tmp_path, "-n", "--config", "split={by: chromosome, test_chromosomes: [chr1]}")
+    assert result.returncode != 0
+    assert (
+        "errorseq: error: config: split.val_chromosomes: split.by: chromosome needs at least one chromosome here"
+        in result.stderr
+    )
+    assert not (tmp_path / "results").exists()
