@@ -1,0 +1,197 @@
+"""The Markdown tables of benchmarks/peers.py: results as ratios to errorseq, the time around the
+steps, what was matched, the versions and the issue's targets."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+import subprocess
+from pathlib import Path
+
+from benchmarks.common import print_table
+from benchmarks.peer_batching import RECIPE_BATCH_SIZES, RECIPE_BOUNDS
+from benchmarks.peer_runs import PeerResult
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGETS = {"Trainer, group_by_length": 1.3, "MetaSpliceAI recipe": 3.0}  # errorseq's real tokens/s ×
+
+
+def versions() -> str:
+    sha = subprocess.run(
+        ["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    packages = ", ".join(
+        f"{name} {importlib.metadata.version(name)}" for name in ("torch", "transformers", "accelerate")
+    )
+    return f"errorseq {sha or 'unknown'}, Python {platform.python_version()}, {packages}"
+
+
+def ratio(value: float, base: float, digits: int = 0) -> str:
+    shown = f"{value:,.{digits}f}"
+    return f"{shown} ({value / base:.2f}×)" if base else shown
+
+
+def rss(result: PeerResult) -> str:
+    return " / ".join(f"{result.peak_rss_mb[r]:,.0f}" for r in sorted(result.peak_rss_mb))
+
+
+def main_rows(name: str, results: list[tuple[PeerResult, str]]) -> list[list]:
+    base = results[0][0]
+    rows = []
+    for result, load in results:
+        wall = result.launched_to_export_s + result.extra.get("bucket_s", 0) * (result is base)
+        base_wall = base.launched_to_export_s + base.extra.get("bucket_s", 0)
+        rows.append(
+            [
+                name,
+                f"**{result.tool}**" if result is base else result.tool,
+                result.steps,
+                ratio(wall, base_wall, 1),
+                ratio(result.real_per_s, base.real_per_s),
+                ratio(result.padded_per_s, base.padded_per_s),
+                f"{rss(result)} ({max(result.peak_rss_mb.values()) / max(base.peak_rss_mb.values()):.2f}×)",
+                ratio(result.test_roc_auc, base.test_roc_auc, 3),
+                load,
+            ]
+        )
+    return rows
+
+
+def phase_rows(name: str, results: list[tuple[PeerResult, str]]) -> list[list]:
+    rows = []
+    for result, _ in results:
+        accounted = (
+            result.startup_s + result.train_s + result.validation_s + result.checkpoint_s + result.export_s
+        )
+        rows.append(
+            [
+                name,
+                result.tool,
+                f"{result.extra['bucket_s']:.1f}" if result.tool == "errorseq" else "(in start-up)",
+                f"{result.startup_s:.1f}",
+                f"{result.train_s:.1f}",
+                f"{result.validation_s:.2f}",
+                f"{result.checkpoint_s:.2f}",
+                f"{result.export_s:.2f}",
+                f"{result.launched_to_export_s - accounted:.2f}",
+                f"{result.teardown_s:.1f}",
+                f"{result.extra['test_s']:.1f}",
+            ]
+        )
+    return rows
+
+
+def batching(result: PeerResult) -> str:
+    plan = result.extra["plan"]
+    if result.tool == "errorseq":
+        return f"token budget per rank → {plan['batch_sizes']} windows per bucket"
+    if plan["batching"] == "group_by_length":
+        return f"{plan['batch_size']} windows per rank, mega-batches sorted by length"
+    sizes = "/".join(map(str, RECIPE_BATCH_SIZES))
+    bounds = "/".join(map(str, RECIPE_BOUNDS))
+    return f"{sizes} windows per rank ({bounds}), accumulation {plan['accumulation']}"
+
+
+def matching_rows(name: str, results: list[tuple[PeerResult, str]]) -> list[list]:
+    rows = []
+    for result, _ in results:
+        tokens = result.tokens
+        rows.append(
+            [
+                name,
+                result.tool,
+                batching(result),
+                result.steps,
+                f"{tokens.windows / result.steps:.1f}",
+                f"{tokens.real / result.steps:,.0f}",
+                f"{tokens.padded / result.steps:,.0f}",
+                f"{tokens.efficiency:.3f}",
+                f"{tokens.windows / result.extra['n_train']:.2f}",
+            ]
+        )
+    return rows
+
+
+def check_rows(name: str, results: list[tuple[PeerResult, str]]) -> list[list]:
+    base = results[0][0]
+    rows = []
+    for result, _ in results[1:]:
+        speed = base.real_per_s / result.real_per_s
+        target = TARGETS[result.tool]
+        auc = "equal or better" if base.test_roc_auc >= result.test_roc_auc - 0.005 else "worse"
+        rows.append(
+            [
+                name,
+                result.tool,
+                f"≥ {target}×",
+                f"{speed:.2f}×",
+                "met" if speed >= target else "**not met**",
+                auc,
+            ]
+        )
+    return rows
+
+
+def print_all(results: dict[str, list[tuple[PeerResult, str]]], header: str) -> None:
+    sets = list(results.items())
+    print_table(
+        f"Peers: the same BERT on the same windows, ratios to errorseq ({header})",
+        [
+            "data",
+            "tool",
+            "steps",
+            "wall s to exported model",
+            "real tokens/s",
+            "padded tokens/s",
+            "peak RSS MiB per rank",
+            "test ROC-AUC",
+            "load before → after",
+        ],
+        [row for name, rs in sets for row in main_rows(name, rs)],
+    )
+    print_table(
+        "Time that is not training (seconds)",
+        [
+            "data",
+            "tool",
+            "bucket rule",
+            "start-up to first step",
+            "steps",
+            "validation",
+            "checkpoint",
+            "export",
+            "other",
+            "teardown",
+            "test evaluation",
+        ],
+        [row for name, rs in sets for row in phase_rows(name, rs)],
+    )
+    print_table(
+        "What was matched",
+        [
+            "data",
+            "tool",
+            "batching",
+            "steps",
+            "windows/step",
+            "real tokens/step",
+            "padded tokens/step",
+            "real/padded",
+            "epochs",
+        ],
+        [row for name, rs in sets for row in matching_rows(name, rs)],
+    )
+    print_table(
+        "Targets (issue 18): errorseq's real tokens/s over the peer's, at equal or better ROC-AUC",
+        ["data", "peer", "target", "measured", "speed", "ROC-AUC"],
+        [row for name, rs in sets for row in check_rows(name, rs)],
+    )
+    scorer = [
+        f"{name} {result.tool}: {result.test_roc_auc:.4f} vs own {result.extra['own_test_roc_auc']:.4f}"
+        for name, rs in sets
+        for result, _ in rs
+    ]
+    print(
+        "Test ROC-AUC, the shared scorer vs each tool's own (evaluate rule / trainer.predict): "
+        + "; ".join(scorer)
+    )
