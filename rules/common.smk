@@ -56,7 +56,10 @@ if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
         f"set -euo pipefail; export PYTHONPATH={shlex_quote(workflow.basedir)}; "
     )
 else:
-    shell.prefix("set -euo pipefail; ")
+    # Jobs run `python` from the interpreter that runs Snakemake (e.g. .venv/bin/snakemake
+    # without an activated venv), not whichever python comes first on the user's PATH.
+    interpreter_bin = shlex_quote(os.path.dirname(sys.executable))
+    shell.prefix(f'set -euo pipefail; export PATH={interpreter_bin}:"$PATH"; ')
 
 
 def rule_config(*sections):

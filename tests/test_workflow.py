@@ -1,6 +1,7 @@
 """The real Snakemake workflow on a tiny demo: dry run, full run, rerun-only-evaluation, report."""
 
 import json
+import os
 
 import pytest
 
@@ -125,3 +126,16 @@ def test_bad_config_fails_in_seconds_with_one_line(tmp_path):
         line for line in (result.stdout + result.stderr).splitlines() if line.startswith("errorseq: error:")
     ]
     assert errors == ["errorseq: error: config: window.flank: -3 is less than the minimum of 1"]
+
+
+def test_jobs_use_the_interpreter_that_runs_snakemake_not_the_first_python_on_path(tmp_path):
+    """`.venv/bin/snakemake` works without an activated venv: a `python` earlier on PATH that
+    cannot import errorseq is not the one the jobs run."""
+    decoy_bin = tmp_path / "decoy_bin"
+    decoy_bin.mkdir()
+    (decoy_bin / "python").write_text("#!/bin/sh\necho 'decoy python' >&2\nexit 3\n")
+    (decoy_bin / "python").chmod(0o755)
+    env = {**os.environ, "PATH": f"{decoy_bin}:/usr/bin:/bin"}
+    result = snakemake(tmp_path, "results/demo/calls.tsv", env=env, cores=1)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (tmp_path / "results/demo/calls.tsv").stat().st_size > 0
