@@ -7,13 +7,22 @@ is checked (positions are integers inside their chromosome, strands + or -, chro
 genome has, model inputs present); a problem is one InputError naming the file, the column and
 the row. Rows are never dropped or reordered, and a site may be scored twice.
 
-Parquet and plain .tsv/.txt/.csv tables are streamed (polars `collect_batches`), so a table
-larger than memory is fine; a gzip-compressed text table is read whole.
+Tables are pulled a chunk at a time, only when the next chunk is asked for, so memory holds one
+chunk whatever the table's size: parquet as row slices of a lazy scan (a slice decodes only the
+row groups it overlaps), text tables (.tsv/.txt/.csv, plain or gzip) as blocks of lines parsed by
+polars with the header in front, so a chunk reads exactly as the same rows of the whole file. A
+block is extended while it holds an odd number of quote characters, so a quoted value spanning
+lines is never cut. (polars' `collect_batches` was not used: its engine reads ahead of a slow
+consumer, the model, and held up to the whole table: docs/performance.md, predict.)
 """
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from collections.abc import Iterator, Sequence
+from io import BufferedIOBase
+from itertools import islice
 from pathlib import Path
 
 import polars as pl
@@ -30,7 +39,6 @@ from workflow_scripts.data.tables import (
     clean_name,
     fail_on_first,
     raw_columns,
-    read_table,
     require_columns,
     table_columns,
     table_suffix,
@@ -67,28 +75,57 @@ def is_gzip(path: str | Path) -> bool:
         return handle.read(2) == GZIP_MAGIC
 
 
-def scan_calls(path: str | Path) -> pl.LazyFrame:
-    """The table as a lazy frame under its cleaned header names (text: every column a string)."""
-    suffix = table_suffix(path)
-    if suffix in PARQUET_SUFFIXES:
-        return pl.scan_parquet(path)
-    if is_gzip(path):
-        return read_table(path).lazy()
+def header_names(path: str | Path) -> list[str]:
+    """Every header field under its cleaned name; an unnamed one gets an INTERNAL_PREFIX name."""
     names = [clean_name(name) for name in raw_columns(path, "file")]
-    named = [name or f"{INTERNAL_PREFIX}unnamed{i}" for i, name in enumerate(names)]
-    frame = pl.scan_csv(path, separator=TEXT_SEPARATORS[suffix], infer_schema=False, new_columns=named)
-    return frame.select(name for name in named if not name.startswith(INTERNAL_PREFIX))
+    return [name or f"{INTERNAL_PREFIX}unnamed{i}" for i, name in enumerate(names)]
+
+
+def calls_schema(path: str | Path) -> pl.Schema:
+    """The table's columns and types, without reading rows (text: every column a string)."""
+    if table_suffix(path) in PARQUET_SUFFIXES:
+        return pl.Schema(pl.read_parquet_schema(path))
+    return pl.Schema({name: pl.String for name in header_names(path) if not name.startswith(INTERNAL_PREFIX)})
 
 
 def read_chunks(path: str | Path, chunk_size: int) -> Iterator[pl.DataFrame]:
-    """The rows in order, `chunk_size` at a time, each with its 1-based row number (ROW)."""
+    """The rows in order, `chunk_size` at a time, each with its 1-based row number (ROW) first."""
+    chunks = parquet_chunks if table_suffix(path) in PARQUET_SUFFIXES else text_chunks
+    first_row = 1
     try:
-        batches = scan_calls(path).with_row_index(ROW, offset=1).collect_batches(chunk_size=chunk_size)
-        for batch in batches:
-            yield batch.select(ROW, pl.exclude(ROW))
-    except (pl.exceptions.PolarsError, OSError) as error:
+        for chunk in chunks(path, chunk_size):
+            yield chunk.with_row_index(ROW, offset=first_row)
+            first_row += chunk.height
+    except (pl.exceptions.PolarsError, OSError, EOFError, zlib.error) as error:
         first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise InputError(path, "file", f"cannot be read as a table ({first_line})") from None
+
+
+def parquet_chunks(path: str | Path, chunk_size: int) -> Iterator[pl.DataFrame]:
+    table, offset = pl.scan_parquet(path), 0
+    while (chunk := table.slice(offset, chunk_size).collect()).height:
+        yield chunk
+        offset += chunk.height
+
+
+def text_chunks(path: str | Path, chunk_size: int) -> Iterator[pl.DataFrame]:
+    separator, named = TEXT_SEPARATORS[table_suffix(path)], header_names(path)
+    kept = [name for name in named if not name.startswith(INTERNAL_PREFIX)]
+    with (gzip.open if is_gzip(path) else open)(path, "rb") as handle:
+        header = handle.readline()
+        while block := next_lines(handle, chunk_size):
+            frame = pl.read_csv(header + block, separator=separator, infer_schema=False, new_columns=named)
+            yield frame.select(kept)
+
+
+def next_lines(handle: BufferedIOBase, count: int) -> bytes:
+    """The next `count` lines, and more while a quoted value is open (an odd number of quotes)."""
+    block = b"".join(islice(handle, count))
+    quotes, more = block.count(b'"'), []
+    while quotes % 2 and (line := handle.readline()):
+        more.append(line)
+        quotes += line.count(b'"')
+    return block + b"".join(more) if more else block
 
 
 def checked_chunk(chunk: pl.DataFrame, path, genome: Genome, model_inputs: Sequence[str]) -> pl.DataFrame:

@@ -29,11 +29,11 @@ from workflow_scripts.errors import InputError
 from workflow_scripts.evaluation.predict import evaluation_device, load_trained_model, predict
 from workflow_scripts.inference.new_calls import (
     call_columns,
+    calls_schema,
     check_header,
     checked_chunk,
     chunk_windows,
     read_chunks,
-    scan_calls,
 )
 from workflow_scripts.models.call_inputs import feature_matrix
 from workflow_scripts.tokenization.tokenizers import load_tokenizer, window_token_lengths
@@ -131,7 +131,7 @@ def scored_chunk(
 
 
 def empty_output(paths: PredictPaths) -> pl.DataFrame:
-    frame = pl.DataFrame(schema=scan_calls(paths.calls).collect_schema())
+    frame = pl.DataFrame(schema=calls_schema(paths.calls))
     return frame.with_columns(
         pl.col("position").cast(pl.Int64),
         pl.lit(None, pl.Float64).alias(P_ERROR),
