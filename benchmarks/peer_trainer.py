@@ -171,7 +171,7 @@ def training_arguments(args: argparse.Namespace) -> TrainingArguments:
         logging_steps=args.log_every,
         seed=args.seed,
         use_cpu=cpu,
-        ddp_backend="gloo" if cpu else None,
+        ddp_backend="gloo" if cpu and "LOCAL_RANK" in os.environ else None,  # torchrun on CPU
         ddp_find_unused_parameters=False,  # as errorseq's DDP (every parameter gets a gradient)
         dataloader_num_workers=0,  # errorseq collates in the training process too
         report_to="none",
