@@ -14,7 +14,7 @@ import tempfile
 import numpy as np
 import torch
 
-from benchmarks import dryrun, extraction, padding, training
+from benchmarks import dryrun, extraction, padding, predict_memory, training
 from benchmarks.common import load_line
 
 
@@ -44,11 +44,13 @@ def main(argv: list[str] | None = None) -> None:
                     tmp,
                 ]
             )
+            predict_memory.main(["--calls", "4000", "8000", "--chunk-size", "2000", "--work-dir", tmp])
         dryrun.main(["--repeats", "1"])
         return
     padding.main([])
     training.main([])
     extraction.main([])
+    predict_memory.main([])
     dryrun.main([])
 
 
