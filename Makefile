@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: setup demo test test-fast lint format envs config-docs bench clean
+.PHONY: setup demo test test-fast lint format envs config-docs bench bench-peers clean
 
 setup: $(VENV)/.installed
 
@@ -55,6 +55,11 @@ envs: setup
 bench: setup
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt || echo "bench: no pyfaidx; its row is skipped"
 	$(RUN) python -m benchmarks.run_all
+
+# errorseq against the transformers Trainer and the MetaSpliceAI recipe, same BERT and windows
+# (benchmarks/peers.py, ~10 min on 2 cores; also part of `make bench`).
+bench-peers: setup
+	$(RUN) python -m benchmarks.peers
 
 clean:
 	rm -rf results logs .snakemake report.html

@@ -2,7 +2,8 @@
 
     python -m benchmarks.run_all [--quick]
 
---quick runs each benchmark at a tiny size (a smoke test, numbers meaningless).
+--quick runs each benchmark at a tiny size (a smoke test, numbers meaningless; peers.py still
+starts six torchrun jobs, ~2 min of it).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import tempfile
 import numpy as np
 import torch
 
-from benchmarks import dryrun, extraction, padding, predict_memory, training
+from benchmarks import dryrun, extraction, padding, peers, predict_memory, training
 from benchmarks.common import load_line
 
 
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> None:
                 ]
             )
             predict_memory.main(["--calls", "4000", "8000", "--chunk-size", "2000", "--work-dir", tmp])
+            peers.main(["--quick", "--work-dir", tmp])
         dryrun.main(["--repeats", "1"])
         return
     padding.main([])
@@ -52,6 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     extraction.main([])
     predict_memory.main([])
     dryrun.main([])
+    peers.main([])
 
 
 if __name__ == "__main__":
