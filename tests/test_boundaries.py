@@ -67,6 +67,7 @@ def test_many_distinct_lengths_are_grouped_near_exactly():
 def test_batch_sizes_follow_the_budget():
     assert batch_sizes_for_budget([100, 250, 1000], 1000, max_length=512) == [10, 4, 1]
     assert batch_sizes_for_budget([100, 2000], 50, max_length=4096) == [1, 1]  # never 0
+    assert batch_sizes_for_budget([20, 100, 250], 1000, max_length=512, max_windows=8) == [8, 8, 4]
 
 
 def test_no_lengths_rejected():

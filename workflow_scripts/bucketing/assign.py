@@ -62,6 +62,7 @@ class BucketSettings:
     target_efficiency: float | None
     batch_sizes: list[int] | None
     max_tokens_per_batch: int | None
+    max_batch_windows: int | None
 
     @classmethod
     def from_config(cls, bucket: dict, tokenizer) -> BucketSettings:
@@ -74,6 +75,7 @@ class BucketSettings:
             target_efficiency=bucket["target_efficiency"],
             batch_sizes=bucket["batch_sizes"],
             max_tokens_per_batch=bucket["max_tokens_per_batch"],
+            max_batch_windows=bucket["max_batch_windows"],
         )
 
 
@@ -85,7 +87,10 @@ def plan_buckets(settings: BucketSettings, train_tokens: np.ndarray) -> tuple[li
     if settings.batch_sizes is not None:
         return boundaries, settings.batch_sizes
     assert settings.max_tokens_per_batch is not None  # check_bucket: exactly one of the two is set
-    return boundaries, batch_sizes_for_budget(boundaries, settings.max_tokens_per_batch, settings.max_length)
+    sizes = batch_sizes_for_budget(
+        boundaries, settings.max_tokens_per_batch, settings.max_length, settings.max_batch_windows
+    )
+    return boundaries, sizes
 
 
 def read_windows(path: str) -> pl.DataFrame:

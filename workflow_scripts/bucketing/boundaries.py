@@ -95,6 +95,10 @@ def edge_efficiency(token_lengths: np.ndarray, boundaries: list[int]) -> float:
     return float(token_lengths.sum() / padded.sum())
 
 
-def batch_sizes_for_budget(boundaries: list[int], max_tokens_per_batch: int, max_length: int) -> list[int]:
-    """Per-bucket batch size: as many windows of the bucket's longest length as fit the budget."""
-    return [max(1, max_tokens_per_batch // min(upper, max_length)) for upper in boundaries]
+def batch_sizes_for_budget(
+    boundaries: list[int], max_tokens_per_batch: int, max_length: int, max_windows: int | None = None
+) -> list[int]:
+    """Per-bucket batch size: as many windows of the bucket's longest length as fit the budget,
+    at most `max_windows`."""
+    sizes = [max(1, max_tokens_per_batch // min(upper, max_length)) for upper in boundaries]
+    return sizes if max_windows is None else [min(size, max_windows) for size in sizes]
