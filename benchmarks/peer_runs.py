@@ -51,6 +51,7 @@ class PeerResult:
     launched_to_export_s: float
     startup_s: float
     train_s: float
+    train_cpu_s: float  # CPU seconds of all ranks over the same steps
     validation_s: float
     checkpoint_s: float
     export_s: float
@@ -66,6 +67,10 @@ class PeerResult:
     @property
     def padded_per_s(self) -> float:
         return self.tokens.padded / self.train_s
+
+    @property
+    def real_per_cpu_s(self) -> float:
+        return self.tokens.real / self.train_cpu_s
 
 
 def fresh(folder: Path) -> Path:
@@ -118,7 +123,9 @@ def run_errorseq(data: dict, model_dir: Path, launch: Launch, run: Path) -> Peer
     command = [sys.executable, "-m", "workflow_scripts.rules.train", *resources, "--config", config]
     command += [str(part) for pair in paths.items() for part in pair]
     log = run / "train.log"
-    watched = checked(watch(command, log, run / "checkpoints" / STEP_LOG_PARTIAL), log, "errorseq train")
+    watched = checked(
+        watch(command, log, run / "checkpoints" / STEP_LOG_PARTIAL, ranks=launch.ranks), log, "errorseq train"
+    )
     timeline = errorseq_timeline(watched, run)
     tokens, telemetry_real = errorseq_token_count(data, launch, watched)
     if abs(tokens.real - telemetry_real) > 1e-6 * tokens.real + 1:
@@ -153,7 +160,7 @@ def evaluate_rule(data: dict, run: Path) -> dict:
 def errorseq_timeline(watched: Watched, run: Path) -> dict:
     """Seconds of each phase from the step log (arrival times; a train record's `step_s` times
     its steps, so its first step began arrival - steps * step_s) and the outputs' mtimes."""
-    train, val, starts = [], [], []
+    train, val, spans = [], [], []  # spans: each epoch's steps, (first began, last done)
     last_step, epoch = 0, 0
     for arrived, record in watched.records:
         if record["kind"] == "val":
@@ -161,10 +168,12 @@ def errorseq_timeline(watched: Watched, run: Path) -> dict:
             continue
         steps = record["step"] - last_step
         if record["epoch"] != epoch:
-            starts.append(arrived - steps * record["step_s"])
+            spans.append([arrived - steps * record["step_s"], arrived])
             epoch = record["epoch"]
+        spans[-1][1] = arrived
         train.append((arrived, steps * record["step_s"]))
         last_step = record["step"]
+    starts = [began for began, _ in spans]
     saved = (run / "checkpoints" / "latest").stat().st_mtime
     exported = max((run / name).stat().st_mtime for name in ("model.pt", "model.json", "steps.jsonl"))
     ends = starts[1:] + [saved]  # a checkpoint ends where the next epoch's steps begin
@@ -172,6 +181,7 @@ def errorseq_timeline(watched: Watched, run: Path) -> dict:
         "launched_to_export_s": exported - watched.launched,
         "startup_s": starts[0] - watched.launched,
         "train_s": sum(seconds for _, seconds in train),
+        "train_cpu_s": sum(watched.cpu_between(began, done) for began, done in spans),
         "validation_s": sum(done - began for done, began in val),
         "checkpoint_s": sum(end - done for end, (done, _) in zip(ends, val)),
         "export_s": exported - saved,
@@ -234,7 +244,7 @@ def run_trainer(data: dict, model_dir: Path, launch: Launch, run: Path, plan: di
     if launch.device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
     log = run / "train.log"
-    watched = checked(watch(command, log, env=env), log, f"Trainer ({plan['batching']})")
+    watched = checked(watch(command, log, env=env, ranks=launch.ranks), log, f"Trainer ({plan['batching']})")
     record = json.loads((run / "timeline.json").read_text())
     ranks = [json.loads((run / f"rank-{r}.json").read_text()) for r in range(launch.ranks)]
     tokens = TokenCount(
@@ -265,11 +275,12 @@ def trainer_timeline(events: dict[str, list[float]], watched: Watched) -> dict:
     """Seconds of each phase from the callbacks' times: a step lasts from the end of whatever came
     before it (the previous step, a validation, a save, an epoch's start) to its on_step_end."""
     marks = sorted((t, name) for name, times in events.items() for t in times)
-    train_s = validation_s = checkpoint_s = 0.0
+    train_s = train_cpu_s = validation_s = checkpoint_s = 0.0
     previous = None
     for t, name in marks:
         if name == "step_end" and previous is not None:
             train_s += t - previous
+            train_cpu_s += watched.cpu_between(previous, t)
         elif name == "evaluate_end":
             validation_s += t - previous
         elif name == "save_end":
@@ -281,6 +292,7 @@ def trainer_timeline(events: dict[str, list[float]], watched: Watched) -> dict:
         "launched_to_export_s": exported - watched.launched,
         "startup_s": events["epoch_begin"][0] - watched.launched,
         "train_s": train_s,
+        "train_cpu_s": train_cpu_s,
         "validation_s": validation_s,
         "checkpoint_s": checkpoint_s,
         "export_s": exported - events["train_end"][0],

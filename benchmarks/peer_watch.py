@@ -1,9 +1,13 @@
 """Run one peer's command and watch it from outside, the same way for every peer.
 
 Every POLL_S the watcher reads each rank's peak resident memory (VmHWM in /proc/PID/status, the
-kernel's high-water mark, so a sample only misses the last POLL_S of a rank's life) and, where
-given, the new lines of a JSONL step log, stamped with the wall-clock time they appeared.
-Ranks are the launched torchrun's children that carry a RANK in their environment.
+kernel's high-water mark, so a sample only misses the last POLL_S of a rank's life), the CPU
+seconds the ranks have used (user + system, summed over ranks) and, where given, the new lines of
+a JSONL step log, stamped with the wall-clock time they appeared. On a machine shared with other
+jobs, wall-clock time depends on their load; CPU seconds over the same interval much less so.
+Ranks are the launched torchrun's children that carry a RANK in their environment; the process
+tree is scanned only until the expected number of ranks is found (the scan costs CPU time that
+the peers, on a shared 2-core machine, would otherwise have).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import psutil
 
 POLL_S = 0.05
@@ -30,10 +35,18 @@ class Watched:
     returncode: int = 0
     peak_rss_mb: dict[int, float] = field(default_factory=dict)
     records: list[tuple[float, dict]] = field(default_factory=list)
+    cpu: list[tuple[float, float]] = field(default_factory=list)  # (time, CPU s of all ranks so far)
 
     @property
     def wall_s(self) -> float:
         return self.exited - self.launched
+
+    def cpu_between(self, began: float, ended: float) -> float:
+        """CPU seconds the ranks used from `began` to `ended` (wall clock), interpolated."""
+        if not self.cpu:
+            return float("nan")
+        times, used = zip(*self.cpu)
+        return float(np.interp(ended, times, used) - np.interp(began, times, used))
 
 
 def peak_rss_mb(pid: int) -> float | None:
@@ -45,6 +58,15 @@ def peak_rss_mb(pid: int) -> float | None:
     except OSError:
         return None
     return None
+
+
+def cpu_seconds(process: psutil.Process, last: float) -> float:
+    """User + system seconds of `process` (its last reading once it has gone)."""
+    try:
+        times = process.cpu_times()
+    except psutil.Error:
+        return last
+    return times.user + times.system
 
 
 class StepLogTail:
@@ -81,9 +103,12 @@ def rank_processes(process: psutil.Process, known: dict[int, psutil.Process]) ->
             known[int(rank)] = child
 
 
-def watch(command: list[str], log: Path, step_log: Path | None = None, env: dict | None = None) -> Watched:
-    """Run `command` (stdout and stderr to `log`) to its end, polling every POLL_S."""
-    tail, ranks = StepLogTail(step_log), {}
+def watch(
+    command: list[str], log: Path, step_log: Path | None = None, env: dict | None = None, ranks: int = 0
+) -> Watched:
+    """Run `command` (stdout and stderr to `log`) to its end, polling every POLL_S; `ranks`: how
+    many rank processes to look for among its descendants."""
+    tail, known, cpu_s = StepLogTail(step_log), {}, {}
     with log.open("w") as handle:
         watched = Watched(launched=time.time())
         child = subprocess.Popen(
@@ -91,12 +116,16 @@ def watch(command: list[str], log: Path, step_log: Path | None = None, env: dict
         )
         root = psutil.Process(child.pid)
         while child.poll() is None:
-            rank_processes(root, ranks)
-            for rank, process in ranks.items():
+            if len(known) < ranks:
+                rank_processes(root, known)
+            for rank, process in known.items():
                 peak = peak_rss_mb(process.pid)
                 if peak is not None:
                     watched.peak_rss_mb[rank] = max(peak, watched.peak_rss_mb.get(rank, 0.0))
+                cpu_s[rank] = cpu_seconds(process, cpu_s.get(rank, 0.0))
             now = time.time()
+            if known:
+                watched.cpu.append((now, sum(cpu_s.values())))
             watched.records += [(now, record) for record in tail.new_records()]
             time.sleep(POLL_S)
         watched.exited = time.time()

@@ -48,6 +48,7 @@ from benchmarks.peer_runs import Launch, PeerResult, run_errorseq, run_trainer
 from benchmarks.peer_tables import print_all, versions
 from workflow_scripts.training.batches import load_split
 
+TOOLS = ("errorseq", "trainer", "recipe")
 PRESETS = {
     "full": {"demo_genes": 2000, "long_tail": {"train": 768, "val": 256, "test": 384}},
     "quick": {"demo_genes": 150, "long_tail": {"train": 48, "val": 24, "test": 32}},
@@ -67,6 +68,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data", nargs="+", default=["demo", "long_tail"], choices=("demo", "long_tail"))
+    parser.add_argument("--tools", nargs="+", default=list(TOOLS), choices=TOOLS, help="errorseq runs first")
     return parser.parse_args(argv)
 
 
@@ -100,7 +102,9 @@ def bucket(name: str, windows: Path, model_dir: Path, tokens_per_rank: int, fold
 def prepare(args: argparse.Namespace, work: Path) -> tuple[Path, list[dict]]:
     preset = PRESETS["quick" if args.quick else "full"]
     demo = demo_windows(work / "demo", preset["demo_genes"])
-    model_dir = save_model(work / f"bert-{args.model}", train_sequences(demo), args.model, args.seed)
+    model_dir = save_model(
+        work / f"bert-{args.model}-seed{args.seed}", train_sequences(demo), args.model, args.seed
+    )
     sources = {"demo": demo}
     if "long_tail" in args.data:
         sources["long_tail"] = long_tail_windows(work / "long_tail", model_dir, preset["long_tail"])
@@ -124,7 +128,7 @@ def plans(data: dict, launch: Launch) -> dict:
     common = {"steps": total, "eval_every": len(steps)}
     return {
         "errorseq": {"batch_sizes": summary["batch_sizes"], "real_per_step": real_per_step},
-        "group_by_length": {
+        "trainer": {
             **common,
             "batching": "group_by_length",
             "batch_size": group_by_length_batch_size(real_per_step, launch.ranks, train.token_lengths.mean()),
@@ -140,21 +144,24 @@ def plans(data: dict, launch: Launch) -> dict:
     }
 
 
-def run_set(data: dict, model_dir: Path, launch: Launch, work: Path) -> list[tuple[PeerResult, str]]:
+def run_set(
+    data: dict, model_dir: Path, launch: Launch, work: Path, tools: list[str]
+) -> list[tuple[PeerResult, str]]:
+    """The peers one after another (never at once), errorseq first: the tables' baseline."""
     plan = plans(data, launch)
     runs = work / "runs" / data["name"]
+    starts = {
+        "errorseq": lambda: run_errorseq(data, model_dir, launch, runs / "errorseq"),
+        "trainer": lambda: run_trainer(data, model_dir, launch, runs / "trainer", plan["trainer"]),
+        "recipe": lambda: run_trainer(data, model_dir, launch, runs / "recipe", plan["recipe"]),
+    }
     results = []
-    for key, start in (
-        ("errorseq", lambda: run_errorseq(data, model_dir, launch, runs / "errorseq")),
-        (
-            "group_by_length",
-            lambda: run_trainer(data, model_dir, launch, runs / "trainer", plan["group_by_length"]),
-        ),
-        ("recipe", lambda: run_trainer(data, model_dir, launch, runs / "recipe", plan["recipe"])),
-    ):
+    for tool in TOOLS:
+        if tool not in tools:
+            continue
         before = os.getloadavg()[0]
-        result = start()
-        result.extra.update(plan=plan.get(key), n_train=plan["n_train"], bucket_s=data["bucket_s"])
+        result = starts[tool]()
+        result.extra.update(plan=plan[tool], n_train=plan["n_train"], bucket_s=data["bucket_s"])
         results.append((result, f"{before:.1f} → {os.getloadavg()[0]:.1f}"))
         print(
             f"peers: {data['name']}: {result.tool}: {result.steps} steps, {result.train_s:.1f} s of steps",
@@ -171,7 +178,9 @@ def main(argv: list[str] | None = None) -> None:
     launch = Launch(args.ranks, args.threads, args.device, args.seed, args.lr, args.epochs)
     began, load_at_start = time.time(), load_line()
     model_dir, sets = prepare(args, work)
-    results = {data["name"]: run_set(data, model_dir, launch, work) for data in sets}
+    if "errorseq" not in args.tools:
+        sys.exit("peers: --tools must include errorseq (every ratio is to it)")
+    results = {data["name"]: run_set(data, model_dir, launch, work, args.tools) for data in sets}
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs" + (
         f", {torch.cuda.get_device_name()}" if args.device == "cuda" else ""
     )

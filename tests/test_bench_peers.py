@@ -95,9 +95,10 @@ def test_trainer_timeline_splits_steps_validation_and_saves():
         "export_end": [21.25],
         "predict_end": [22.0],
     }
-    timeline = trainer_timeline(events, Watched(launched=4.0, exited=23.0))
+    timeline = trainer_timeline(events, Watched(launched=4.0, exited=23.0, cpu=[(0.0, 0.0), (30.0, 60.0)]))
     assert timeline["startup_s"] == 6.0
     assert timeline["train_s"] == 1.0 + 1.5 + 1.5 + (20.0 - 15.5)
+    assert timeline["train_cpu_s"] == pytest.approx(2 * timeline["train_s"])  # two busy ranks
     assert (timeline["validation_s"], timeline["checkpoint_s"]) == (1.0, 0.5)
     assert (timeline["export_s"], timeline["teardown_s"], timeline["launched_to_export_s"]) == (
         0.25,
@@ -123,10 +124,11 @@ def test_errorseq_timeline_reads_the_step_log_and_the_outputs_mtimes(tmp_path):
         (29.0, {"kind": "train", "epoch": 2, "step": 13, "step_s": 1.5}),  # began at 27.5
         (30.0, {"kind": "val", "epoch": 2}),
     ]
-    watched = Watched(launched=2.0, exited=35.0, records=records)
+    watched = Watched(launched=2.0, exited=35.0, records=records, cpu=[(20.0, 5.0), (30.0, 15.0)])
     timeline = errorseq_timeline(watched, tmp_path)
     assert timeline["startup_s"] == 10.0
     assert timeline["train_s"] == 10.0 + 4.0 + 1.5
+    assert timeline["train_cpu_s"] == pytest.approx((26.0 - 20.0) + 1.5)  # CPU read from 20 s on
     assert timeline["validation_s"] == 1.0 + 1.0
     assert timeline["checkpoint_s"] == (27.5 - 27.0) + (31.0 - 30.0)
     assert (timeline["export_s"], timeline["teardown_s"]) == (1.0, 3.0)
@@ -147,9 +149,10 @@ subprocess.run([sys.executable, "-c", code, sys.argv[1]], env={**os.environ, "RA
 
 def test_watch_finds_ranks_their_peak_memory_and_step_records(tmp_path):
     log, steps = tmp_path / "log", tmp_path / "steps.jsonl"
-    watched = watch([sys.executable, "-c", RANK_CHILD, str(steps)], log, steps)
+    watched = watch([sys.executable, "-c", RANK_CHILD, str(steps)], log, steps, ranks=1)
     assert watched.returncode == 0 and watched.wall_s > 0.6
     assert list(watched.peak_rss_mb) == [1] and watched.peak_rss_mb[1] > 80
+    assert 0.0 < watched.cpu_between(watched.launched, watched.exited) < watched.wall_s
     assert [record["step"] for _, record in watched.records] == [1, 2]
     assert watched.records[1][0] - watched.records[0][0] > 0.2  # stamped when each line appeared
 
