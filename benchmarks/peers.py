@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.common import load_line
+from benchmarks.common import load_line, print_table
 from benchmarks.peer_batching import (
     errorseq_batches,
     errorseq_tokens,
@@ -44,6 +44,7 @@ from benchmarks.peer_data import (
     save_model,
     train_sequences,
 )
+from benchmarks.peer_host import host_rows, host_times
 from benchmarks.peer_runs import Launch, PeerResult, run_errorseq, run_trainer
 from benchmarks.peer_tables import print_all, versions
 from workflow_scripts.training.batches import load_split
@@ -172,6 +173,7 @@ def run_set(
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # one thread, as in every rank
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("peers: --device cuda but CUDA is not available")
     work = Path(args.work_dir) / ("quick" if args.quick else "full")
@@ -188,8 +190,19 @@ def main(argv: list[str] | None = None) -> None:
         f"{args.model} BERT, {launch.ranks} ranks on {args.device}, {machine}; {load_at_start} at the start, "
         f"{load_line()} at the end, {time.time() - began:.0f} s in all"
     )
+    host = [
+        row
+        for data in sets
+        for row in host_rows(data["name"], host_times(data, model_dir, launch.ranks, args.seed, 30, 2))
+    ]
     print(f"\n{versions()}")
     print_all(results, header)
+    print_table(
+        "Host time per step, ms (one process and thread, rank 0's batches of errorseq's first 30 steps, "
+        "best of 2; % of a step = of this + the model's maths)",
+        ["data", "part", "ms per step"],
+        host,
+    )
 
 
 if __name__ == "__main__":
