@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> None:
             "peak RSS MiB",
             "peak anon RSS MiB",
             "peak file RSS MiB",
-            "table in memory MiB",
+            "whole table in memory MiB (polars estimate)",
         ],
         rows,
     )
