@@ -62,8 +62,11 @@ def all_reduce_ms() -> float:
     return float(result.value)
 
 
-def host_times(data: dict, model_dir: Path, world_size: int, seed: int, steps: int, repeats: int = 3) -> dict:
-    """Milliseconds per step of each part, on rank 0's batches of the first `steps` steps."""
+def host_times(
+    data: dict, model_dir: Path, world_size: int, seed: int, steps: int, repeats: int = 3, device: str = "cpu"
+) -> dict:
+    """Milliseconds per step of each part, on rank 0's batches of the first `steps` steps (the
+    model's maths on `device`)."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, DataCollatorWithPadding
 
     from workflow_scripts.models.hf import HFTokenizer
@@ -97,9 +100,9 @@ def host_times(data: dict, model_dir: Path, world_size: int, seed: int, steps: i
         "trainer_pretokenise_ms_per_step": pretokenise_ms / max(len(replay), 1),
     }
     times["errorseq_fill_ms"] = times["errorseq_collate_ms"] - times["errorseq_tokenise_ms"]
-    model = AutoModelForSequenceClassification.from_pretrained(str(model_dir), num_labels=2)
+    model = AutoModelForSequenceClassification.from_pretrained(str(model_dir), num_labels=2).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    prepared = [collator(b) for b in batches]
+    prepared = [{key: value.to(device) for key, value in collator(b).items()} for b in batches]
 
     def maths() -> None:
         for batch in prepared:
@@ -107,6 +110,8 @@ def host_times(data: dict, model_dir: Path, world_size: int, seed: int, steps: i
             out.loss.backward()
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
+        if device == "cuda":
+            torch.cuda.synchronize()
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as each rank runs

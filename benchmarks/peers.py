@@ -1,7 +1,7 @@
 """errorseq against the tools users would pick instead: the same BERT fine-tuned on the same windows.
 
     python -m benchmarks.peers [--quick] [--work-dir DIR]
-    python -m benchmarks.peers --device cuda --model base --ranks 1 --tokens-per-rank 12800   # a GPU
+    python -m benchmarks.peers --device cuda --ranks 1 --model base --tokens-per-rank 12800 --lr 1e-4  # GPU
 
 Three peers train the same randomly initialised BERT (benchmarks/peer_data.py) on the same
 windows (errorseq's demo; the long-tailed lengths of benchmarks/common.py), one after another,
@@ -193,7 +193,9 @@ def main(argv: list[str] | None = None) -> None:
     host = [
         row
         for data in sets
-        for row in host_rows(data["name"], host_times(data, model_dir, launch.ranks, args.seed, 30, 2))
+        for row in host_rows(
+            data["name"], host_times(data, model_dir, launch.ranks, args.seed, 30, 2, args.device)
+        )
     ]
     print(f"\n{versions()}")
     print_all(results, header)
