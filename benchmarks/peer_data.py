@@ -1,6 +1,8 @@
 """Inputs of benchmarks/peers.py: the two window sets and the one BERT every peer starts from.
 
-- demo: errorseq's own demo_data + extract rules (fp_vs_tp, 401-nt windows, planted motif).
+- demo: errorseq's own demo_data + extract rules (fp_vs_tp, planted motif), with flank 200:
+  401-nt windows, ~120 BPE tokens (the default flank is 50 since the real-data tuning: ~35
+  tokens, where the recipe's 256-token bucket would pad 7x; pinned so that runs compare).
 - long tail: the log-normal token lengths of benchmarks/common.py (median 300, 50..2000; the
   768 windows of benchmarks/training.py for train), cut at 768 tokens, the MetaSpliceAI recipe's
   largest bucket, so that no peer truncates; random DNA with the demo's motif planted near the
@@ -23,6 +25,7 @@ import polars as pl
 from benchmarks.common import lognormal_lengths
 from workflow_scripts.data.demo import MOTIF, MOTIF_REACH, PLANT_PROBABILITY
 
+DEMO_FLANK = 200
 MAX_TOKENS = 768  # the recipe's largest bucket bound; every window is cut to fit it
 MODEL_SIZES = {
     # 2 CPU cores: small enough for a few hundred steps in a minute
@@ -66,7 +69,10 @@ def demo_windows(folder: Path, n_genes: int) -> Path:
         ],
         folder / "demo_data.log",
     )
-    experiment = {"experiment": {"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"}}
+    experiment = {
+        "experiment": {"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"},
+        "window": {"flank": DEMO_FLANK},
+    }
     run_rule(
         [
             "workflow_scripts.rules.extract",
