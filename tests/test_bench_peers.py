@@ -228,3 +228,32 @@ def test_quick_run_prints_every_table_with_the_scorers_agreeing(tmp_path, capsys
         shared, own = pair.split(": ")[1].split(" vs own ")
         assert abs(float(shared) - float(own)) < 1e-3, pair
     assert Path(tmp_path / "quick" / "runs" / "demo" / "errorseq" / "model.pt").exists()
+
+
+def test_peer_order_batches_cover_the_train_split_for_every_peer(bert_and_windows):
+    import polars as pl
+    from tokenizers import Tokenizer
+
+    from benchmarks.peer_order import global_batches
+
+    model_dir, windows, work = bert_and_windows
+    table = pl.read_parquet(windows)
+    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    lengths = [len(tokenizer.encode(s).ids) for s in table["sequence"]]
+    manifest = table.select("id", "split", "label").with_columns(
+        pl.Series("token_length", lengths), pl.Series("bucket", [int(n > 300) for n in lengths])
+    )
+    manifest.write_parquet(work / "manifest.parquet")
+    (work / "summary.json").write_text(json.dumps({"batch_sizes": [3, 2]}))
+    data = {
+        "windows": str(windows),
+        "manifest": str(work / "manifest.parquet"),
+        "summary": str(work / "summary.json"),
+    }
+    plan = {"trainer": {"batch_size": 2}, "recipe": {"accumulation": 2}}
+    n_train = 24
+    for kind in ("errorseq", "Trainer, group_by_length", "MetaSpliceAI recipe", "random batches"):
+        batches = global_batches(kind, data, plan, seed=0)
+        assert set(i for batch in batches for i in batch) == set(range(n_train)), kind
+    errorseq = global_batches("errorseq", data, plan, seed=0)
+    assert all(len(batch) in (2, 4, 6) for batch in errorseq)  # two ranks' equal slices joined
