@@ -1,6 +1,6 @@
 """Smoke test: every benchmark script runs at a tiny size and prints its table (no timing asserts)."""
 
-from benchmarks import dryrun, extraction, padding, training
+from benchmarks import dryrun, extraction, padding, predict_memory, training
 
 
 def test_padding_and_training_benchmarks_print_tables(capsys):
@@ -30,3 +30,9 @@ def test_extraction_and_dry_run_benchmarks_print_tables(capsys, tmp_path):
     out = capsys.readouterr().out
     assert "window_strings" in out and "peak RSS MiB" in out
     assert "errorseq, 10 experiments" in out
+
+
+def test_predict_memory_benchmark_prints_its_table(capsys, tmp_path):
+    predict_memory.main(["--calls", "2000", "--chunk-size", "1000", "--work-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "peak anon" in out.lower() and "2,000" in out
