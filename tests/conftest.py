@@ -6,6 +6,8 @@ slow test inside an otherwise fast module carries `@pytest.mark.slow` itself.
 
 import pytest
 
+from tests.workflow_helpers import TINY_CONFIG, snakemake, write_config
+
 SLOW_MODULES = {
     "test_bad_input",
     "test_benchmarks",
@@ -25,3 +27,15 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.module.__name__.rsplit(".", 1)[-1] in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def tiny_demo_run(tmp_path_factory):
+    """The whole demo pipeline with workflow_helpers.TINY_CONFIG, run once for every test that
+    reads its results (test_workflow.py, test_explain.py): (workdir, its config file). Read it,
+    never change it: a test that reruns part of it works on `workflow_helpers.copy_of_run(...)`."""
+    workdir = tmp_path_factory.mktemp("tiny_demo")
+    tiny = write_config(workdir, "tiny.yaml", TINY_CONFIG)
+    result = snakemake(workdir, "--configfile", str(tiny))
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    return workdir, tiny

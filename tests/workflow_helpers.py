@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +37,12 @@ def write_config(directory: Path, name: str, values: dict) -> Path:
     path = directory / name
     path.write_text(yaml.safe_dump(values))
     return path
+
+
+def copy_of_run(workdir: Path, destination: Path) -> Path:
+    """A finished run's folder copied with its modification times and Snakemake's metadata: in
+    the copy, Snakemake too finds nothing to do."""
+    return Path(shutil.copytree(workdir, destination, symlinks=True))
 
 
 def snakemake_command(
