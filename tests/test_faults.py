@@ -113,7 +113,7 @@ INTERRUPTED = {
     "demo": {"n_genes": 200, "calls_per_gene": 3},
     "experiments": [{"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"}],
     "model": {"d_model": 16, "n_layers": 2},
-    "train": {"epochs": 8, "checkpoint_every_steps": 2, "log_every_steps": 2},
+    "train": {"epochs": 3, "checkpoint_every_steps": 2, "log_every_steps": 2},
 }
 MODEL_PT = "results/fp_vs_tp/model/model.pt"
 FINISHED = (
