@@ -1,4 +1,4 @@
-"""A throw-away single-node SLURM cluster on loopback with two fake GPUs, for tests.
+"""A throw-away single-node SLURM cluster on loopback with four fake GPUs, for tests.
 
 `slurm_cluster(directory)` installs the Debian packages when they are missing (root + apt),
 starts munged, slurmctld and slurmd with all their state under `directory`, yields a
@@ -30,7 +30,10 @@ SYSTEM_CONF = Path("/etc/slurm/slurm.conf")
 SESSION_LOCK = Path(tempfile.gettempdir()) / "errorseq-slurm-cluster.lock"
 DIR_PREFIX = "errorseq-slurm-"
 PARTITION = "gpu"
-FAKE_GPUS = 2
+# The node advertises more than the machine has (SlurmdParameters=config_overrides), so that two
+# test workflows' 2-GPU training jobs run side by side; the GPUs are /dev/null (bookkeeping only).
+FAKE_GPUS = 4
+NODE_CPUS = 8
 
 
 @dataclass
@@ -110,6 +113,7 @@ def node_hardware() -> tuple[int, int]:
 
 def write_slurm_conf(root: Path, host: str) -> Path:
     cpus, memory_mb = node_hardware()
+    cpus = max(cpus, NODE_CPUS)
     for name in ("state", "spool", "log", "run", "gpus"):
         (root / name).mkdir(exist_ok=True)
     gpu_files = []
@@ -139,6 +143,7 @@ def write_slurm_conf(root: Path, host: str) -> Path:
         "SelectType": "select/cons_tres",
         "SelectTypeParameters": "CR_Core_Memory",
         "GresTypes": "gpu",
+        "SlurmdParameters": "config_overrides",
         "ReturnToService": 2,
         "MinJobAge": 600,
         "KillWait": 30,

@@ -1,8 +1,12 @@
 """The demo pipeline on a real (loopback) SLURM cluster with `--profile profiles/slurm`.
 
-The cluster comes from tests/slurm_cluster.py: munged + slurmctld + slurmd started here, two
+The cluster comes from tests/slurm_cluster.py: munged + slurmctld + slurmd started here, four
 fake GPUs. Nothing is mocked: jobs go through sbatch, the plugin polls squeue, and the
 assertions read SLURM's own view (scontrol) and the job logs. Skips without root/apt.
+
+The two workflows run side by side (the demo in the background while the stopped-training test
+runs): each spends most of its time waiting for the plugin's status checks, which come 2, 12,
+22, ... s apart while none of its jobs ends.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import pytest
 import yaml
 
 from tests.slurm_cluster import PARTITION, slurm_cluster, why_slurm_cannot_run
-from tests.workflow_helpers import snakemake, start_snakemake, subprocess_env
+from tests.workflow_helpers import start_snakemake, subprocess_env
 from workflow_scripts.artifacts import PLOTS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -141,33 +145,31 @@ def cluster():
         yield running
 
 
-def run_workflow(workdir: Path, profile: Path, cluster, timeout: float = 600) -> None:
+@pytest.fixture(scope="module")
+def demo_in_background(cluster, tmp_path_factory):
+    """The demo pipeline through the profile, started in the background: (workdir, process, output)."""
+    root = tmp_path_factory.mktemp("demo")
+    workdir = write_test_workdir(root / "work")
+    output = root / "snakemake.out"
+    workflow = start_snakemake(
+        workdir,
+        *profile_args(workdir, write_test_profile(root / "profile")),
+        output=output,
+        env=cluster_env(cluster),
+        cores=None,
+    )
+    yield workdir, workflow, output
+    if workflow.poll() is None:
+        workflow.kill()
+        workflow.wait()
+
+
+def finish(workflow: subprocess.Popen, timeout: float) -> int | None:
+    """The exit code of a background Snakemake, or None when it ran past `timeout`."""
     try:
-        done = snakemake(
-            workdir, *profile_args(workdir, profile), env=cluster_env(cluster), timeout=timeout, cores=None
-        )
-    except subprocess.TimeoutExpired as error:
-        output = (error.stdout or b"").decode() + (error.stderr or b"").decode()
-        raise AssertionError(f"timed out\n{failure_report(workdir, cluster, output)}") from None
-    assert done.returncode == 0, failure_report(workdir, cluster, done.stdout + done.stderr)
-
-
-def test_demo_pipeline_runs_on_slurm_with_one_two_gpu_torchrun(cluster, tmp_path):
-    workdir = write_test_workdir(tmp_path / "work")
-    run_workflow(workdir, write_test_profile(tmp_path / "profile"), cluster)
-
-    assert (workdir / "results" / EXPERIMENT / "evaluation" / "metrics.json").exists()
-    assert len(list((workdir / "results" / EXPERIMENT / "plots").glob("*.png"))) == len(PLOTS)
-    (train_job,) = jobs_of_rule(cluster, "train", workdir)
-    assert train_job["JobState"] == "COMPLETED"
-    assert train_job.get("TresPerJob", "").endswith(f"gpu:{TRAIN_GPUS}"), train_job  # --gpus=2
-    assert train_job["NumTasks"] == "1"  # one task, not one per GPU
-    assert slurm_job_log(workdir, "train", train_job["JobId"]), "the SLURM job log is missing"
-    train_log = (workdir / "logs" / EXPERIMENT / "train.log").read_text()
-    assert train_log.count("launch: ") == 1, train_log  # torchrun started once ...
-    assert f"--nproc_per_node={TRAIN_GPUS}" in train_log  # ... with one process per GPU
-    assert f"world size {TRAIN_GPUS}" in train_log
-    assert "CUDA_VISIBLE_DEVICES=0,1" in train_log  # the GPUs SLURM bound to the job
+        return workflow.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
 
 
 def write_training_inputs(workdir: Path) -> None:
@@ -176,7 +178,7 @@ def write_training_inputs(workdir: Path) -> None:
 
     experiment = workdir / "results" / EXPERIMENT
     (experiment / "buckets").mkdir(parents=True)
-    paths = make_training_inputs(experiment, n=600)
+    paths = make_training_inputs(experiment, n=300)
     paths["manifest"].rename(experiment / "buckets" / "manifest.parquet")
     paths["summary"].rename(experiment / "buckets" / "summary.json")
 
@@ -193,11 +195,13 @@ def wait_for_training_steps(
     raise AssertionError(f"training did not log {steps} steps (workflow exit code {workflow.poll()})")
 
 
+@pytest.mark.usefixtures("demo_in_background")  # the demo runs meanwhile; its test comes next
 def test_training_stopped_through_slurm_resumes_from_its_checkpoint(cluster, tmp_path):
     """SIGTERM to the running train job (what a time limit or preemption sends): the trainer
-    saves a checkpoint and fails, Snakemake's retry submits a new job that resumes from it."""
+    saves a checkpoint and fails, Snakemake's retry submits a new job that resumes from it.
+    About 23 steps an epoch: the stop comes near step 10, well before the end of the second."""
     workdir = write_test_workdir(
-        tmp_path / "work", {"train": {"epochs": 4, "log_every_steps": 5, "checkpoint_every_steps": 100000}}
+        tmp_path / "work", {"train": {"epochs": 2, "log_every_steps": 5, "checkpoint_every_steps": 100000}}
     )
     write_training_inputs(workdir)
     args = profile_args(workdir, write_test_profile(tmp_path / "profile")) + [
@@ -224,3 +228,24 @@ def test_training_stopped_through_slurm_resumes_from_its_checkpoint(cluster, tmp
     train_log = (workdir / "logs" / EXPERIMENT / "train.log").read_text()  # the retry's log
     assert re.search(r"resuming from checkpoint \S* ?at step [1-9]", train_log), train_log
     assert (workdir / "results" / EXPERIMENT / "model" / "model.pt").exists()
+
+
+def test_demo_pipeline_runs_on_slurm_with_one_two_gpu_torchrun(cluster, demo_in_background):
+    workdir, workflow, output = demo_in_background
+    returncode = finish(workflow, timeout=600)
+    assert returncode == 0, failure_report(workdir, cluster, f"{output.read_text()}\nexit code {returncode}")
+
+    assert (workdir / "results" / EXPERIMENT / "evaluation" / "metrics.json").exists()
+    assert len(list((workdir / "results" / EXPERIMENT / "plots").glob("*.png"))) == len(PLOTS)
+    (train_job,) = jobs_of_rule(cluster, "train", workdir)
+    assert train_job["JobState"] == "COMPLETED"
+    assert train_job.get("TresPerJob", "").endswith(f"gpu:{TRAIN_GPUS}"), train_job  # --gpus=2
+    assert train_job["NumTasks"] == "1"  # one task, not one per GPU
+    assert slurm_job_log(workdir, "train", train_job["JobId"]), "the SLURM job log is missing"
+    train_log = (workdir / "logs" / EXPERIMENT / "train.log").read_text()
+    assert train_log.count("launch: ") == 1, train_log  # torchrun started once ...
+    assert f"--nproc_per_node={TRAIN_GPUS}" in train_log  # ... with one process per GPU
+    assert f"world size {TRAIN_GPUS}" in train_log
+    # the GPUs SLURM bound to the job: two of the node's four (which two depends on the other test)
+    bound = re.search(r"CUDA_VISIBLE_DEVICES=(\d+),(\d+)\b", train_log)
+    assert bound and len(set(bound.groups())) == TRAIN_GPUS, train_log
