@@ -76,6 +76,7 @@ MULTINODE_PROFILE = {
 MODEL = {"d_model": 16, "n_layers": 1}
 STRATEGIES = ["ddp", "fsdp", "deepspeed"]
 TRAIN = {"epochs": 1, "log_every_steps": 1, "seed": 3}
+ACTIVE_STATES = {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "REQUEUED", "RESIZING", "SUSPENDED"}
 
 
 @pytest.fixture(scope="module")
@@ -182,14 +183,28 @@ def finish(workflow: subprocess.Popen, timeout: float) -> int:
             workflow.wait()
 
 
+def ended_train_job(cluster, workdir: Path, workflow: subprocess.Popen, timeout: float) -> dict | None:
+    """The workdir's train job once SLURM has ended it (None if Snakemake exits first or time
+    runs out): the plugin's status checks come ever more seldom (2, 12, 22, ... s apart while
+    the job runs), so Snakemake would notice the end up to half a minute later."""
+
+    def ended() -> bool:
+        jobs = jobs_of_rule(cluster, "train", workdir)
+        return workflow.poll() is not None or bool(jobs and jobs[0]["JobState"] not in ACTIVE_STATES)
+
+    wait_seconds(ended, timeout, interval=1.0)
+    jobs = jobs_of_rule(cluster, "train", workdir)
+    return jobs[0] if jobs and jobs[0]["JobState"] not in ACTIVE_STATES else None
+
+
 def strategy_train(strategy: str) -> dict:
     return {**TRAIN, "strategy": strategy, **({"zero_stage": 2} if strategy == "deepspeed" else {})}
 
 
 @pytest.fixture(scope="module")
 def parity_runs(cluster, training_inputs, tmp_path_factory) -> dict[str, tuple[Path, Path, str]]:
-    """Each strategy trained on 2 nodes × 2 ranks through Snakemake and as 4 ranks of one torchrun
-    on this machine, all six at once (most of each run is start-up and SLURM polling);
+    """Each strategy trained on 2 nodes × 2 ranks, submitted by Snakemake, and as 4 ranks of one
+    torchrun on this machine, all six at once (most of each run is start-up and SLURM polling);
     strategy -> (the Snakemake workdir, the one-node run's folder, what went wrong or "")."""
     started = {}
     for strategy in STRATEGIES:
@@ -203,7 +218,9 @@ def parity_runs(cluster, training_inputs, tmp_path_factory) -> dict[str, tuple[P
     runs = {}
     for strategy, (tmp_path, (one_node, one_node_out), (workdir, workflow)) in started.items():
         problems = []
-        if finish(workflow, timeout=600) != 0:
+        job = ended_train_job(cluster, workdir, workflow, timeout=600)
+        stop(workflow)  # Snakemake's own verdict on a multi-node job: the killed-rank test
+        if job is None or job["JobState"] != "COMPLETED":
             problems.append(failure_report(workdir, cluster, (tmp_path / "snakemake.out").read_text()))
         if one_node.wait(timeout=600) != 0:
             problems.append((one_node_out / "log").read_text()[-5000:])
@@ -222,6 +239,7 @@ def test_two_nodes_give_the_losses_of_one_node_and_log_every_ranks_host(cluster,
     port = 29500 + int(job["JobId"]) % 1000  # cluster.rdzv_port + the job id mod 1000
     assert f"c10d rendezvous at node1:{port}" in log, log
     assert "rank host: 0 node1, 1 node1, 2 node2, 3 node2" in log, log
+    assert (workdir / "results" / EXPERIMENT / "model" / "model.pt").exists()
     two_nodes = losses(workdir / "results" / EXPERIMENT / "model" / "steps.jsonl")
     reference = losses(one_node_out / "steps.jsonl")
     assert [r[:2] for r in two_nodes] == [r[:2] for r in reference] and len(two_nodes) > 10
@@ -268,7 +286,7 @@ def test_a_rank_killed_on_the_second_node_fails_the_job_fast_and_the_retry_resum
     cluster, training_inputs, tmp_path
 ):
     workdir, workflow = start_training(
-        cluster, tmp_path, training_inputs, {**TRAIN, "epochs": 2, "checkpoint_every_steps": 4}
+        cluster, tmp_path, training_inputs, {**TRAIN, "epochs": 2, "checkpoint_every_steps": 2}
     )
     try:
         wait_for_file(workdir / "results" / EXPERIMENT / "model" / "checkpoints" / "latest", workflow)
@@ -292,14 +310,32 @@ def test_a_rank_killed_on_the_second_node_fails_the_job_fast_and_the_retry_resum
     assert (workdir / "results" / EXPERIMENT / "model" / "model.pt").exists()
 
 
-def test_a_rank_stuck_on_the_second_node_ends_the_job_after_the_collective_timeout(
-    cluster, training_inputs, tmp_path
-):
+@pytest.fixture(scope="module")
+def long_trainings(cluster, training_inputs, tmp_path_factory):
+    """Two trainings that would run for minutes (50 epochs, no retry), started together so that
+    their start-up overlaps: "stuck" for the stuck-rank test, "lost" for the lost-node test that
+    comes after it (its job trains on meanwhile); name -> (workdir, Snakemake process)."""
+    started = {
+        name: start_training(
+            cluster,
+            tmp_path_factory.mktemp(name),
+            training_inputs,
+            {**TRAIN, "epochs": 50},
+            {"preemptible-retries": 0},
+        )
+        for name in ("stuck", "lost")
+    }
+    yield started
+    for workdir, workflow in started.values():
+        stop(workflow)
+        for job in jobs_of_rule(cluster, "train", workdir):
+            cluster.run("scancel", job["JobId"], check=False)
+
+
+def test_a_rank_stuck_on_the_second_node_ends_the_job_after_the_collective_timeout(cluster, long_trainings):
     """Its node stays healthy, so only the ranks can tell: they give up after
     cluster.collective_timeout_s, the first node's torchrun fails and srun ends node2's."""
-    workdir, workflow = start_training(
-        cluster, tmp_path, training_inputs, {**TRAIN, "epochs": 50}, {"preemptible-retries": 0}
-    )
+    workdir, workflow = long_trainings["stuck"]
     try:
         wait_for_file(
             workdir / "results" / EXPERIMENT / "model" / "checkpoints" / "steps.partial.jsonl", workflow
@@ -319,12 +355,8 @@ def test_a_rank_stuck_on_the_second_node_ends_the_job_after_the_collective_timeo
     ), log
 
 
-def test_a_node_that_loses_its_network_is_declared_lost_and_its_job_requeued(
-    cluster, training_inputs, tmp_path
-):
-    workdir, workflow = start_training(
-        cluster, tmp_path, training_inputs, {**TRAIN, "epochs": 50}, {"preemptible-retries": 0}
-    )
+def test_a_node_that_loses_its_network_is_declared_lost_and_its_job_requeued(cluster, long_trainings):
+    workdir, workflow = long_trainings["lost"]
     try:
         wait_for_file(
             workdir / "results" / EXPERIMENT / "model" / "checkpoints" / "steps.partial.jsonl", workflow
