@@ -16,8 +16,6 @@ from tests.workflow_helpers import planned_rules, snakemake, write_config
 from workflow_scripts.calling.annotation import build_site_tables
 from workflow_scripts.calling.gff import read_annotation
 
-pytestmark = pytest.mark.slow
-
 DATA = Path(__file__).parent / "data"
 FASTA, GTF = "athaliana_chr1_1-14000.fa", "athaliana_chr1_1-14000.gtf.gz"
 FRONT = {"demo_data", "index_genome", "annotate_sites", "score_base_model", "make_calls"}

@@ -116,7 +116,7 @@ def test_the_entry_point_writes_the_declared_tables_and_plots(tmp_path, method):
 
 @pytest.mark.slow
 def test_explain_recovers_the_demos_planted_motif(tiny_demo_run):
-    workdir = tiny_demo_run[0]
+    workdir = tiny_demo_run.workdir
     attribution = pl.read_csv(workdir / "results/fp_vs_tp/explain/attribution.tsv", separator="\t")
     for splice_type in ("donor", "acceptor"):
         error = attribution.filter((pl.col("splice_type") == splice_type) & (pl.col("class") == "error"))

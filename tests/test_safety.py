@@ -3,7 +3,6 @@ time, and nothing is written outside results/ and logs/ of the working directory
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -14,83 +13,20 @@ import pytest
 import torch
 import yaml
 
+from tests.demo_run import CONFIG_NAME, WEIRD_CALLS, WEIRD_GENOME
 from tests.train_fixtures import ROOT, make_training_inputs, subprocess_env
-from tests.workflow_helpers import snakemake
-
-WEIRD_DIR = "a b;$(touch pwned)'x"
-WEIRD_GENOME = "g e;`touch pwned`$HOME.fa.gz"
-WEIRD_CALLS = "c a'll;$(touch pwned) s.tsv"
-NETGUARD = '''
-"""Test-only: refuse (and record) any connection that leaves this machine."""
-import os, socket
-
-_LOG = os.environ["ERRORSEQ_NETGUARD_LOG"]
-_LOCAL = ("127.", "::1", "localhost", "0.0.0.0")
-
-
-def _record(line):
-    with open(_LOG, "a") as handle:
-        handle.write(line + "\\n")
-
-
-def _guard(original):
-    def connect(self, address, *args):
-        if self.family != socket.AF_UNIX and not str(address[0]).startswith(_LOCAL):
-            _record(f"blocked {os.getpid()} {address!r}")
-            raise OSError("network access blocked by the errorseq test guard")
-        return original(self, address, *args)
-    return connect
-
-
-socket.socket.connect = _guard(socket.socket.connect)
-socket.socket.connect_ex = _guard(socket.socket.connect_ex)
-_record(f"loaded {os.getpid()}")
-'''
-TINY = {
-    "experiments": [{"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"}],
-    "model": {"d_model": 8, "n_layers": 1},
-    "train": {"epochs": 1},
-}
 
 
 @pytest.fixture(scope="module")
-def weird_run(tmp_path_factory):
-    """The whole pipeline in a folder, and on inputs, whose names are shell code."""
-    base = tmp_path_factory.mktemp("safety")
-    workdir = base / WEIRD_DIR
-    workdir.mkdir()
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "workflow_scripts.rules.demo_data",
-            "--genome",
-            str(workdir / WEIRD_GENOME),
-            "--calls",
-            str(workdir / WEIRD_CALLS),
-            "--config",
-            json.dumps({"demo": {"n_genes": 40, "calls_per_gene": 12}}),
-        ],
-        cwd=ROOT,
-        env=subprocess_env(),
-        check=True,
-        capture_output=True,
-    )
-    (workdir / "my config.yaml").write_text(
-        yaml.safe_dump({**TINY, "genome": WEIRD_GENOME, "calls": WEIRD_CALLS})
-    )
-    guard = base / "netguard"
-    guard.mkdir()
-    (guard / "sitecustomize.py").write_text(NETGUARD)
-    net_log = base / "network.log"
-    env = subprocess_env(PYTHONPATH=str(guard), ERRORSEQ_NETGUARD_LOG=str(net_log))
-    before = set(base.iterdir())
-    result = snakemake(workdir, "--configfile", str(workdir / "my config.yaml"), env=env)
-    return {"base": base, "workdir": workdir, "result": result, "net_log": net_log, "before": before}
+def weird_run(tiny_demo_run):
+    """The whole pipeline in a folder, and on inputs, whose names are shell code, under the
+    network guard: the demo run that test_workflow.py and test_explain.py read too (conftest.py,
+    tests/demo_run.py)."""
+    return tiny_demo_run
 
 
 def test_the_pipeline_runs_in_a_folder_named_like_shell_code_and_runs_none_of_it(weird_run):
-    result, workdir = weird_run["result"], weird_run["workdir"]
+    result, workdir = weird_run.result, weird_run.workdir
     logs = (
         "".join(p.read_text() for p in (workdir / "logs").rglob("*.log"))
         if (workdir / "logs").exists()
@@ -98,24 +34,24 @@ def test_the_pipeline_runs_in_a_folder_named_like_shell_code_and_runs_none_of_it
     )
     assert result.returncode == 0, result.stderr[-3000:] + logs[-3000:]
     assert (workdir / "results/fp_vs_tp/evaluation/metrics.json").exists()
-    planted = [p for folder in (weird_run["base"], ROOT, Path.cwd()) for p in folder.rglob("pwned*")]
+    planted = [p for folder in (weird_run.base, ROOT, Path.cwd()) for p in folder.rglob("pwned*")]
     assert not planted, planted
 
 
 def test_nothing_is_written_outside_results_and_logs(weird_run):
-    workdir = weird_run["workdir"]
-    assert weird_run["result"].returncode == 0
+    workdir = weird_run.workdir
+    assert weird_run.result.returncode == 0
     top = sorted(p.name for p in workdir.iterdir())
-    assert top == sorted([".snakemake", "logs", "results", "my config.yaml", WEIRD_GENOME, WEIRD_CALLS]), top
-    new_beside = set(weird_run["base"].iterdir()) - weird_run["before"] - {weird_run["net_log"]}
+    assert top == sorted([".snakemake", "logs", "results", CONFIG_NAME, WEIRD_GENOME, WEIRD_CALLS]), top
+    new_beside = set(weird_run.base.iterdir()) - weird_run.before - {weird_run.net_log}
     assert not new_beside, new_beside
 
 
 def test_no_network_access_at_run_time(weird_run):
     """Every Python process of the run (Snakemake, jobs, torchrun, ranks) loads a guard that
     refuses connections off this machine; none was attempted."""
-    assert weird_run["result"].returncode == 0
-    lines = weird_run["net_log"].read_text().splitlines()
+    assert weird_run.result.returncode == 0
+    lines = weird_run.net_log.read_text().splitlines()
     assert len([line for line in lines if line.startswith("loaded")]) >= 6  # the guard was active
     assert not [line for line in lines if line.startswith("blocked")]
 

@@ -43,6 +43,7 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import pytest  # noqa: E402
 import yaml  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,6 +72,7 @@ def planned(stdout: str, rule: str) -> list[str]:
     return [line for line in stdout.splitlines() if line.startswith(rule + " ")]
 
 
+@pytest.mark.slow  # starts Snakemake
 def test_training_jobs_get_the_profiles_threads_and_gpus_not_the_local_core_count(tmp_path):
     (tmp_path / "pretrain.yaml").write_text("pretrain: {enabled: true}\n")
     result = slurm_plan("--configfile", str(tmp_path / "pretrain.yaml"), cwd=tmp_path)
@@ -95,6 +97,7 @@ def test_only_training_rules_are_retried_on_the_cluster():
     assert "cores" not in local and "retries" not in local
 
 
+@pytest.mark.slow  # starts Snakemake
 def test_a_snakemake_error_is_shown_without_the_profile_banner(tmp_path):
     result = slurm_plan("--configfile", "missing.yaml", cwd=tmp_path)
     assert result.returncode == 2

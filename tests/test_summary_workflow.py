@@ -6,8 +6,6 @@ import pytest
 
 from tests.workflow_helpers import TINY_CONFIG, snakemake, write_config
 
-pytestmark = pytest.mark.slow  # two trainings
-
 # What is checked is how folds split, run and are summarised, not how well they learn: a small
 # model for one epoch on ~180 windows (each fold still tests ~90 windows of both classes).
 FOLDS_CONFIG = {

@@ -10,8 +10,9 @@ from tests.workflow_helpers import TINY_CONFIG, copy_of_run, planned_rules, snak
 
 @pytest.fixture(scope="module")
 def finished_run(tiny_demo_run):
-    """The demo run that test_explain.py reads too (conftest.py)."""
-    return tiny_demo_run
+    """The demo run that test_explain.py and test_safety.py read too (conftest.py): (its
+    folder, its config file)."""
+    return tiny_demo_run.workdir, tiny_demo_run.config
 
 
 def test_dry_run_plans_every_rule_for_each_experiment(tmp_path):
