@@ -286,7 +286,7 @@ def test_a_rank_killed_on_the_second_node_fails_the_job_fast_and_the_retry_resum
     cluster, training_inputs, tmp_path
 ):
     workdir, workflow = start_training(
-        cluster, tmp_path, training_inputs, {**TRAIN, "epochs": 2, "checkpoint_every_steps": 2}
+        cluster, tmp_path, training_inputs, {**TRAIN, "epochs": 2, "checkpoint_every_steps": 4}
     )
     try:
         wait_for_file(workdir / "results" / EXPERIMENT / "model" / "checkpoints" / "latest", workflow)
