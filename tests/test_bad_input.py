@@ -5,8 +5,10 @@ Most cases run the real `snakemake` in a temporary working directory the way a u
 (a bad config override or bad input files, then a plain `snakemake`): config mistakes and
 unusable files stop while the workflow is parsed (config_checks + preflight), bad FASTA content
 stops in index_genome, bad calls/sequences rows stop in extract, fp16 on CPU stops in the train
-launcher before torchrun starts. A few cases call a module's CLI directly where Snakemake would
-have to train first. The Snakemake cases run two at a time (they are mostly start-up time).
+launcher before torchrun starts. Representatives of each kind run through Snakemake; the other
+extract mistakes run the extract entry point in-process on the same files, and a few cases call
+a module's CLI directly where Snakemake would have to train first. The Snakemake cases run two
+at a time (they are mostly start-up time).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ import yaml
 from tests.train_fixtures import ROOT, make_training_inputs, subprocess_env
 from tests.workflow_helpers import snakemake
 from workflow_scripts.data.fasta import load_fasta
+from workflow_scripts.errors import run_cli
+from workflow_scripts.rules import extract
 
 ERROR_PREFIX = "errorseq: error:"
 CHROM_LENGTHS = {"chr1": 3000, "chr2": 2000}
@@ -117,27 +121,14 @@ SNAKEMAKE_CASES = [
         ("config: experiments.0.name: 'a;touch x' does not match",),
         {"experiments": [{"name": "a;touch x", "error_label": "FP", "correct_label": "TP"}]},
     ),
-    # input files: stops while the workflow is parsed (preflight)
+    # input files: stops while the workflow is parsed (preflight). Two representatives end to
+    # end; every unusable file (empty, not FASTA, corrupt gzip, missing calls or DeepSpeed JSON)
+    # is tested on the pre-flight check directly (tests/test_preflight.py).
     Case("genome missing", ("nope.fa: genome: file not found",), {"genome": "nope.fa"}),
-    Case("genome empty", ("genome.fa: genome: file is empty",), files={"genome.fa": ""}),
-    Case("genome is not a FASTA", ("calls.tsv: genome: no '>' header",), {"genome": "calls.tsv"}),
-    Case(
-        "genome gzip that is garbage",
-        ("genome.fa.gz: genome: corrupt gzip data",),
-        {"genome": "genome.fa.gz"},
-        files={"genome.fa.gz": b"\x1f\x8b" + bytes(64)},
-    ),
-    Case("calls missing", ("missing.tsv: calls: file not found",), {"calls": "missing.tsv"}),
-    Case("calls empty", ("calls.tsv: calls: file is empty",), files={"calls.tsv": ""}),
     Case(
         "calls missing a column",
         ("calls.tsv: column 'strand': required column missing",),
         files={"calls.tsv": tsv([r[:3] + r[4:] for r in call_rows()], HEADER[:3] + HEADER[4:])},
-    ),
-    Case(
-        "deepspeed JSON missing",
-        ("ds.json: train.deepspeed_config: file not found",),
-        {"train": {"strategy": "deepspeed", "deepspeed_config": "ds.json"}},
     ),
     # FASTA content: stops in index_genome
     Case(
@@ -155,13 +146,47 @@ SNAKEMAKE_CASES = [
         indexed=False,
         gone=INDEX,
     ),
-    # calls rows: stops in extract
+    # calls rows: stops in extract. Representatives end to end (a row, a hint, a class); the
+    # other extract mistakes run on the entry point directly (EXTRACT_CASES below).
     Case(
         "bad strand",
         ("calls.tsv: column 'strand' row 6: strand must be '+' or '-'",),
         files={"calls.tsv": mutate(5, "strand", "*")},
         gone=WINDOWS,
     ),
+    Case(
+        "chromosome '2' where the FASTA says 'chr2'",
+        ("calls.tsv: column 'chrom' row 1:", "did you mean 'chr2'?"),
+        files={"calls.tsv": mutate(0, "chrom", "2")},
+        gone=WINDOWS,
+    ),
+    Case(
+        "experiment whose error class has no rows",
+        ("calls.tsv: experiment 'fp_vs_tp': no FP rows (error class)",),
+        files={"calls.tsv": without_pred("FP")},
+        gone=WINDOWS,
+    ),
+    # a sequences table: stops in extract
+    Case(
+        "sequences with an empty sequence",
+        ("seqs.tsv: column 'sequence' row 3: empty sequence",),
+        SEQUENCES,
+        files={"seqs.tsv": sequences_tsv(GOOD_SEQUENCES[:2] + [("s2", "", "1")] + GOOD_SEQUENCES[3:])},
+        gone=WINDOWS,
+    ),
+    # train: stops in the launcher, before torchrun starts its ranks
+    Case(
+        "fp16 where unsupported (CPU)",
+        ("config: train.precision: fp16 needs a CUDA GPU",),
+        {"train": {"epochs": 1, "precision": "fp16"}},
+        gone=TRAIN,
+    ),
+]
+
+
+# The rest of the extract mistakes: the same files, the extract entry point in this process (what
+# the rule runs, through run_cli as `python -m` runs it); Snakemake's side is the cases above.
+EXTRACT_CASES = [
     Case(
         "position 0",
         ("calls.tsv: column 'position' row 3: position outside the chromosome",),
@@ -181,12 +206,6 @@ SNAKEMAKE_CASES = [
         gone=WINDOWS,
     ),
     Case(
-        "chromosome '2' where the FASTA says 'chr2'",
-        ("calls.tsv: column 'chrom' row 1:", "did you mean 'chr2'?"),
-        files={"calls.tsv": mutate(0, "chrom", "2")},
-        gone=WINDOWS,
-    ),
-    Case(
         "duplicate calls",
         ("calls.tsv: column 'position' row 2: duplicate call",),
         files={"calls.tsv": tsv([call_rows()[0]] + call_rows())},
@@ -199,23 +218,9 @@ SNAKEMAKE_CASES = [
         gone=WINDOWS,
     ),
     Case(
-        "experiment whose error class has no rows",
-        ("calls.tsv: experiment 'fp_vs_tp': no FP rows (error class)",),
-        files={"calls.tsv": without_pred("FP")},
-        gone=WINDOWS,
-    ),
-    Case(
         "experiment whose correct class has no rows",
         ("calls.tsv: experiment 'fp_vs_tp': no TP rows (correct class)",),
         files={"calls.tsv": without_pred("TP")},
-        gone=WINDOWS,
-    ),
-    # a sequences table: stops in extract
-    Case(
-        "sequences with an empty sequence",
-        ("seqs.tsv: column 'sequence' row 3: empty sequence",),
-        SEQUENCES,
-        files={"seqs.tsv": sequences_tsv(GOOD_SEQUENCES[:2] + [("s2", "", "1")] + GOOD_SEQUENCES[3:])},
         gone=WINDOWS,
     ),
     Case(
@@ -231,13 +236,6 @@ SNAKEMAKE_CASES = [
         SEQUENCES,
         files={"seqs.tsv": sequences_tsv(GOOD_SEQUENCES[:3] + [("s0", "ACGT", "1")] + GOOD_SEQUENCES[4:])},
         gone=WINDOWS,
-    ),
-    # train: stops in the launcher, before torchrun starts its ranks
-    Case(
-        "fp16 where unsupported (CPU)",
-        ("config: train.precision: fp16 needs a CUDA GPU",),
-        {"train": {"epochs": 1, "precision": "fp16"}},
-        gone=TRAIN,
     ),
 ]
 
@@ -329,6 +327,28 @@ def test_bad_input_fails_with_one_line_and_no_output(case, snakemake_runs):
         assert not (Path(result.args[result.args.index("--directory") + 1]) / output).exists(), output
     leftovers = [p for p in run["after"] if p.endswith((".tmp", ".partial")) or "/." in f"/{p}"]
     assert not leftovers, leftovers
+
+
+def extract_args(case: Case, workdir: Path) -> list[str]:
+    """The extract rule's arguments for a prepared case, as the rule would give them."""
+    experiment = {"experiment": BASE_CONFIG["experiments"][0]}
+    if "sequences" in case.config:
+        source = ["--sequences", str(workdir / case.config["sequences"])]
+    else:
+        source = ["--genome", str(workdir / "results" / "genome"), "--calls", str(workdir / "calls.tsv")]
+    return [*source, "--out", str(workdir / WINDOWS[0]), "--config", json.dumps(experiment)]
+
+
+@pytest.mark.parametrize("case", EXTRACT_CASES, ids=[c.name for c in EXTRACT_CASES])
+def test_bad_rows_fail_in_extract_with_one_line_and_no_output(case, genome_index, tmp_path, capsys):
+    workdir = tmp_path / "work"
+    before = prepare(case, workdir, genome_index)
+    with pytest.raises(SystemExit) as stop:
+        run_cli(extract.main, extract_args(case, workdir))
+    assert stop.value.code == 2
+    assert_one_clear_line(capsys.readouterr().err, case.expect)
+    assert files_under(workdir / "results") == before
+    assert not [p for p in (workdir / "results").rglob("*") if p.name.startswith(".")]
 
 
 # ---- cases where Snakemake would have to train first: the module's CLI directly -----------------

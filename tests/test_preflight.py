@@ -49,6 +49,17 @@ def test_unusable_genomes_are_named(inputs, name, content, key, message):
     assert caught.value.source == name and caught.value.field == key
 
 
+@pytest.mark.parametrize(
+    "name, content, message", [("missing.tsv", None, "file not found"), ("empty.tsv", b"", "file is empty")]
+)
+def test_a_missing_or_empty_calls_table_is_named(inputs, name, content, message):
+    if content is not None:
+        (inputs / name).write_bytes(content)
+    with pytest.raises(InputError, match=message) as caught:
+        check(genome="genome.fa", calls=name)
+    assert caught.value.source == name and caught.value.field == "calls"
+
+
 def test_a_gzipped_fasta_is_peeked_through(inputs):
     (inputs / "genome.fa.gz").write_bytes(gzip.compress(b">chr1\nACGT\n"))
     check(genome="genome.fa.gz", calls="calls.tsv")
