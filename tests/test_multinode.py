@@ -310,32 +310,14 @@ def test_a_rank_killed_on_the_second_node_fails_the_job_fast_and_the_retry_resum
     assert (workdir / "results" / EXPERIMENT / "model" / "model.pt").exists()
 
 
-@pytest.fixture(scope="module")
-def long_trainings(cluster, training_inputs, tmp_path_factory):
-    """Two trainings that would run for minutes (50 epochs, no retry), started together so that
-    their start-up overlaps: "stuck" for the stuck-rank test, "lost" for the lost-node test that
-    comes after it (its job trains on meanwhile); name -> (workdir, Snakemake process)."""
-    started = {
-        name: start_training(
-            cluster,
-            tmp_path_factory.mktemp(name),
-            training_inputs,
-            {**TRAIN, "epochs": 50},
-            {"preemptible-retries": 0},
-        )
-        for name in ("stuck", "lost")
-    }
-    yield started
-    for workdir, workflow in started.values():
-        stop(workflow)
-        for job in jobs_of_rule(cluster, "train", workdir):
-            cluster.run("scancel", job["JobId"], check=False)
-
-
-def test_a_rank_stuck_on_the_second_node_ends_the_job_after_the_collective_timeout(cluster, long_trainings):
+def test_a_rank_stuck_on_the_second_node_ends_the_job_after_the_collective_timeout(
+    cluster, training_inputs, tmp_path
+):
     """Its node stays healthy, so only the ranks can tell: they give up after
     cluster.collective_timeout_s, the first node's torchrun fails and srun ends node2's."""
-    workdir, workflow = long_trainings["stuck"]
+    workdir, workflow = start_training(
+        cluster, tmp_path, training_inputs, {**TRAIN, "epochs": 50}, {"preemptible-retries": 0}
+    )
     try:
         wait_for_file(
             workdir / "results" / EXPERIMENT / "model" / "checkpoints" / "steps.partial.jsonl", workflow
@@ -355,8 +337,12 @@ def test_a_rank_stuck_on_the_second_node_ends_the_job_after_the_collective_timeo
     ), log
 
 
-def test_a_node_that_loses_its_network_is_declared_lost_and_its_job_requeued(cluster, long_trainings):
-    workdir, workflow = long_trainings["lost"]
+def test_a_node_that_loses_its_network_is_declared_lost_and_its_job_requeued(
+    cluster, training_inputs, tmp_path
+):
+    workdir, workflow = start_training(
+        cluster, tmp_path, training_inputs, {**TRAIN, "epochs": 50}, {"preemptible-retries": 0}
+    )
     try:
         wait_for_file(
             workdir / "results" / EXPERIMENT / "model" / "checkpoints" / "steps.partial.jsonl", workflow
