@@ -180,7 +180,7 @@ class Trainer:
             self.progress.next_batch = (group_index + 1) * self.cfg.grad_accumulation
             last = group_index == len(groups) - 1 or self._reached_max_steps()
             if self.progress.step % self.cfg.log_every_steps == 0 or last:  # the last step always
-                self._log_step(window)
+                self._log_step(window, epoch_end=last)
                 window = LogWindow()
             stop_signal = self._stop_signal()
             if stop_signal:
@@ -222,7 +222,7 @@ class Trainer:
         return self.cfg.max_steps is not None and self.progress.step >= self.cfg.max_steps
 
     # ---- metrics --------------------------------------------------------------------------
-    def _log_step(self, window: LogWindow) -> None:
+    def _log_step(self, window: LogWindow, epoch_end: bool = False) -> None:
         seconds = time.monotonic() - window.start
         total_loss, total_tokens, total_windows = self.ctx.all_reduce_sum(
             [window.loss_sum, float(window.tokens), float(window.windows)]
@@ -239,7 +239,7 @@ class Trainer:
             **memory_snapshot(self.ctx.device),
         }
         self.metrics.write(record)
-        self.bar.update(self.progress.step, record["epoch"], record)
+        self.bar.update(self.progress.step, record["epoch"], record, force=epoch_end)
 
     def _validate_and_keep_best(self) -> None:
         if len(self.val_data) == 0:  # nothing to choose by: the last epoch is the best

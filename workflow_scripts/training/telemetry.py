@@ -69,10 +69,10 @@ class StepLog:
 
 
 class Progress:
-    """Rank 0's progress. In the log (stderr): a bar line at most every `min_interval_s`. On the
-    console, where the rule gives one (Snakemake's own stderr, which the job's log redirection
-    leaves out): a start line, a line per epoch and, within long epochs, one every
-    CONSOLE_INTERVAL_S."""
+    """Rank 0's progress. In the log (stderr): a bar line at most every `min_interval_s`, and at
+    the end of every epoch however short. On the console, where the rule gives one (Snakemake's
+    own stderr, which the job's log redirection leaves out): a start line, a line per epoch and,
+    within long epochs, one every CONSOLE_INTERVAL_S."""
 
     def __init__(
         self,
