@@ -28,7 +28,7 @@ def _invalid_character_error(seq: str) -> ValueError:
     return ValueError(f"invalid character {bad!r} in sequence; expected only {ALPHABET}")
 
 
-def _base_codes(seq: str) -> np.ndarray:
+def base_codes(seq: str) -> np.ndarray:
     """Map each base to 0..4 (A, C, G, T, N); ValueError naming any other character."""
     try:
         raw = np.frombuffer(seq.encode("ascii"), dtype=np.uint8)
@@ -72,7 +72,7 @@ class NucleotideTokenizer:
 
     def encode(self, seq: str, max_length: int | None = None) -> np.ndarray:
         """Token ids (int64) for one sequence: CLS then its k-mers, cut to max_length if given."""
-        codes = _base_codes(seq)
+        codes = base_codes(seq)
         if len(codes) < self.k:
             codes = np.concatenate([codes, np.full(self.k - len(codes), ALPHABET.index("N"))])
         n_kmers = len(codes) - self.k + 1

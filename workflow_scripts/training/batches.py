@@ -12,6 +12,7 @@ import torch
 
 from workflow_scripts.errors import InputError
 from workflow_scripts.models.call_inputs import feature_matrix
+from workflow_scripts.tokenization.packed import pack_hf, pack_nucleotides
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
 
 MANIFEST_COLUMNS = ("id", "split", "label", "token_length", "bucket")
@@ -71,31 +72,51 @@ def centre_crop(sequence: str, max_nucleotides: int) -> str:
 
 
 class BatchCollator:
-    """Turns a list of sample indices into (ids, mask, labels) tensors, padded to the batch max."""
+    """Turns a list of sample indices into (ids, mask, labels) tensors, padded to the batch max.
+
+    The windows are tokenised once, here, into one flat array (tokenization/packed.py); a batch
+    is cut from it by array indexing. With `pin_memory` (set where the device is a GPU) the
+    batch's tensors are page-locked, so that copies to the device need not wait."""
 
     def __init__(self, data: SplitData, tokenizer: NucleotideTokenizer, max_tokens: int):
         self.data = data
         self.tokenizer = tokenizer
         self.max_tokens = max_tokens
         self.max_nucleotides = None  # BPE: the tokenizer centre-crops the token ids itself
-        if not getattr(tokenizer, "needs_sequences", False):
+        self.pin_memory = False
+        if getattr(tokenizer, "needs_sequences", False):
+            self.tokens = pack_hf(tokenizer, data.sequences, max_tokens)
+        else:
             # The tokenizer adds a CLS token; k-mers take k-1 extra nucleotides.
             self.max_nucleotides = max_tokens - 1 + tokenizer.k - 1
+            self.tokens = pack_nucleotides(tokenizer, data.sequences, self.max_nucleotides)
 
     def encode(self, indices: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
         """(ids, mask) of these windows, each cut to its centre max_tokens tokens."""
-        seqs = [self.data.sequences[i] for i in indices]
-        if self.max_nucleotides is None:
-            return self.tokenizer.encode_batch(seqs, self.max_tokens)
-        return self.tokenizer.encode_batch([centre_crop(seq, self.max_nucleotides) for seq in seqs])
+        return self.tokens.padded(indices, self.pin_memory)
 
     def __call__(self, indices: list[int]) -> dict[str, torch.Tensor]:
         ids, mask = self.encode(indices)
-        labels = torch.as_tensor(self.data.labels[indices], dtype=torch.long)
-        batch = {"ids": ids, "mask": mask, "labels": labels, "index": torch.as_tensor(indices)}
+        batch = {
+            "ids": ids,
+            "mask": mask,
+            "labels": self._host_tensor(self.data.labels[indices].astype(np.int64, copy=False)),
+            "index": self._host_tensor(np.asarray(indices, dtype=np.int64)),
+        }
         if self.data.features is not None:
-            batch["features"] = torch.as_tensor(self.data.features[indices])
+            batch["features"] = self._host_tensor(self.data.features[indices])
         return batch
+
+    def _host_tensor(self, values: np.ndarray) -> torch.Tensor:
+        tensor = torch.from_numpy(np.ascontiguousarray(values))
+        return tensor.pin_memory() if self.pin_memory else tensor
+
+
+def pin_batches_for(collator, device: torch.device) -> None:
+    """Page-locked batches when they go to a CUDA device (a MaskingCollator's masking makes new
+    tensors, so only a BatchCollator's own batches are pinned)."""
+    if isinstance(collator, BatchCollator):
+        collator.pin_memory = device.type == "cuda" and torch.cuda.is_available()
 
 
 def model_inputs(batch: dict) -> tuple[torch.Tensor, ...]:
