@@ -150,3 +150,29 @@ def sorted_batches(data: SplitData, batch_size: int, rank: int = 0, world_size: 
     mine = np.arange(rank, len(data), world_size)
     order = mine[np.argsort(data.token_lengths[mine], kind="stable")]
     return [order[i : i + batch_size].tolist() for i in range(0, len(order), batch_size)]
+
+
+def budget_batches(
+    token_lengths: np.ndarray, max_batch_tokens: int, rank: int = 0, world_size: int = 1
+) -> list[list[int]]:
+    """Evaluation batches: this rank's share, sorted by length, each holding as many windows as
+    fit in max_batch_tokens once padded to its longest (at least one)."""
+    mine = np.arange(rank, len(token_lengths), world_size)
+    order = mine[np.argsort(token_lengths[mine], kind="stable")]
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for index, length in zip(order.tolist(), token_lengths[order].tolist()):
+        if current and (len(current) + 1) * length > max_batch_tokens:
+            batches.append(current)
+            current = []
+        current.append(index)
+    return batches + [current] if current else batches
+
+
+def training_batch_tokens(train: SplitData, batch_sizes: Sequence[int], max_tokens: int) -> int:
+    """The most padded tokens in one of training's per-rank batches: its batch size times its
+    longest window (cut to max_tokens), over the buckets (the bucket summary's max_batch_tokens,
+    for the buckets' real windows)."""
+    longest = np.zeros(len(batch_sizes), dtype=np.int64)
+    np.maximum.at(longest, train.buckets, np.minimum(train.token_lengths, max_tokens))
+    return int((np.asarray(batch_sizes, dtype=np.int64) * longest).max(initial=0))

@@ -11,10 +11,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import FrameType
 
+import numpy as np
 import torch
 
 from workflow_scripts.bucketing.sampler import DistributedBucketBatchSampler
-from workflow_scripts.training.batches import SplitData, model_inputs, sorted_batches
+from workflow_scripts.training.batches import (
+    SplitData,
+    budget_batches,
+    model_inputs,
+    pin_batches_for,
+    training_batch_tokens,
+)
 from workflow_scripts.training.checkpoint import CheckpointManager, capture_rng, restore_rng
 from workflow_scripts.training.distributed import DistContext
 from workflow_scripts.training.objectives.base import Objective
@@ -22,7 +29,6 @@ from workflow_scripts.training.resume import load_newest_checkpoint
 from workflow_scripts.training.strategies.base import Engine
 from workflow_scripts.training.telemetry import MetricsSink, Progress, memory_snapshot
 
-VALIDATION_BATCH_SIZE = 256
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGUSR1, signal.SIGINT)
 
 
@@ -37,8 +43,10 @@ class TrainingInterrupted(RuntimeError):
 
 class StopRequest:
     """The first stop signal (SIGTERM from a scheduler, SIGUSR1, SIGINT from Ctrl-C, which
-    torchrun passes on) is noted, and the loop saves a checkpoint and stops at its next optimizer
-    step; Python's KeyboardInterrupt never fires. The worker installs it before anything else."""
+    torchrun passes on) is noted, and the loop saves a checkpoint and stops at its next step-log
+    record: within train.log_every_steps optimizer steps or at the epoch's end, which must fit
+    well inside a scheduler's warning (the SLURM profile's --signal=TERM@300). Python's
+    KeyboardInterrupt never fires. The worker installs it before anything else."""
 
     signum = 0
 
@@ -73,16 +81,19 @@ class TrainProgress:
 
 @dataclass
 class LogWindow:
-    """Loss, real tokens and windows summed since the last step-log record."""
+    """Loss, real tokens and windows summed over the optimizer steps since the last step-log
+    record, from `first_step` on. The loss is summed where it was computed (on a GPU: on the
+    device, read back once per record instead of once per step)."""
 
+    first_step: int
     start: float = field(default_factory=time.monotonic)
-    loss_sum: float = 0.0
+    loss_sum: torch.Tensor | float = 0.0
     tokens: int = 0
     windows: int = 0
     steps: int = 0
 
-    def add(self, loss: float, tokens: int, windows: int) -> None:
-        self.loss_sum += loss
+    def add(self, loss: torch.Tensor, tokens: int, windows: int) -> None:
+        self.loss_sum = self.loss_sum + loss
         self.tokens += tokens
         self.windows += windows
         self.steps += 1
@@ -117,6 +128,11 @@ class Trainer:
         self.objective, self.cfg, self.ctx = objective, objective.train_config, ctx
         self.train_data, self.val_data = train, val
         self.collator, self.val_collator = collators
+        for collator in collators:
+            pin_batches_for(collator, ctx.device)
+        max_tokens = getattr(self.collator, "base", self.collator).max_tokens  # MaskingCollator: base
+        self.val_batch_tokens = training_batch_tokens(train, batch_sizes, max_tokens)
+        self.val_token_lengths = np.minimum(val.token_lengths, max_tokens)
         self.sampler = DistributedBucketBatchSampler(
             train.buckets,
             batch_sizes,
@@ -173,7 +189,7 @@ class Trainer:
         ]
         start_group = self.progress.next_batch // self.cfg.grad_accumulation
         self.engine.model.train()
-        window = LogWindow()
+        window = LogWindow(self.progress.step + 1)
         for group_index in range(start_group, len(groups)):
             window.add(*self._optimizer_step(groups[group_index]))
             self.progress.step += 1
@@ -181,42 +197,47 @@ class Trainer:
             last = group_index == len(groups) - 1 or self._reached_max_steps()
             if self.progress.step % self.cfg.log_every_steps == 0 or last:  # the last step always
                 self._log_step(window, epoch_end=last)
-                window = LogWindow()
-            stop_signal = self._stop_signal()
-            if stop_signal:
-                saved = self._save_checkpoint()
-                raise TrainingInterrupted(stop_signal, self.progress.step, str(saved))
+                window = LogWindow(self.progress.step + 1)
+                self._maybe_stop()
             if self.progress.step % self.cfg.checkpoint_every_steps == 0:
+                self._check_finite(window)  # never save weights a non-finite loss has reached
                 self._save_checkpoint()
             if self._reached_max_steps():
                 return
         self.progress.epoch += 1
         self.progress.next_batch = 0
 
-    def _optimizer_step(self, group: list[list[int]]) -> tuple[float, int, int]:
-        """Forward/backward over the micro-batches of one optimizer step, then step.
-        Returns this rank's loss, real tokens and windows."""
-        total_loss, tokens, windows = 0.0, 0, 0
+    def _optimizer_step(self, group: list[list[int]]) -> tuple[torch.Tensor, int, int]:
+        """Forward/backward over the micro-batches of one optimizer step, then step. Returns
+        this rank's loss (a tensor where it was computed: reading it would wait for the device),
+        real tokens (counted on the host's mask) and windows."""
+        total_loss, tokens, windows = torch.zeros((), device=self.ctx.device), 0, 0
         for position, indices in enumerate(group):
-            batch = self._to_device(self.collator(indices))
+            host_batch = self.collator(indices)
+            tokens += int(host_batch["mask"].sum())
+            windows += len(indices)
+            batch = self._to_device(host_batch)
             loss = forward_loss(self.engine, self.objective.loss, batch) / len(group)
             self.engine.backward(loss, sync=position == len(group) - 1)
-            total_loss += loss.item()
-            tokens += int(batch["mask"].sum())
-            windows += len(indices)
-        self._check_finite(total_loss)
+            total_loss += loss.detach()
         self.engine.clip_and_step()
         return total_loss, tokens, windows
 
     def _to_device(self, batch: dict) -> dict:
         return {key: value.to(self.ctx.device, non_blocking=True) for key, value in batch.items()}
 
-    def _check_finite(self, loss: float) -> None:
-        if not math.isfinite(loss):
-            raise FloatingPointError(
-                f"rank {self.ctx.rank}: loss is {loss} at step {self.progress.step + 1} "
-                f"(epoch {self.progress.epoch + 1}); lower train.lr or use fp32"
-            )
+    def _check_finite(self, window: LogWindow) -> float:
+        """This rank's loss summed over the window's steps; FloatingPointError if it is not
+        finite. Checked at every step-log record and before every checkpoint, so a run stops
+        at most train.log_every_steps steps after its loss became non-finite."""
+        loss = float(window.loss_sum)
+        if math.isfinite(loss):
+            return loss
+        last = self.progress.step
+        where = f"at step {last} (epoch {self.progress.epoch + 1}); lower train.lr or use fp32"
+        if window.first_step < last:
+            where += f" (checked every train.log_every_steps: non-finite in steps {window.first_step}-{last})"
+        raise FloatingPointError(f"rank {self.ctx.rank}: loss is {loss} {where}")
 
     def _reached_max_steps(self) -> bool:
         return self.cfg.max_steps is not None and self.progress.step >= self.cfg.max_steps
@@ -225,7 +246,7 @@ class Trainer:
     def _log_step(self, window: LogWindow, epoch_end: bool = False) -> None:
         seconds = time.monotonic() - window.start
         total_loss, total_tokens, total_windows = self.ctx.all_reduce_sum(
-            [window.loss_sum, float(window.tokens), float(window.windows)]
+            [self._check_finite(window), float(window.tokens), float(window.windows)]
         )
         record = {
             "kind": "train",
@@ -280,9 +301,13 @@ class Trainer:
         return self.objective.summarise(scores, self.ctx)
 
     def _padded_val_batches(self) -> list[tuple[list[int], bool]]:
-        """This rank's batches, padded with discarded repeats so that every rank runs as many
-        forward passes (sharded strategies gather parameters collectively in forward)."""
-        batches = sorted_batches(self.val_data, VALIDATION_BATCH_SIZE, self.ctx.rank, self.ctx.world_size)
+        """This rank's batches, cut by training's largest per-rank batch in tokens (so that
+        validation never needs more memory than a training step's forward pass), padded with
+        discarded repeats so that every rank runs as many forward passes (sharded strategies
+        gather parameters collectively in forward)."""
+        batches = budget_batches(
+            self.val_token_lengths, self.val_batch_tokens, self.ctx.rank, self.ctx.world_size
+        )
         longest = int(self.ctx.all_reduce_max(len(batches)))
         filler = batches[-1] if batches else [0]
         return [(b, True) for b in batches] + [(filler, False)] * (longest - len(batches))
@@ -313,6 +338,15 @@ class Trainer:
                 flush=True,
             )
         return True
+
+    def _maybe_stop(self) -> None:
+        """Save a checkpoint and stop if any rank noted a stop signal. Checked with each
+        step-log record (every train.log_every_steps steps and at an epoch's end), not every step:
+        the check is a collective, a GPU sync each."""
+        stop_signal = self._stop_signal()
+        if stop_signal:
+            saved = self._save_checkpoint()
+            raise TrainingInterrupted(stop_signal, self.progress.step, str(saved))
 
     def _stop_signal(self) -> int:
         """A stop signal noted on any rank (0: none); collective, so every rank stops together."""
