@@ -1,13 +1,16 @@
 """Host time per step, the part of errorseq's step that is not the model's maths (issue 18, item 3).
 
 One process, one thread, rank 0's batches of errorseq's first steps (its sampler replayed):
-- errorseq's collation (training/batches.BatchCollator with the HF tokenizer, models/hf.py):
-  tokenising the batch's strings, then filling the padded tensors row by row;
+- errorseq's collation (training/batches.BatchCollator with the HF tokenizer, models/hf.py): the
+  split tokenised once when the collator is built (tokenization/packed.py; shown per step of an
+  epoch), then each batch cut from it by array indexing; beside it, what errorseq did before
+  (tokenising each batch's strings, then filling the padded tensors row by row: encode_batch);
 - the Trainer's collation: the windows tokenised once up front (as peer_trainer does), then
   DataCollatorWithPadding per batch;
 - the model's forward + backward + AdamW step on the same batches (what both pay alike);
-- one all-reduce of a scalar between two gloo processes: errorseq's loop makes one every step
-  (the stop-signal check, training/loop._stop_signal) beside DDP's gradient all-reduce.
+- one all-reduce of a scalar between two gloo processes: errorseq's loop makes one per step-log
+  record (the stop-signal check, training/loop._maybe_stop; every step before), beside DDP's
+  gradient all-reduce.
 Best of `repeats` for each; the machine's other jobs only add time.
 """
 
@@ -19,12 +22,20 @@ import socket
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from benchmarks.peer_batching import errorseq_batches
-from workflow_scripts.training.batches import BatchCollator, load_split
+from workflow_scripts.config.sections import section_defaults
+from workflow_scripts.training.batches import (
+    BatchCollator,
+    budget_batches,
+    load_split,
+    sorted_batches,
+    training_batch_tokens,
+)
 
 ALL_REDUCE_CALLS = 200
 
@@ -62,6 +73,54 @@ def all_reduce_ms() -> float:
     return float(result.value)
 
 
+def _validation_worker(data: dict, model_dir: str, budget: int | None, result) -> None:
+    """Peak RSS growth (MiB) of one forward pass over rank 0 of 2's validation batches: 256
+    windows each (budget None: errorseq before) or cut by a token budget (errorseq now)."""
+    import resource
+
+    from transformers import AutoModelForSequenceClassification
+
+    from workflow_scripts.models.hf import HFTokenizer
+
+    torch.set_num_threads(1)
+    summary = json.loads(Path(data["summary"]).read_text())
+    val = load_split(data["windows"], data["manifest"], "val")
+    max_tokens = int(summary["max_length"])
+    collator = BatchCollator(val, HFTokenizer(model_dir), max_tokens)
+    model = AutoModelForSequenceClassification.from_pretrained(model_dir, num_labels=2).eval()
+    if budget is None:
+        batches = sorted_batches(val, 256, 0, 2)
+    else:
+        batches = budget_batches(np.minimum(val.token_lengths, max_tokens), budget, 0, 2)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with torch.no_grad():
+        for indices in batches:
+            batch = collator(indices)
+            model(input_ids=batch["ids"], attention_mask=batch["mask"].long())
+    result.value = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+
+
+def validation_rss_mib(data: dict, model_dir: Path) -> dict:
+    """Validation's peak RSS growth on one rank, before (256-window batches) and now (training's
+    largest per-rank batch in tokens), each in a fresh process."""
+    summary = json.loads(Path(data["summary"]).read_text())
+    train = load_split(data["windows"], data["manifest"], "train")
+    budget = training_batch_tokens(train, summary["batch_sizes"], int(summary["max_length"]))
+    context = mp.get_context("spawn")
+    grown = {}
+    for name, cut in (("before", None), ("now", budget)):
+        result = context.Value("d", float("nan"))
+        process = context.Process(target=_validation_worker, args=(data, str(model_dir), cut, result))
+        process.start()
+        process.join()
+        grown[name] = float(result.value)
+    return {
+        "val_budget_tokens": budget,
+        "val_rss_before_mib": grown["before"],
+        "val_rss_now_mib": grown["now"],
+    }
+
+
 def host_times(
     data: dict, model_dir: Path, world_size: int, seed: int, steps: int, repeats: int = 3, device: str = "cpu"
 ) -> dict:
@@ -75,7 +134,13 @@ def host_times(
     train = load_split(data["windows"], data["manifest"], "train")
     replay = errorseq_batches(train.buckets, summary["batch_sizes"], train.token_lengths, world_size, seed, 0)
     batches = [step[0] for step in replay[:steps]]
-    collator = BatchCollator(train, HFTokenizer(str(model_dir)), int(summary["max_length"]))
+    max_tokens = int(summary["max_length"])
+    hf_tokenizer = HFTokenizer(str(model_dir))
+    collators = []
+    tokenise_once_ms = best_ms(
+        repeats, lambda: collators.append(BatchCollator(train, hf_tokenizer, max_tokens)), 1
+    )
+    collator = collators[-1]
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     padder = DataCollatorWithPadding(tokenizer)
     began = time.perf_counter()
@@ -85,9 +150,10 @@ def host_times(
     times = {
         "steps": n,
         "errorseq_collate_ms": best_ms(repeats, lambda: [collator(b) for b in batches], n),
-        "errorseq_tokenise_ms": best_ms(
+        "errorseq_tokenise_once_ms_per_step": tokenise_once_ms / max(len(replay), 1),
+        "errorseq_before_collate_ms": best_ms(
             repeats,
-            lambda: [collator.tokenizer.encode_ids([train.sequences[i] for i in b]) for b in batches],
+            lambda: [hf_tokenizer.encode_batch([train.sequences[i] for i in b], max_tokens) for b in batches],
             n,
         ),
         "trainer_collate_ms": best_ms(
@@ -99,7 +165,6 @@ def host_times(
         ),
         "trainer_pretokenise_ms_per_step": pretokenise_ms / max(len(replay), 1),
     }
-    times["errorseq_fill_ms"] = times["errorseq_collate_ms"] - times["errorseq_tokenise_ms"]
     model = AutoModelForSequenceClassification.from_pretrained(str(model_dir), num_labels=2).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     prepared = [{key: value.to(device) for key, value in collator(b).items()} for b in batches]
@@ -120,6 +185,8 @@ def host_times(
     finally:
         torch.set_num_threads(threads)
     times["all_reduce_ms"] = all_reduce_ms()
+    times["log_every_steps"] = section_defaults("train")["log_every_steps"]
+    times.update(validation_rss_mib(data, model_dir))
     return times
 
 
@@ -129,11 +196,29 @@ def host_rows(name: str, times: dict) -> list[list]:
     def share(ms: float) -> str:
         return f"{ms:.2f} ({100 * ms / (ms + step):.1f} % of a step)"
 
+    every = times["log_every_steps"]
     return [
-        [name, "errorseq: BatchCollator (tokenise + fill)", share(times["errorseq_collate_ms"])],
-        [name, "  of which the HF tokenizer call", f"{times['errorseq_tokenise_ms']:.2f}"],
-        [name, "  of which padding into tensors, row by row", f"{times['errorseq_fill_ms']:.2f}"],
-        [name, "errorseq: stop-signal all-reduce (gloo, 2 processes)", share(times["all_reduce_ms"])],
+        [
+            name,
+            "errorseq: BatchCollator, a batch cut from the tokenised split",
+            share(times["errorseq_collate_ms"]),
+        ],
+        [
+            name,
+            "errorseq: tokenising the split once (building the collator), per step of an epoch",
+            f"{times['errorseq_tokenise_once_ms_per_step']:.2f}",
+        ],
+        [
+            name,
+            "errorseq before: tokenising each batch + filling row by row (encode_batch)",
+            share(times["errorseq_before_collate_ms"]),
+        ],
+        [
+            name,
+            f"errorseq: stop-signal all-reduce (gloo, 2 processes), once per {every} steps",
+            share(times["all_reduce_ms"] / every),
+        ],
+        [name, "errorseq before: the same all-reduce every step", share(times["all_reduce_ms"])],
         [
             name,
             "Trainer: DataCollatorWithPadding on pre-tokenised windows",
@@ -145,4 +230,47 @@ def host_rows(name: str, times: dict) -> list[list]:
             f"{times['trainer_pretokenise_ms_per_step']:.2f}",
         ],
         [name, "model forward + backward + AdamW (both alike)", f"{step:.1f}"],
+        [
+            name,
+            "validation, peak RSS growth of one rank (MiB): 256-window batches before → "
+            f"{times['val_budget_tokens']:,}-token batches now",
+            f"{times['val_rss_before_mib']:.0f} → {times['val_rss_now_mib']:.0f}",
+        ],
     ]
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    from benchmarks import peers
+    from benchmarks.common import load_line, print_table
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="peers.py's tiny data")
+    parser.add_argument("--work-dir", default="/tmp/errorseq-bench/peers")
+    parser.add_argument("--data", nargs="+", default=["demo", "long_tail"], choices=("demo", "long_tail"))
+    parser.add_argument("--steps", type=int, default=30, help="rank 0's batches of this many steps")
+    parser.add_argument("--repeats", type=int, default=2, help="best of this many")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    args = parser.parse_args(argv)
+    options = peers.parse_args(
+        ["--work-dir", args.work_dir, "--data", *args.data, *(["--quick"] if args.quick else [])]
+    )
+    work = Path(options.work_dir) / ("quick" if options.quick else "full")
+    model_dir, sets = peers.prepare(options, work)
+    before = load_line()
+    rows = [
+        row
+        for data in sets
+        for row in host_rows(
+            data["name"],
+            host_times(data, model_dir, options.ranks, options.seed, args.steps, args.repeats, args.device),
+        )
+    ]
+    print_table(
+        f"Host time per step ({before} before, {load_line()} after)", ["data", "part", "ms per step"], rows
+    )
+
+
+if __name__ == "__main__":
+    main()
