@@ -13,8 +13,9 @@ from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
 from workflow_scripts.training.batches import BatchCollator, budget_batches, load_split
 from workflow_scripts.training.checkpoint import CheckpointManager
 from workflow_scripts.training.distributed import DistContext
-from workflow_scripts.training.loop import StopRequest, Trainer, TrainingInterrupted
+from workflow_scripts.training.loop import Trainer
 from workflow_scripts.training.objectives import build_objective
+from workflow_scripts.training.stop_signal import StopRequest, TrainingInterrupted
 from workflow_scripts.training.strategies import build_engine
 from workflow_scripts.training.telemetry import MetricsSink
 
@@ -55,18 +56,19 @@ def make_trainer(splits, work, **train):
 
 def test_validation_batches_stay_within_trainings_largest_batch_and_score_alike(splits, tmp_path):
     trainer = make_trainer(splits, tmp_path)
+    validator = trainer.validator
     longest = np.minimum(splits[0].token_lengths, MAX_TOKENS)
-    assert trainer.val_batch_tokens == max(
+    assert validator.batch_tokens == max(
         size * longest[splits[0].buckets == bucket].max() for bucket, size in enumerate(BATCH_SIZES)
     )
-    lengths = trainer.val_token_lengths
-    batches = [indices for indices, _ in trainer._padded_val_batches()]
+    lengths = validator.token_lengths
+    batches = [indices for indices, _ in validator.padded_batches()]
     assert sorted(i for b in batches for i in b) == list(range(len(splits[1])))
-    assert len(batches) > 1 and all(len(b) * lengths[b].max() <= trainer.val_batch_tokens for b in batches)
-    reference = trainer.validate()
+    assert len(batches) > 1 and all(len(b) * lengths[b].max() <= validator.batch_tokens for b in batches)
+    reference = validator.validate(trainer.engine)
     for budget in (1, 300, 10**9):  # one window per batch ... the whole split at once
-        trainer.val_batch_tokens = budget
-        result = trainer.validate()
+        validator.batch_tokens = budget
+        result = validator.validate(trainer.engine)
         assert result.keys() == reference.keys()
         for key, value in reference.items():
             assert result[key] == pytest.approx(value, abs=1e-6), (budget, key)

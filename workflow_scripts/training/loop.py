@@ -1,71 +1,27 @@
 """The training loop for every objective and strategy: bucketed batches, accumulation, clipping,
-validation, checkpoints. The objective (training/objectives) gives the loss and the validation
-metrics; the engine (training/strategies) does forward, backward and the optimizer step."""
+validation (validation.py), checkpoints, stop signals (stop_signal.py). The objective
+(training/objectives) gives the loss and the validation metrics; the engine (training/strategies)
+does forward, backward and the optimizer step."""
 
 from __future__ import annotations
 
 import math
-import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import FrameType
 
-import numpy as np
 import torch
 
 from workflow_scripts.bucketing.sampler import DistributedBucketBatchSampler
-from workflow_scripts.training.batches import (
-    SplitData,
-    budget_batches,
-    model_inputs,
-    pin_batches_for,
-    training_batch_tokens,
-)
+from workflow_scripts.training.batches import SplitData, model_inputs, pin_batches_for, training_batch_tokens
 from workflow_scripts.training.checkpoint import CheckpointManager, capture_rng, restore_rng
 from workflow_scripts.training.distributed import DistContext
 from workflow_scripts.training.objectives.base import Objective
 from workflow_scripts.training.resume import load_newest_checkpoint
+from workflow_scripts.training.stop_signal import StopRequest, TrainingInterrupted
 from workflow_scripts.training.strategies.base import Engine
 from workflow_scripts.training.telemetry import MetricsSink, Progress, memory_snapshot
-
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGUSR1, signal.SIGINT)
-
-
-class TrainingInterrupted(RuntimeError):
-    """Raised after a checkpoint was saved because SIGTERM, SIGUSR1 or SIGINT arrived."""
-
-    def __init__(self, signum: int, step: int, checkpoint: str):
-        self.signum, self.step = signum, step
-        name = signal.Signals(signum).name
-        super().__init__(f"stopped by signal {name} at step {step}; checkpoint saved in {checkpoint}")
-
-
-class StopRequest:
-    """The first stop signal (SIGTERM from a scheduler, SIGUSR1, SIGINT from Ctrl-C, which
-    torchrun passes on) is noted, and the loop saves a checkpoint and stops at its next step-log
-    record: within train.log_every_steps optimizer steps or at the epoch's end, which must fit
-    well inside a scheduler's warning (the SLURM profile's --signal=TERM@300). Python's
-    KeyboardInterrupt never fires. The worker installs it before anything else."""
-
-    signum = 0
-
-    @classmethod
-    def install(cls) -> None:
-        for signum in STOP_SIGNALS:
-            signal.signal(signum, cls.note)
-
-    @classmethod
-    def note(cls, signum: int, frame: FrameType | None) -> None:
-        cls.signum = cls.signum or signum
-
-    @classmethod
-    def arrives_within(cls, seconds: float) -> bool:
-        """Whether a stop signal was noted, waiting up to `seconds` for one."""
-        deadline = time.monotonic() + seconds
-        while not cls.signum and time.monotonic() < deadline:
-            time.sleep(0.05)
-        return bool(cls.signum)
+from workflow_scripts.training.validation import Validator
 
 
 @dataclass
@@ -131,8 +87,8 @@ class Trainer:
         for collator in collators:
             pin_batches_for(collator, ctx.device)
         max_tokens = getattr(self.collator, "base", self.collator).max_tokens  # MaskingCollator: base
-        self.val_batch_tokens = training_batch_tokens(train, batch_sizes, max_tokens)
-        self.val_token_lengths = np.minimum(val.token_lengths, max_tokens)
+        val_batch_tokens = training_batch_tokens(train, batch_sizes, max_tokens)
+        self.validator = Validator(objective, ctx, val, self.val_collator, val_batch_tokens, max_tokens)
         self.sampler = DistributedBucketBatchSampler(
             train.buckets,
             batch_sizes,
@@ -267,7 +223,7 @@ class Trainer:
             self.progress.best_epoch = self.progress.epoch
             self.checkpoints.save_best(self.engine.full_state_dict())
             return
-        result = self.validate()
+        result = self.validator.validate(self.engine)
         record = {"kind": "val", "epoch": self.progress.epoch, "step": self.progress.step, **result}
         self.metrics.write(record)
         self.progress.history.append(record)
@@ -284,33 +240,6 @@ class Trainer:
             self.progress.best_val_loss = result["val_loss"]
             self.progress.best_epoch = self.progress.epoch
             self.checkpoints.save_best(self.engine.full_state_dict())  # collective
-
-    @torch.no_grad()
-    def validate(self) -> dict:
-        """The objective's validation metrics over the whole split, combined across ranks."""
-        module = self.engine.eval_model()
-        module.eval()
-        scores = []
-        for indices, keep in self._padded_val_batches():
-            batch = self._to_device(self.val_collator(indices))
-            with self.engine.autocast():
-                logits = module(*model_inputs(batch)).float()
-            if keep:
-                scores.append(self.objective.score_batch(logits, batch))
-        module.train()
-        return self.objective.summarise(scores, self.ctx)
-
-    def _padded_val_batches(self) -> list[tuple[list[int], bool]]:
-        """This rank's batches, cut by training's largest per-rank batch in tokens (so that
-        validation never needs more memory than a training step's forward pass), padded with
-        discarded repeats so that every rank runs as many forward passes (sharded strategies
-        gather parameters collectively in forward)."""
-        batches = budget_batches(
-            self.val_token_lengths, self.val_batch_tokens, self.ctx.rank, self.ctx.world_size
-        )
-        longest = int(self.ctx.all_reduce_max(len(batches)))
-        filler = batches[-1] if batches else [0]
-        return [(b, True) for b in batches] + [(filler, False)] * (longest - len(batches))
 
     # ---- checkpoints and signals ----------------------------------------------------------
     def trainer_state(self) -> dict:
@@ -343,11 +272,7 @@ class Trainer:
         """Save a checkpoint and stop if any rank noted a stop signal. Checked with each
         step-log record (every train.log_every_steps steps and at an epoch's end), not every step:
         the check is a collective, a GPU sync each."""
-        stop_signal = self._stop_signal()
+        stop_signal = StopRequest.on_any_rank(self.ctx)
         if stop_signal:
             saved = self._save_checkpoint()
             raise TrainingInterrupted(stop_signal, self.progress.step, str(saved))
-
-    def _stop_signal(self) -> int:
-        """A stop signal noted on any rank (0: none); collective, so every rank stops together."""
-        return int(self.ctx.all_reduce_max(float(StopRequest.signum)))

@@ -21,9 +21,10 @@ from workflow_scripts.source_digest import rule_code_digest
 from workflow_scripts.tokenization.tokenizers import load_tokenizer
 from workflow_scripts.training.checkpoint import CheckpointManager, run_signature, save_tensors
 from workflow_scripts.training.distributed import DistContext
-from workflow_scripts.training.loop import Trainer, TrainingInterrupted, TrainProgress
+from workflow_scripts.training.loop import Trainer, TrainProgress
 from workflow_scripts.training.objectives.base import Objective
 from workflow_scripts.training.run_spec import RunSpec
+from workflow_scripts.training.stop_signal import TrainingInterrupted
 from workflow_scripts.training.strategies import build_engine
 from workflow_scripts.training.telemetry import MetricsSink, Progress, open_console, require_tensorboard
 

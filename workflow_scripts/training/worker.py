@@ -16,10 +16,10 @@ import sys
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.training.distributed import run_in_process_group
-from workflow_scripts.training.loop import StopRequest, TrainingInterrupted
 from workflow_scripts.training.objectives import OBJECTIVES, build_objective
 from workflow_scripts.training.run import run
 from workflow_scripts.training.run_spec import add_run_arguments, run_spec_from_args
+from workflow_scripts.training.stop_signal import StopRequest, TrainingInterrupted
 
 PEER_FAILURE_GRACE_S = 10  # torchrun notices a failed rank in well under a second, then stops the rest
 
