@@ -1,13 +1,15 @@
 """What each peer's batches do to learning: the same BERT, one bare loop, only the batches differ.
 
-    python -m benchmarks.peer_order [--seeds 0 1 2] [--work-dir DIR]   # after or without peers.py
+    python -m benchmarks.peer_order [--seeds 0 1 2] [--epochs 1] [--work-dir DIR]   # after or without peers.py
 
 On the demo windows (benchmarks/peers.py's data and model), one process and thread, one epoch of
 each peer's global batches (both ranks' slices joined: DDP averages their gradients alike), the
 same AdamW, warm-up + cosine schedule, clipping and LR as peers.py, then the test ROC-AUC (peer_runs'
-scorer). Batches: errorseq's sampler (2 ranks), transformers' LengthGroupedSampler (2 ranks, the
-Trainer's batch size), the MetaSpliceAI recipe (2 ranks x its accumulation), random. Each
-step's fraction of error windows shows how far a scheme's batches drift from the class mix.
+scorer). Batches: errorseq's sampler (2 ranks) on the bucket rule's buckets and on the
+n_buckets (8) buckets it took before bucket.target_efficiency had a default, transformers'
+LengthGroupedSampler (2 ranks, the Trainer's batch size), the MetaSpliceAI recipe (2 ranks x its
+accumulation), random. Each step's fraction of error windows shows how far a scheme's batches
+drift from the class mix. With --epochs N, N epochs of each (a new order every epoch).
 """
 
 from __future__ import annotations
@@ -21,33 +23,48 @@ import torch
 
 from benchmarks.common import print_table
 from benchmarks.peer_batching import RecipeBatchSampler, errorseq_batches
+from benchmarks.peer_data import MAX_TOKENS
 from benchmarks.peer_runs import Launch
 from benchmarks.peer_score import test_roc_auc
+from workflow_scripts.bucketing.assign import assign_buckets
+from workflow_scripts.bucketing.boundaries import batch_sizes_for_budget, optimal_boundaries
 from workflow_scripts.training.batches import load_split
 
 WORLD = 2
+KINDS = (
+    "errorseq's sampler",
+    "errorseq's sampler, 8 buckets",
+    "Trainer, group_by_length",
+    "MetaSpliceAI recipe",
+    "random batches",
+)
 
 
-def global_batches(kind: str, data: dict, plan: dict, seed: int) -> list[list[int]]:
+def global_batches(kind: str, data: dict, plan: dict, seed: int, epoch: int = 0) -> list[list[int]]:
     from transformers.trainer_pt_utils import get_length_grouped_indices
 
     summary = json.loads(Path(data["summary"]).read_text())
     train = load_split(data["windows"], data["manifest"], "train")
-    if kind == "errorseq":
-        steps = errorseq_batches(train.buckets, summary["batch_sizes"], train.token_lengths, WORLD, seed, 0)
+    if kind.startswith("errorseq"):
+        buckets, sizes = train.buckets, summary["batch_sizes"]
+        if kind.endswith("8 buckets"):
+            boundaries = optimal_boundaries(train.token_lengths, 8)
+            buckets = assign_buckets(train.token_lengths, boundaries)
+            sizes = batch_sizes_for_budget(boundaries, summary["max_tokens_per_batch"], MAX_TOKENS)
+        steps = errorseq_batches(buckets, sizes, train.token_lengths, WORLD, seed, epoch)
         return [[i for part in step for i in part] for step in steps]
     per_step = WORLD * plan["trainer"]["batch_size"]
     if kind == "Trainer, group_by_length":
-        generator = torch.Generator().manual_seed(seed)
+        generator = torch.Generator().manual_seed(seed * 1000 + epoch)
         order = get_length_grouped_indices(
             train.token_lengths.tolist(), per_step // WORLD, generator=generator
         )
     elif kind == "MetaSpliceAI recipe":
-        micro = RecipeBatchSampler(train.token_lengths, seed).batches()
+        micro = RecipeBatchSampler(train.token_lengths, seed * 1000 + epoch).batches()
         group = WORLD * plan["recipe"]["accumulation"]
         return [[i for batch in micro[s : s + group] for i in batch] for s in range(0, len(micro), group)]
     else:
-        order = np.random.default_rng(seed).permutation(len(train)).tolist()
+        order = np.random.default_rng((seed, epoch)).permutation(len(train)).tolist()
     return [list(order[s : s + per_step]) for s in range(0, len(order), per_step)]
 
 
@@ -77,13 +94,15 @@ def train_once(batches: list[list[int]], data: dict, model_dir: Path, launch: La
     return test_roc_auc(model, model_dir, data["windows"])
 
 
-def order_rows(data: dict, model_dir: Path, launch: Launch, plan: dict, seeds: list[int]) -> list[list]:
+def order_rows(
+    data: dict, model_dir: Path, launch: Launch, plan: dict, seeds: list[int], epochs: int
+) -> list[list]:
     labels = load_split(data["windows"], data["manifest"], "train").labels
     rows = []
-    for kind in ("errorseq", "Trainer, group_by_length", "MetaSpliceAI recipe", "random batches"):
+    for kind in KINDS:
         scores, spread = [], []
         for seed in seeds:
-            batches = global_batches(kind, data, plan, seed)
+            batches = [b for epoch in range(epochs) for b in global_batches(kind, data, plan, seed, epoch)]
             spread.append(float(np.std([labels[b].mean() for b in batches])))
             scores.append(train_once(batches, data, model_dir, launch, seed))
             print(
@@ -95,7 +114,8 @@ def order_rows(data: dict, model_dir: Path, launch: Launch, plan: dict, seeds: l
                 len(batches),
                 f"{np.mean(spread):.3f}",
                 *(f"{s:.3f}" for s in scores),
-                f"{np.mean(scores):.3f}",
+                f"{np.mean(scores):.3f} ± {np.std(scores, ddof=1) if len(scores) > 1 else 0:.3f}",
+                f"{min(scores):.3f}",
             ]
         )
     return rows
@@ -106,6 +126,7 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--epochs", type=int, default=1, help="epochs of each peer's batches")
     parser.add_argument("--quick", action="store_true", help="peers.py's tiny data")
     parser.add_argument("--work-dir", default="/tmp/errorseq-bench/peers")
     args = parser.parse_args(argv)
@@ -118,12 +139,20 @@ def main(argv: list[str] | None = None) -> None:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        rows = order_rows(data, model_dir, launch, peers.plans(data, launch), args.seeds)
+        rows = order_rows(data, model_dir, launch, peers.plans(data, launch), args.seeds, args.epochs)
     finally:
         torch.set_num_threads(threads)
     print_table(
-        "Batches and learning: the same BERT, one bare loop, one epoch of each peer's global batches (demo)",
-        ["batches", "steps", "sd of the error fraction per step", *(f"seed {s}" for s in args.seeds), "mean"],
+        f"Batches and learning: the same BERT, one bare loop, {args.epochs} epoch(s) of each peer's "
+        "global batches (demo)",
+        [
+            "batches",
+            "steps",
+            "sd of the error fraction per step",
+            *(f"seed {s}" for s in args.seeds),
+            "mean ± sd",
+            "worst",
+        ],
         rows,
     )
 

@@ -234,7 +234,7 @@ def test_peer_order_batches_cover_the_train_split_for_every_peer(bert_and_window
     import polars as pl
     from tokenizers import Tokenizer
 
-    from benchmarks.peer_order import global_batches
+    from benchmarks.peer_order import KINDS, global_batches
 
     model_dir, windows, work = bert_and_windows
     table = pl.read_parquet(windows)
@@ -244,7 +244,7 @@ def test_peer_order_batches_cover_the_train_split_for_every_peer(bert_and_window
         pl.Series("token_length", lengths), pl.Series("bucket", [int(n > 300) for n in lengths])
     )
     manifest.write_parquet(work / "manifest.parquet")
-    (work / "summary.json").write_text(json.dumps({"batch_sizes": [3, 2]}))
+    (work / "summary.json").write_text(json.dumps({"batch_sizes": [3, 2], "max_tokens_per_batch": 900}))
     data = {
         "windows": str(windows),
         "manifest": str(work / "manifest.parquet"),
@@ -252,8 +252,9 @@ def test_peer_order_batches_cover_the_train_split_for_every_peer(bert_and_window
     }
     plan = {"trainer": {"batch_size": 2}, "recipe": {"accumulation": 2}}
     n_train = 24
-    for kind in ("errorseq", "Trainer, group_by_length", "MetaSpliceAI recipe", "random batches"):
+    for kind in KINDS:
         batches = global_batches(kind, data, plan, seed=0)
         assert set(i for batch in batches for i in batch) == set(range(n_train)), kind
-    errorseq = global_batches("errorseq", data, plan, seed=0)
+        assert global_batches(kind, data, plan, seed=0, epoch=1) != batches, kind  # a new order
+    errorseq = global_batches("errorseq's sampler", data, plan, seed=0)
     assert all(len(batch) in (2, 4, 6) for batch in errorseq)  # two ranks' equal slices joined
