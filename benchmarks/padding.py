@@ -75,8 +75,12 @@ def sampler_batches(lengths, boundaries, batch_sizes, sort: bool, world: int = 1
 
 
 def schemes(lengths: np.ndarray, batch_size: int) -> dict:
+    from workflow_scripts.config.sections import section_defaults
+
     auto = optimal_boundaries(lengths, 8)
     budget = batch_size * int(np.median(lengths))
+    bucket = section_defaults("bucket")
+    fewest = optimal_boundaries(lengths, bucket["n_buckets"], bucket["target_efficiency"])
     return {
         "pad to max": lambda epoch: random_batches(len(lengths), batch_size, epoch),
         "random + dynamic padding": lambda epoch: random_batches(len(lengths), batch_size, epoch),
@@ -98,6 +102,9 @@ def schemes(lengths: np.ndarray, batch_size: int) -> dict:
         "ours, 2 ranks": sampler_batches(lengths, auto, [batch_size] * len(auto), sort=True, world=2),
         f"ours, token budget {budget:,}": sampler_batches(
             lengths, auto, batch_sizes_for_budget(auto, budget, int(lengths.max())), sort=True
+        ),
+        f"**default**: fewest auto buckets reaching {bucket['target_efficiency']}, token budget": sampler_batches(
+            lengths, fewest, batch_sizes_for_budget(fewest, budget, int(lengths.max())), sort=True
         ),
     }
 
@@ -122,7 +129,11 @@ def main(argv: list[str] | None = None) -> None:
     for data_name, lengths in datasets.items():
         for scheme, make in schemes(lengths, args.batch_size).items():
             first, second = epochs(make)
-            key = scheme if not scheme.startswith("ours, token") else "ours, token budget 32 × median"
+            key = (
+                scheme
+                if not scheme.startswith("ours, token")
+                else "ours, 8 buckets, token budget 32 × median"
+            )
             efficiency = padding_efficiency(lengths, first)
             if scheme == "pad to max":  # every batch padded to the longest window of the data set
                 efficiency = float(lengths.mean() / lengths.max())
