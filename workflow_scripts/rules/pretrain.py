@@ -10,56 +10,27 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.config.sections import parse_rule_config
 from workflow_scripts.errors import run_cli
-from workflow_scripts.training.launch import add_resource_arguments, launch, resources_from_args
-from workflow_scripts.training.objectives import build_objective
-from workflow_scripts.training.prelaunch import announce, check_run, console_path
-from workflow_scripts.training.run_spec import RunSpec
+from workflow_scripts.training.entry import add_run_arguments, run_spec, start_run
 
 SECTIONS = ("model", "train", "pretrain")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--windows", required=True, help="windows parquet (extract)")
-    parser.add_argument("--manifest", required=True, help="bucket manifest (bucket)")
-    parser.add_argument("--bucket-summary", required=True, help="bucket summary.json (bucket)")
     parser.add_argument("--genome-index", help="index.tsv of the indexed genome (pretrain.source genome)")
-    parser.add_argument("--checkpoint-dir", required=True, help="resumable checkpoints")
     parser.add_argument("--out-encoder", required=True, help="encoder.pt: the encoder's state dict")
-    parser.add_argument("--out-config", required=True, help="pretrain.json")
-    parser.add_argument("--out-steps", required=True, help="steps.jsonl")
-    parser.add_argument("--experiment", required=True, help="the experiment wildcard")
-    parser.add_argument(
-        "--console-fd",
-        type=int,
-        help="a file descriptor for short progress lines (the rule: 3, Snakemake's stderr)",
-    )
-    add_config_argument(parser, *SECTIONS)
-    add_resource_arguments(parser)
+    add_run_arguments(parser, SECTIONS, out_config="pretrain.json")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     sections = parse_rule_config(args.config, required=SECTIONS)
-    spec = RunSpec(
-        experiment=args.experiment,
-        console=console_path(args.console_fd),
-        windows=args.windows,
-        manifest=args.manifest,
-        bucket_summary=args.bucket_summary,
-        checkpoint_dir=args.checkpoint_dir,
-        out_weights=args.out_encoder,
-        out_config=args.out_config,
-        out_steps=args.out_steps,
-        genome_dir=str(Path(args.genome_index).parent) if args.genome_index else None,
-    )
-    resources = resources_from_args(args)
-    check_run(build_objective("masked_lm", sections), spec, resources)  # before torchrun starts
-    announce(args.console_fd, f"pretrain {args.experiment}")
-    launch("masked_lm", spec, sections, resources)
+    genome_dir = str(Path(args.genome_index).parent) if args.genome_index else None
+    spec = run_spec(args, args.out_encoder, genome_dir=genome_dir)
+    start_run("pretrain", "masked_lm", args, sections, spec)
 
 
 if __name__ == "__main__":

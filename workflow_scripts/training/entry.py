@@ -1,0 +1,53 @@
+"""What the `train` and `pretrain` entry points share: the paths every training run takes on the
+command line, its RunSpec, and the checks and launch that start it."""
+
+from __future__ import annotations
+
+import argparse
+
+from workflow_scripts.config.sections import add_config_argument
+from workflow_scripts.training.launch import add_resource_arguments, launch, resources_from_args
+from workflow_scripts.training.objectives import build_objective
+from workflow_scripts.training.prelaunch import announce, check_run, console_path
+from workflow_scripts.training.run_spec import RunSpec
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, sections: tuple[str, ...], out_config: str) -> None:
+    """The inputs, checkpoints, logs and wildcard of a run; the rule adds its weights' path."""
+    parser.add_argument("--windows", required=True, help="windows parquet (extract)")
+    parser.add_argument("--manifest", required=True, help="bucket manifest (bucket)")
+    parser.add_argument("--bucket-summary", required=True, help="bucket summary.json (bucket)")
+    parser.add_argument("--checkpoint-dir", required=True, help="resumable checkpoints")
+    parser.add_argument("--out-config", required=True, help=out_config)
+    parser.add_argument("--out-steps", required=True, help="steps.jsonl")
+    parser.add_argument("--experiment", required=True, help="the experiment wildcard")
+    parser.add_argument(
+        "--console-fd",
+        type=int,
+        help="a file descriptor for short progress lines (the rule: 3, Snakemake's stderr)",
+    )
+    add_config_argument(parser, *sections)
+    add_resource_arguments(parser)
+
+
+def run_spec(args: argparse.Namespace, out_weights: str, **extra: str | None) -> RunSpec:
+    return RunSpec(
+        experiment=args.experiment,
+        console=console_path(args.console_fd),
+        windows=args.windows,
+        manifest=args.manifest,
+        bucket_summary=args.bucket_summary,
+        checkpoint_dir=args.checkpoint_dir,
+        out_weights=out_weights,
+        out_config=args.out_config,
+        out_steps=args.out_steps,
+        **extra,
+    )
+
+
+def start_run(rule: str, objective: str, args: argparse.Namespace, sections: dict, spec: RunSpec) -> None:
+    """Refuse what every rank would fail on (before torchrun starts), then launch the ranks."""
+    resources = resources_from_args(args)
+    check_run(build_objective(objective, sections), spec, resources)
+    announce(args.console_fd, f"{rule} {args.experiment}")
+    launch(objective, spec, sections, resources)
