@@ -7,7 +7,14 @@ import torch
 
 from workflow_scripts.tokenization import packed
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
-from workflow_scripts.training.batches import BatchCollator, SplitData, centre_crop, pin_batches_for
+from workflow_scripts.training.batches import BatchCollator, SplitData, pin_batches_for
+
+
+def centre_crop(sequence: str, max_nucleotides: int) -> str:
+    """The reference: a window's centre max_nucleotides bases, as the collator cropped strings
+    before it tokenised once."""
+    excess = max(len(sequence) - max_nucleotides, 0)
+    return sequence[excess // 2 : excess // 2 + max_nucleotides]
 
 
 def random_sequences(rng: np.random.Generator, count: int, longest: int) -> list[str]:

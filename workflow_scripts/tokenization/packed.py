@@ -65,8 +65,8 @@ def pack_chunks(sequences: Sequence[str], encode_chunk: EncodeChunk, pad_id: int
 
 
 def pack_nucleotides(tokenizer, sequences: Sequence[str], max_nucleotides: int) -> PackedTokens:
-    """Each sequence's centre max_nucleotides bases (batches.centre_crop) as CLS + k-mer ids,
-    exactly as NucleotideTokenizer.encode gives them, a chunk of windows at a time."""
+    """Each sequence's centre max_nucleotides bases (its first (len - max) // 2 dropped) as CLS +
+    k-mer ids, exactly as NucleotideTokenizer.encode gives them, a chunk of windows at a time."""
     dtype = id_dtype(tokenizer.vocab_size - 1)
     return pack_chunks(sequences, lambda chunk: kmer_chunk(tokenizer, chunk, max_nucleotides, dtype), PAD_ID)
 

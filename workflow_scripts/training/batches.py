@@ -62,15 +62,6 @@ def load_split(
     )
 
 
-def centre_crop(sequence: str, max_nucleotides: int) -> str:
-    """Keep the centre of a window (where the splice site is) when it is too long."""
-    excess = len(sequence) - max_nucleotides
-    if excess <= 0:
-        return sequence
-    left = excess // 2
-    return sequence[left : left + max_nucleotides]
-
-
 class BatchCollator:
     """Turns a list of sample indices into (ids, mask, labels) tensors, padded to the batch max.
 
