@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,29 +87,46 @@ def baseline_style(name: str) -> dict:
     return {"color": predictor_color(name), "lw": 1.3, "ls": ":" if leak else "--", "alpha": 0.95}
 
 
-def draw_baseline_rocs(ax, predictions: pl.DataFrame) -> None:
-    labels = predictions["label"].to_numpy().astype(int)
-    for name, scores in baseline_curves(predictions):
-        fpr, tpr, _ = roc_curve(labels, scores)
-        ax.plot(
-            fpr,
-            tpr,
-            **baseline_style(name),
-            label=f"baseline: {predictor_label(name)}, AUC = {roc_auc(labels, scores):.3f}",
-        )
+@dataclass(frozen=True)
+class CurveKind:
+    """A ROC or a precision-recall curve: its points and summary score for one set of scores."""
+
+    name: str
+    score_name: str
+    score: Callable[[np.ndarray, np.ndarray], float | None]
+    points: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+    drawstyle: str
+
+    def score_text(self, labels: np.ndarray, scores: np.ndarray) -> str:
+        return f"{self.score_name} = {self.score(labels, scores):.3f}"
 
 
-def draw_baseline_prs(ax, predictions: pl.DataFrame) -> None:
+def roc_points(labels: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    fpr, tpr, _ = roc_curve(labels, scores)
+    return fpr, tpr
+
+
+def recall_precision_points(labels: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    precision, recall, _ = precision_recall_curve(labels, scores)
+    return recall, precision
+
+
+ROC = CurveKind("ROC curve", "AUC", roc_auc, roc_points, drawstyle="default")
+# Step-wise, as average precision is computed.
+PRECISION_RECALL = CurveKind(
+    "Precision-recall curve", "AP", average_precision, recall_precision_points, drawstyle="steps-pre"
+)
+
+
+def draw_curve(ax, kind: CurveKind, labels: np.ndarray, scores: np.ndarray, label: str, **style) -> None:
+    ax.plot(*kind.points(labels, scores), drawstyle=kind.drawstyle, label=label, **style)
+
+
+def draw_baselines(ax, kind: CurveKind, predictions: pl.DataFrame) -> None:
     labels = predictions["label"].to_numpy().astype(int)
     for name, scores in baseline_curves(predictions):
-        precision, recall, _ = precision_recall_curve(labels, scores)
-        ax.plot(
-            recall,
-            precision,
-            **baseline_style(name),
-            drawstyle="steps-pre",
-            label=f"baseline: {predictor_label(name)}, AP = {average_precision(labels, scores):.3f}",
-        )
+        label = f"baseline: {predictor_label(name)}, {kind.score_text(labels, scores)}"
+        draw_curve(ax, kind, labels, scores, label, **baseline_style(name))
 
 
 def bucket_name(bucket: int, bucket_summary: dict) -> str:
@@ -129,6 +147,47 @@ def _note_left_out(ax, left_out: int) -> None:
         )
 
 
+def draw_curves(ax, kind: CurveKind, predictions: pl.DataFrame, bucket_summary: dict) -> None:
+    """The curve over all windows, one thinner curve per well-populated length bucket (and a note on
+    the others) and the baselines' curves."""
+    labels, probs = labels_and_probs(predictions)
+    overall = f"all windows (n={labels.size:,}, {kind.score_text(labels, probs)})"
+    draw_curve(ax, kind, labels, probs, overall, color="black", lw=2.2)
+    curves, left_out = bucket_curves(predictions)
+    for curve in curves:
+        label = (
+            f"{bucket_name(curve.bucket, bucket_summary)}, n={curve.labels.size:,}, "
+            f"{kind.score_text(curve.labels, curve.probs)}"
+        )
+        draw_curve(ax, kind, curve.labels, curve.probs, label, color=curve.color, lw=1.1, alpha=0.9)
+    _note_left_out(ax, left_out)
+    draw_baselines(ax, kind, predictions)
+
+
+def curves_figure(kind: CurveKind, predictions: pl.DataFrame, bucket_summary: dict):
+    """A figure with kind's curves drawn, its axes and the windows' labels; with one class present
+    a note instead of curves, and None for the labels."""
+    labels = labels_and_probs(predictions)[0]
+    fig, ax = new_figure(figsize=(6.5, 8.2), layout="constrained")
+    if labels.min() == labels.max():
+        note_in_axes(ax, f"{kind.name} undefined:\nonly one class present")
+        return fig, ax, None
+    draw_curves(ax, kind, predictions, bucket_summary)
+    return fig, ax, labels
+
+
+def mark_threshold(ax, x: float, y: float, metrics: dict) -> None:
+    ax.plot(x, y, "o", color="crimson", ms=8, label=f"threshold {metrics['threshold']:.3g}")
+
+
+def finish_curves_figure(fig, ax, **axes_settings) -> Figure:
+    ax.set(xlim=(0, 1), ylim=(0, 1.02), **axes_settings)
+    if ax.get_legend_handles_labels()[0]:
+        legend_below(fig, ax)
+    ax.grid(alpha=0.3)
+    return fig
+
+
 def operating_point(metrics: dict) -> tuple[float, float, float | None] | None:
     """(false positive rate, recall, precision) at the reported threshold; None with one class."""
     tp, fp, tn, fn = (metrics["confusion"][key] for key in CONFUSION_FIELDS)
@@ -140,84 +199,26 @@ def operating_point(metrics: dict) -> tuple[float, float, float | None] | None:
 def roc_figure(predictions: pl.DataFrame, metrics: dict, bucket_summary: dict) -> Figure:
     """ROC over all windows, one thinner curve per well-populated length bucket, the baselines
     (dashed; leak detectors dotted) and the operating point."""
-    labels, probs = labels_and_probs(predictions)
-    fig, ax = new_figure(figsize=(6.5, 8.2), layout="constrained")
-    if labels.min() == labels.max():
-        note_in_axes(ax, "ROC curve undefined:\nonly one class present")
-    else:
-        fpr, tpr, _ = roc_curve(labels, probs)
-        ax.plot(
-            fpr,
-            tpr,
-            color="black",
-            lw=2.2,
-            label=f"all windows (n={labels.size:,}, AUC = {roc_auc(labels, probs):.3f})",
-        )
-        curves, left_out = bucket_curves(predictions)
-        for curve in curves:
-            fpr, tpr, _ = roc_curve(curve.labels, curve.probs)
-            ax.plot(
-                fpr,
-                tpr,
-                color=curve.color,
-                lw=1.1,
-                alpha=0.9,
-                label=f"{bucket_name(curve.bucket, bucket_summary)}, n={curve.labels.size:,}, "
-                f"AUC = {roc_auc(curve.labels, curve.probs):.3f}",
-            )
-        _note_left_out(ax, left_out)
-        draw_baseline_rocs(ax, predictions)
-        point = operating_point(metrics)
-        if point:
-            ax.plot(
-                point[0], point[1], "o", color="crimson", ms=8, label=f"threshold {metrics['threshold']:.3g}"
-            )
+    fig, ax, labels = curves_figure(ROC, predictions, bucket_summary)
+    point = operating_point(metrics)
+    if labels is not None and point:
+        mark_threshold(ax, point[0], point[1], metrics)
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="random guessing (AUC = 0.5)")
-    ax.set(
-        xlim=(0, 1),
-        ylim=(0, 1.02),
+    return finish_curves_figure(
+        fig,
+        ax,
         aspect="equal",
         xlabel="False positive rate\n(correct calls wrongly flagged as errors)",
         ylabel="True positive rate (recall)\n(splice-model errors detected)",
         title="ROC: detecting splice-model errors" + experiment_suffix(metrics),
     )
-    legend_below(fig, ax)
-    ax.grid(alpha=0.3)
-    return fig
 
 
 def precision_recall_figure(predictions: pl.DataFrame, metrics: dict, bucket_summary: dict) -> Figure:
     """Precision-recall (step-wise, as average precision is computed), overall, per bucket and for
     each baseline (dashed; leak detectors dotted)."""
-    labels, probs = labels_and_probs(predictions)
-    fig, ax = new_figure(figsize=(6.5, 8.2), layout="constrained")
-    if labels.min() == labels.max():
-        note_in_axes(ax, "Precision-recall curve undefined:\nonly one class present")
-    else:
-        precision, recall, _ = precision_recall_curve(labels, probs)
-        ax.plot(
-            recall,
-            precision,
-            color="black",
-            lw=2.2,
-            drawstyle="steps-pre",
-            label=f"all windows (n={labels.size:,}, AP = {average_precision(labels, probs):.3f})",
-        )
-        curves, left_out = bucket_curves(predictions)
-        for curve in curves:
-            precision, recall, _ = precision_recall_curve(curve.labels, curve.probs)
-            ax.plot(
-                recall,
-                precision,
-                color=curve.color,
-                lw=1.1,
-                alpha=0.9,
-                drawstyle="steps-pre",
-                label=f"{bucket_name(curve.bucket, bucket_summary)}, n={curve.labels.size:,}, "
-                f"AP = {average_precision(curve.labels, curve.probs):.3f}",
-            )
-        _note_left_out(ax, left_out)
-        draw_baseline_prs(ax, predictions)
+    fig, ax, labels = curves_figure(PRECISION_RECALL, predictions, bucket_summary)
+    if labels is not None:
         prevalence = labels.mean()
         ax.axhline(
             prevalence,
@@ -228,21 +229,15 @@ def precision_recall_figure(predictions: pl.DataFrame, metrics: dict, bucket_sum
         )
         point = operating_point(metrics)
         if point and point[2] is not None:
-            ax.plot(
-                point[1], point[2], "o", color="crimson", ms=8, label=f"threshold {metrics['threshold']:.3g}"
-            )
-    ax.set(
-        xlim=(0, 1),
-        ylim=(0, 1.02),
+            mark_threshold(ax, point[1], point[2], metrics)
+    return finish_curves_figure(
+        fig,
+        ax,
         xlabel="Recall (share of splice-model errors detected)",
         ylabel="Precision (share of flagged windows that are real errors)",
         title="Precision-recall: detecting splice-model errors\nAP = average precision"
         + experiment_suffix(metrics),
     )
-    if ax.get_legend_handles_labels()[0]:
-        legend_below(fig, ax)
-    ax.grid(alpha=0.3)
-    return fig
 
 
 def confusion_matrix_figure(metrics: dict) -> Figure:
