@@ -28,7 +28,9 @@ import polars as pl
 import torch
 
 from benchmarks.common import load_line, print_table
+from workflow_scripts.calling.annotation import transcript_sites
 
+CHROM = "NC_003070.9"
 ATTRIBUTE = re.compile(r'(gene_id|transcript_id|gene_biotype) "([^"]*)"')
 
 
@@ -68,32 +70,15 @@ def read_region(end: int):
     exons = pl.DataFrame(exons, schema=["gene_id", "start", "end", "strand", "transcript_id"], orient="row")
     return (
         "".join(parts).encode(),
-        genes.with_columns(chrom=pl.lit("NC_003070.9")),
+        genes.with_columns(chrom=pl.lit(CHROM)),
         exons.join(genes.select("gene_id"), on="gene_id"),
     )
 
 
 def site_table(exons: pl.DataFrame) -> pl.DataFrame:
-    introns = (
-        exons.sort("transcript_id", "start")
-        .with_columns(next_start=pl.col("start").shift(-1).over("transcript_id"))
-        .filter(pl.col("next_start").is_not_null())
-    )
-    plus = pl.col("strand") == "+"
-    return pl.concat(
-        [
-            introns.select(
-                "gene_id",
-                position=pl.when(plus).then("end").otherwise("next_start"),
-                splice_type=pl.lit("donor"),
-            ),
-            introns.select(
-                "gene_id",
-                position=pl.when(plus).then("next_start").otherwise("end"),
-                splice_type=pl.lit("acceptor"),
-            ),
-        ]
-    ).unique()
+    """Donor and acceptor positions of the transcripts' introns, placed as the annotate_sites rule places them."""
+    sites, _ = transcript_sites(exons.with_columns(chrom=pl.lit(CHROM)))
+    return sites.select("gene_id", "position", "splice_type").unique()
 
 
 def site_medians(scores: pl.DataFrame, sites: pl.DataFrame) -> list:
@@ -120,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     sequence, genes, exons = read_region(args.end)
-    genome = Genome(["NC_003070.9"], np.array([len(sequence)]), np.frombuffer(sequence, np.uint8))
+    genome = Genome([CHROM], np.array([len(sequence)]), np.frombuffer(sequence, np.uint8))
     ensemble = load_ensemble(package_dir("spliceai") / "models")
     ensemble = SpliceAIEnsemble(list(ensemble.models)[: args.models])
     sites, rows = site_table(exons), []

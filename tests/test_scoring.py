@@ -20,6 +20,7 @@ from tests.spliceai_fixtures import (
     tair10_chr1_prefix,
     write_spliceai_h5,
 )
+from workflow_scripts.calling.annotation import transcript_sites
 from workflow_scripts.calling.contract import SCORE_COLUMNS
 from workflow_scripts.calling.regions import plan_regions, read_genes
 from workflow_scripts.calling.scoring import (
@@ -268,27 +269,10 @@ def annotated_exons(gene_ids) -> pl.DataFrame:
 
 
 def splice_sites(exons: pl.DataFrame) -> pl.DataFrame:
-    """Donor = last exon base before an intron, acceptor = first exon base after it (transcript direction)."""
-    introns = (
-        exons.sort("transcript_id", "start")
-        .with_columns(next_start=pl.col("start").shift(-1).over("transcript_id"))
-        .filter(pl.col("next_start").is_not_null())
-    )
-    plus = pl.col("strand") == "+"
-    return pl.concat(
-        [
-            introns.select(
-                "gene_id",
-                position=pl.when(plus).then("end").otherwise("next_start"),
-                splice_type=pl.lit("donor"),
-            ),
-            introns.select(
-                "gene_id",
-                position=pl.when(plus).then("next_start").otherwise("end"),
-                splice_type=pl.lit("acceptor"),
-            ),
-        ]
-    ).unique()
+    """Donor = last exon base before an intron, acceptor = first exon base after it (transcript
+    direction): the annotate_sites rule's placement, checked on its own in test_annotation.py."""
+    sites, _ = transcript_sites(exons.with_columns(chrom=pl.lit("NC_003070.9")))
+    return sites.select("gene_id", "position", "splice_type").unique()
 
 
 @pytest.mark.slow
