@@ -70,66 +70,48 @@ def cases(steps: int) -> list[Case]:
 
     ds = dict(strategy="deepspeed")
     hf_ckpt = "hf-ckpt"  # placeholder, replaced by the BERT directory in run_case
+
+    def cnn(name: str, train: dict, **options) -> Case:
+        return Case(name, "cnn", DEMO_CNN, train, **options)
+
     out = [
-        Case("cnn ddp fp32", "cnn", DEMO_CNN, t(precision="fp32")),
-        Case("cnn ddp bf16", "cnn", DEMO_CNN, t(precision="bf16")),
-        Case("cnn ddp fp16 (GradScaler)", "cnn", DEMO_CNN, t(precision="fp16")),
-        Case("cnn fsdp fp32", "cnn", DEMO_CNN, t(strategy="fsdp", precision="fp32")),
-        Case("cnn fsdp auto (bf16)", "cnn", DEMO_CNN, t(strategy="fsdp", precision="auto")),
-        Case(
-            "cnn fsdp bf16 offload_params",
-            "cnn",
-            DEMO_CNN,
-            t(strategy="fsdp", precision="bf16", offload_params=True),
-        ),
-        Case("cnn ZeRO-0 fp32", "cnn", DEMO_CNN, t(**ds, zero_stage=0, precision="fp32")),
-        Case("cnn ZeRO-1 auto (bf16)", "cnn", DEMO_CNN, t(**ds, zero_stage=1, precision="auto")),
-        Case("cnn ZeRO-2 auto (bf16)", "cnn", DEMO_CNN, t(**ds, zero_stage=2, precision="auto")),
-        Case("cnn ZeRO-2 fp16", "cnn", DEMO_CNN, t(**ds, zero_stage=2, precision="fp16")),
-        Case(
-            "cnn ZeRO-3 auto (bf16)", "cnn", DEMO_CNN, t(**ds, zero_stage=3, precision="auto"), evaluate=True
-        ),
-        Case(
+        cnn("cnn ddp fp32", t(precision="fp32")),
+        cnn("cnn ddp bf16", t(precision="bf16")),
+        cnn("cnn ddp fp16 (GradScaler)", t(precision="fp16")),
+        cnn("cnn fsdp fp32", t(strategy="fsdp", precision="fp32")),
+        cnn("cnn fsdp auto (bf16)", t(strategy="fsdp", precision="auto")),
+        cnn("cnn fsdp bf16 offload_params", t(strategy="fsdp", precision="bf16", offload_params=True)),
+        cnn("cnn ZeRO-0 fp32", t(**ds, zero_stage=0, precision="fp32")),
+        cnn("cnn ZeRO-1 auto (bf16)", t(**ds, zero_stage=1, precision="auto")),
+        cnn("cnn ZeRO-2 auto (bf16)", t(**ds, zero_stage=2, precision="auto")),
+        cnn("cnn ZeRO-2 fp16", t(**ds, zero_stage=2, precision="fp16")),
+        cnn("cnn ZeRO-3 auto (bf16)", t(**ds, zero_stage=3, precision="auto"), evaluate=True),
+        cnn(
             "cnn ZeRO-2 bf16 offload_optimizer",
-            "cnn",
-            DEMO_CNN,
             t(**ds, zero_stage=2, precision="bf16", offload_optimizer=True),
         ),
-        Case(
+        cnn(
             "cnn ZeRO-3 bf16 offload both",
-            "cnn",
-            DEMO_CNN,
             t(**ds, zero_stage=3, precision="bf16", offload_optimizer=True, offload_params=True),
         ),
-        Case("cnn ZeRO auto-stage auto-precision", "cnn", DEMO_CNN, t(**ds)),
-        Case(
-            "cnn ddp bf16, 1 full epoch + validation",
-            "cnn",
-            DEMO_CNN,
-            {**t(precision="bf16"), "max_steps": None, "checkpoint_every_steps": 10**6},
-            evaluate=True,
-            timeout_s=400,
+        cnn("cnn ZeRO auto-stage auto-precision", t(**ds)),
+        *(
+            cnn(
+                f"cnn ddp {precision}, 1 full epoch + validation",
+                {**t(precision=precision), "max_steps": None, "checkpoint_every_steps": 10**6},
+                evaluate=True,
+                timeout_s=400,
+            )
+            for precision in ("bf16", "fp32")
         ),
-        Case(
-            "cnn ddp fp32, 1 full epoch + validation",
-            "cnn",
-            DEMO_CNN,
-            {**t(precision="fp32"), "max_steps": None, "checkpoint_every_steps": 10**6},
-            evaluate=True,
-            timeout_s=400,
-        ),
-        Case(
+        cnn(
             "cnn ddp, 2 ranks on 1 GPU (plain torchrun)",
-            "cnn",
-            DEMO_CNN,
             t(precision="bf16", max_steps=20),
             launcher="torchrun2",
             timeout_s=120,
         ),
-        Case(
+        cnn(
             "cnn ddp, rules.train --gpus 0 --cpu-procs 2",
-            "cnn",
-            DEMO_CNN,
             t(precision="fp32", max_steps=20),
             launcher="cpu2",
             timeout_s=180,
@@ -176,19 +158,15 @@ def cases(steps: int) -> list[Case]:
             {**MEDIUM_TRANSFORMER, "gradient_checkpointing": True},
             t(precision="bf16"),
         ),
-        Case(
-            "transformer d512 L8 ddp fp32, 65,536-token batches",
-            "transformer",
-            MEDIUM_TRANSFORMER,
-            t(precision="fp32", max_steps=min(steps, 60)),
-            data="nt64k",
-        ),
-        Case(
-            "transformer d512 L8 ddp bf16, 65,536-token batches",
-            "transformer",
-            MEDIUM_TRANSFORMER,
-            t(precision="bf16", max_steps=min(steps, 60)),
-            data="nt64k",
+        *(
+            Case(
+                f"transformer d512 L8 ddp {precision}, 65,536-token batches",
+                "transformer",
+                MEDIUM_TRANSFORMER,
+                t(precision=precision, max_steps=min(steps, 60)),
+                data="nt64k",
+            )
+            for precision in ("fp32", "bf16")
         ),
     ]
     out += [
@@ -224,101 +202,44 @@ def must(args: list[str], log: Path) -> None:
         sys.exit(f"gpu_check: input step failed, see {log}:\n{log.read_text()[-2000:]}")
 
 
+def run_rule(rule: str, config: dict, log: Path, *paths: str | Path) -> None:
+    """`python -m workflow_scripts.rules.<rule>` with the path flags (`--flag`, path, ...) and
+    the config; exits on failure."""
+    must([PY, "-m", f"workflow_scripts.rules.{rule}", *map(str, paths), "--config", json.dumps(config)], log)
+
+
+def run_bucket(data: Path, name: str, config: dict, *tokenizer: str | Path) -> None:
+    """Buckets data/windows.parquet into data/<name>/ (manifest.parquet, summary.json)."""
+    out = data / name
+    inputs = ("--windows", data / "windows.parquet", *tokenizer)
+    outputs = ("--out-manifest", out / "manifest.parquet", "--out-summary", out / "summary.json")
+    run_rule("bucket", config, data.parent / "logs" / f"bucket_{name}.log", *inputs, *outputs)
+
+
 def prepare(work: Path, n_genes: int, need_bpe: bool) -> None:
     """demo genome → windows → buckets (nt, nt64k), and for HF cases a BPE tokenizer + BERT config."""
     data, logs = work / "data", work / "logs"
     data.mkdir(parents=True, exist_ok=True)
     logs.mkdir(exist_ok=True)
+    genome_and_calls = ("--genome", data / "genome.fa.gz", "--calls", data / "calls.tsv")
     if not (data / "windows.parquet").exists():
-        must(
-            [
-                PY,
-                "-m",
-                "workflow_scripts.rules.demo_data",
-                "--genome",
-                str(data / "genome.fa.gz"),
-                "--calls",
-                str(data / "calls.tsv"),
-                "--config",
-                json.dumps({"demo": {"n_genes": n_genes}}),
-            ],
-            logs / "demo_data.log",
-        )
+        run_rule("demo_data", {"demo": {"n_genes": n_genes}}, logs / "demo_data.log", *genome_and_calls)
         experiment = {"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"}
-        must(
-            [
-                PY,
-                "-m",
-                "workflow_scripts.rules.extract",
-                "--genome",
-                str(data / "genome.fa.gz"),
-                "--calls",
-                str(data / "calls.tsv"),
-                "--config",
-                json.dumps({"experiment": experiment}),
-                "--out",
-                str(data / "windows.parquet"),
-            ],
-            logs / "extract.log",
-        )
+        windows = ("--out", data / "windows.parquet")
+        run_rule("extract", {"experiment": experiment}, logs / "extract.log", *genome_and_calls, *windows)
     for name, budget in (("nt", 12800), ("nt64k", 65536)):
         if not (data / name / "summary.json").exists():
-            bucket = {"bucket": {"max_tokens_per_batch": budget, "max_length": 1024}}
-            must(
-                [
-                    PY,
-                    "-m",
-                    "workflow_scripts.rules.bucket",
-                    "--windows",
-                    str(data / "windows.parquet"),
-                    "--config",
-                    json.dumps(bucket),
-                    "--out-manifest",
-                    str(data / name / "manifest.parquet"),
-                    "--out-summary",
-                    str(data / name / "summary.json"),
-                ],
-                logs / f"bucket_{name}.log",
-            )
+            run_bucket(data, name, {"bucket": {"max_tokens_per_batch": budget, "max_length": 1024}})
     if need_bpe and not (data / "bpe" / "summary.json").exists():
         bert = data / "bert"
         bpe = {"kind": "bpe", "vocab_size": 256, "max_windows": 20000}
-        must(
-            [
-                PY,
-                "-m",
-                "workflow_scripts.rules.tokenizer",
-                "--windows",
-                str(data / "windows.parquet"),
-                "--config",
-                json.dumps({"tokenizer": bpe}),
-                "--out-dir",
-                str(bert),
-            ],
-            logs / "tokenizer.log",
-        )
+        windows = ("--windows", data / "windows.parquet")
+        run_rule("tokenizer", {"tokenizer": bpe}, logs / "tokenizer.log", *windows, "--out-dir", bert)
         import transformers
 
         transformers.BertConfig(vocab_size=256, **BERT).save_pretrained(str(bert))
         bucket = {"tokenizer": bpe, "bucket": {"max_tokens_per_batch": 12800, "max_length": 512}}
-        must(
-            [
-                PY,
-                "-m",
-                "workflow_scripts.rules.bucket",
-                "--windows",
-                str(data / "windows.parquet"),
-                "--tokenizer-dir",
-                str(bert),
-                "--config",
-                json.dumps(bucket),
-                "--out-manifest",
-                str(data / "bpe" / "manifest.parquet"),
-                "--out-summary",
-                str(data / "bpe" / "summary.json"),
-            ],
-            logs / "bucket_bpe.log",
-        )
+        run_bucket(data, "bpe", bucket, "--tokenizer-dir", bert)
 
 
 # ---- one case ---------------------------------------------------------------------------------
