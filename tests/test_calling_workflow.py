@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from tests.calls_fixtures import background_scores, plant_site_scores
 from tests.workflow_helpers import planned_rules, snakemake, write_config
 from workflow_scripts.calling.annotation import build_site_tables
 from workflow_scripts.calling.gff import read_annotation
@@ -33,33 +34,9 @@ def slice_scores(path: Path) -> None:
     """A user's scores table for the slice's protein-coding genes: high at most annotated sites."""
     tables = build_site_tables(read_annotation(DATA / GTF), ["protein_coding"])
     rng = np.random.default_rng(0)
-    parts = []
-    for gene in tables.genes.iter_rows(named=True):
-        positions = np.arange(gene["start"], gene["end"] + 1)
-        parts.append(
-            pl.DataFrame(
-                {
-                    "gene_id": gene["gene_id"],
-                    "chrom": gene["chrom"],
-                    "strand": gene["strand"],
-                    "position": positions,
-                    "donor": rng.random(len(positions)) ** 20,
-                    "acceptor": rng.random(len(positions)) ** 20,
-                }
-            )
-        )
-    scores = pl.concat(parts)
+    scores = background_scores(tables.genes, rng, power=20)
     sites = tables.sites.with_columns(pl.Series("planted", rng.choice([0.97, 0.2], tables.sites.height)))
-    for splice_type in ("donor", "acceptor"):
-        typed = sites.filter(pl.col("splice_type") == splice_type).select(
-            "chrom", "strand", "position", "planted"
-        )
-        scores = (
-            scores.join(typed, on=["chrom", "strand", "position"], how="left")
-            .with_columns(pl.coalesce("planted", splice_type).alias(splice_type))
-            .drop("planted")
-        )
-    scores.write_csv(path, separator="\t")
+    plant_site_scores(scores, sites).write_csv(path, separator="\t")
 
 
 def scores_workdir(directory: Path, **calling) -> Path:

@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from tests.calls_fixtures import background_scores, plant_site_scores
 from workflow_scripts.calling.calls import CallSettings, make_calls
 from workflow_scripts.calling.negatives import ks_distance
 from workflow_scripts.calling.scores import read_scores
@@ -68,22 +69,7 @@ class Toy:
         )
 
     def random_scores(self, rng) -> pl.DataFrame:
-        parts = []
-        for gene in self.genes.iter_rows(named=True):
-            positions = np.arange(gene["start"], gene["end"] + 1)
-            parts.append(
-                pl.DataFrame(
-                    {
-                        "gene_id": gene["gene_id"],
-                        "chrom": gene["chrom"],
-                        "strand": gene["strand"],
-                        "position": positions,
-                        "donor": rng.random(len(positions)) ** 6,
-                        "acceptor": rng.random(len(positions)) ** 6,
-                    }
-                )
-            )
-        scores = pl.concat(parts)
+        scores = background_scores(self.genes, rng, power=6)
         # overlapping genes gA/gB score the same positions: the table must agree with itself
         first = scores.group_by("chrom", "strand", "position").agg(pl.col("donor", "acceptor").first())
         scores = scores.drop("donor", "acceptor").join(first, on=["chrom", "strand", "position"])
@@ -292,15 +278,7 @@ class DecoyToy(Toy):
                 np.where(rng.random(self.sites.height) < 0.5, 0.95, rng.uniform(0, 0.5, self.sites.height)),
             )
         )
-        for splice_type in ("donor", "acceptor"):
-            typed = planted.filter(pl.col("splice_type") == splice_type).select(
-                "chrom", "strand", "position", "planted"
-            )
-            scores = (
-                scores.join(typed, on=["chrom", "strand", "position"], how="left")
-                .with_columns(pl.coalesce("planted", splice_type).alias(splice_type))
-                .drop("planted")
-            )
+        scores = plant_site_scores(scores, planted)
         return scores.with_columns(pl.col("donor", "acceptor").cast(pl.Float32))
 
 
