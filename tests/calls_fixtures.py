@@ -1,9 +1,16 @@
-"""Scores tables made up for calling tests: a background score at every gene position."""
+"""Calls tables in tests: the made-up scores tables calls are made from, and the extract entry
+point's command line that reads a calls table."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import polars as pl
+
+from tests.workflow_helpers import ROOT, subprocess_env
 
 
 def background_scores(genes: pl.DataFrame, rng: np.random.Generator, power: float) -> pl.DataFrame:
@@ -40,3 +47,19 @@ def plant_site_scores(scores: pl.DataFrame, sites: pl.DataFrame) -> pl.DataFrame
             .drop("planted")
         )
     return scores
+
+
+def extract_args(genome: Path, calls: Path, out: Path, config: str) -> list[str]:
+    """The arguments of `python -m workflow_scripts.rules.extract`."""
+    return ["--genome", str(genome), "--calls", str(calls), "--out", str(out), "--config", config]
+
+
+def run_extract_program(genome: Path, calls: Path, out: Path, config: str) -> subprocess.CompletedProcess:
+    """The extract entry point run as a program, as a rule's shell runs it (text output captured)."""
+    command = [
+        sys.executable,
+        "-m",
+        "workflow_scripts.rules.extract",
+        *extract_args(genome, calls, out, config),
+    ]
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=subprocess_env())

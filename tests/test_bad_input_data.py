@@ -8,15 +8,13 @@ two cases as real subprocesses); tiny inputs, no Snakemake: the fast tier.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
 
-from tests.train_fixtures import ROOT, subprocess_env
+from tests.calls_fixtures import extract_args, run_extract_program
 from workflow_scripts.config.preflight import check_input_files
 from workflow_scripts.data.fasta import load_fasta
 from workflow_scripts.data.quality import MIN_CLASS_WINDOWS, read_notes
@@ -88,11 +86,7 @@ def run_entry(module, argv: list[str], capsys) -> tuple[int, list[str]]:
 
 def extract_calls(genome, calls: Path, capsys, config: str = CONFIG) -> tuple[int, list[str], Path]:
     out = calls.parent / "w.parquet"
-    status, lines = run_entry(
-        extract,
-        ["--genome", str(genome), "--calls", str(calls), "--out", str(out), "--config", config],
-        capsys,
-    )
+    status, lines = run_entry(extract, extract_args(genome, calls, out, config), capsys)
     return status, lines, out
 
 
@@ -346,25 +340,7 @@ def test_the_module_run_as_a_program_prints_the_same_line(genome_dir, tmp_path, 
     header = HEADER + (["label"] if case == "reserved" else ["score "])
     calls = write(tmp_path, "calls.tsv", tsv([row + ["1"] for row in call_rows()], header))
     out = tmp_path / "w.parquet"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "workflow_scripts.rules.extract",
-            "--genome",
-            str(genome_dir),
-            "--calls",
-            str(calls),
-            "--out",
-            str(out),
-            "--config",
-            CONFIG,
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=subprocess_env(),
-    )
+    result = run_extract_program(genome_dir, calls, out, CONFIG)
     field = "column 'label'" if case == "reserved" else "column 'score'"
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith(f"errorseq: error: {calls}: {field}: ") and result.stderr.count("\n") == 1

@@ -1,12 +1,10 @@
 import json
-import subprocess
-import sys
 
 import numpy as np
 import polars as pl
 import pytest
 
-from tests.train_fixtures import ROOT, subprocess_env
+from tests.calls_fixtures import extract_args, run_extract_program
 from workflow_scripts.data.fasta import load_fasta, open_genome
 from workflow_scripts.data.quality import read_notes
 from workflow_scripts.data.splits import assign_gene_splits
@@ -48,18 +46,7 @@ def write_calls(tmp_path, rows, header=HEADER, name="calls.tsv"):
 
 
 def run_extract(genome_dir, calls, out, config=None):
-    extract_main(
-        [
-            "--genome",
-            str(genome_dir),
-            "--calls",
-            str(calls),
-            "--out",
-            str(out),
-            "--config",
-            config or extract_config(),
-        ]
-    )
+    extract_main(extract_args(genome_dir, calls, out, config or extract_config()))
     return pl.read_parquet(out)
 
 
@@ -187,6 +174,11 @@ def test_csv_and_parquet_calls(tmp_path):
         assert run_extract(genome_dir, tmp_path / name, tmp_path / "b.parquet").equals(expected)
 
 
+def third_row(row: str, field: str, message: str) -> tuple:
+    """A BAD_CALLS case: the first two rows of ROWS, then `row`."""
+    return HEADER, ROWS[:2] + [row], field, message
+
+
 BAD_CALLS = [
     (
         HEADER.replace("\tstrand", ""),
@@ -194,40 +186,15 @@ BAD_CALLS = [
         "column 'strand'",
         "missing",
     ),
-    (HEADER, ROWS[:2] + ["g2\tchr2\t2\t*\tdonor\tTP\t0.7\t1\t12"], "column 'strand' row 3", "'\\*'"),
-    (HEADER, ROWS[:2] + ["g2\tchr2\t2\t+\texon\tTP\t0.7\t1\t12"], "column 'splice_type' row 3", "exon"),
-    (HEADER, ROWS[:2] + ["g2\tchr2\t2\t+\tdonor\tXX\t0.7\t1\t12"], "column 'pred_type' row 3", "XX"),
-    (
-        HEADER,
-        ROWS[:2] + ["g2\tchr2\t0\t+\tdonor\tTP\t0.7\t\t"],
-        "column 'position' row 3",
-        "outside the chromosome",
-    ),
-    (
-        HEADER,
-        ROWS[:2] + ["g2\tchr2\t13\t+\tdonor\tTP\t0.7\t\t"],
-        "column 'position' row 3",
-        "outside the chromosome",
-    ),
-    (
-        HEADER,
-        ROWS[:2] + ["g2\tchr2\tx1\t+\tdonor\tTP\t0.7\t1\t12"],
-        "column 'position' row 3",
-        "not an integer",
-    ),
-    (
-        HEADER,
-        ROWS[:2] + ["g2\t2\t2\t+\tdonor\tTP\t0.7\t1\t12"],
-        "column 'chrom' row 3",
-        "did you mean 'chr2'",
-    ),
-    (
-        HEADER,
-        ROWS[:2] + ["g2\tchr2\t2\t+\tdonor\tTP\t0.7\t5\t3"],
-        "column 'gene_start' row 3",
-        "gene_start > gene_end",
-    ),
-    (HEADER, ROWS[:2] + [ROWS[1]], "row 3", "duplicate call"),
+    third_row("g2\tchr2\t2\t*\tdonor\tTP\t0.7\t1\t12", "column 'strand' row 3", "'\\*'"),
+    third_row("g2\tchr2\t2\t+\texon\tTP\t0.7\t1\t12", "column 'splice_type' row 3", "exon"),
+    third_row("g2\tchr2\t2\t+\tdonor\tXX\t0.7\t1\t12", "column 'pred_type' row 3", "XX"),
+    third_row("g2\tchr2\t0\t+\tdonor\tTP\t0.7\t\t", "column 'position' row 3", "outside the chromosome"),
+    third_row("g2\tchr2\t13\t+\tdonor\tTP\t0.7\t\t", "column 'position' row 3", "outside the chromosome"),
+    third_row("g2\tchr2\tx1\t+\tdonor\tTP\t0.7\t1\t12", "column 'position' row 3", "not an integer"),
+    third_row("g2\t2\t2\t+\tdonor\tTP\t0.7\t1\t12", "column 'chrom' row 3", "did you mean 'chr2'"),
+    third_row("g2\tchr2\t2\t+\tdonor\tTP\t0.7\t5\t3", "column 'gene_start' row 3", "gene_start > gene_end"),
+    third_row(ROWS[1], "row 3", "duplicate call"),
     (HEADER, [ROWS[1], ROWS[2]], "experiment 'fp'", "no FP rows \\(error class\\) in calls.tsv"),
 ]
 
@@ -254,20 +221,7 @@ def test_cli_exit_code_2_one_line_no_output(genome_dir, tmp_path, bad_row):
     header, rows, field, _ = BAD_CALLS[bad_row]
     calls = write_calls(tmp_path, rows, header)
     out = tmp_path / "w.parquet"
-    command = [
-        sys.executable,
-        "-m",
-        "workflow_scripts.rules.extract",
-        "--genome",
-        str(genome_dir),
-        "--calls",
-        str(calls),
-        "--out",
-        str(out),
-        "--config",
-        extract_config(),
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=subprocess_env())
+    result = run_extract_program(genome_dir, calls, out, extract_config())
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "calls.tsv" in lines[0] and field in lines[0]
