@@ -7,7 +7,8 @@ One process, one thread, rank 0's batches of errorseq's first steps (its sampler
   (tokenising each batch's strings, then filling the padded tensors row by row: encode_batch);
 - the Trainer's collation: the windows tokenised once up front (as peer_trainer does), then
   DataCollatorWithPadding per batch;
-- the model's forward + backward + AdamW step on the same batches (what both pay alike);
+- the model's forward + backward + AdamW step on the same batches in training mode (dropout on),
+  with transformers' sdpa attention (the Trainer's) and with errorseq's (models/hf_attention.py);
 - one all-reduce of a scalar between two gloo processes: errorseq's loop makes one per step-log
   record (the stop-signal check, training/loop._maybe_stop; every step before), beside DDP's
   gradient all-reduce.
@@ -126,7 +127,7 @@ def host_times(
 ) -> dict:
     """Milliseconds per step of each part, on rank 0's batches of the first `steps` steps (the
     model's maths on `device`)."""
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer, DataCollatorWithPadding
+    from transformers import AutoTokenizer, DataCollatorWithPadding
 
     from workflow_scripts.models.hf import HFTokenizer
 
@@ -165,9 +166,26 @@ def host_times(
         ),
         "trainer_pretokenise_ms_per_step": pretokenise_ms / max(len(replay), 1),
     }
-    model = AutoModelForSequenceClassification.from_pretrained(str(model_dir), num_labels=2).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     prepared = [{key: value.to(device) for key, value in collator(b).items()} for b in batches]
+    for attention, key in (("sdpa", "model_step_ms"), ("auto", "model_step_errorseq_ms")):
+        times[key] = model_step_ms(model_dir, prepared, attention, repeats, device)
+    times["all_reduce_ms"] = all_reduce_ms()
+    times["log_every_steps"] = section_defaults("train")["log_every_steps"]
+    times.update(validation_rss_mib(data, model_dir))
+    return times
+
+
+def model_step_ms(model_dir: Path, prepared: list[dict], attention: str, repeats: int, device: str) -> float:
+    """The maths of one training step, one thread (as each rank runs), `attention` as
+    model.hf_attention names it."""
+    import transformers
+
+    from workflow_scripts.models import hf_attention
+
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(str(model_dir), num_labels=2)
+    hf_attention.use_for(model, attention, transformers)
+    model.to(device).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
 
     def maths() -> None:
         for batch in prepared:
@@ -179,21 +197,17 @@ def host_times(
             torch.cuda.synchronize()
 
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # as each rank runs
+    torch.set_num_threads(1)
     try:
-        times["model_step_ms"] = best_ms(repeats, maths, n)
+        return best_ms(repeats, maths, len(prepared))
     finally:
         torch.set_num_threads(threads)
-    times["all_reduce_ms"] = all_reduce_ms()
-    times["log_every_steps"] = section_defaults("train")["log_every_steps"]
-    times.update(validation_rss_mib(data, model_dir))
-    return times
 
 
 def host_rows(name: str, times: dict) -> list[list]:
-    step = times["model_step_ms"]
+    trainer_step, errorseq_step = times["model_step_ms"], times["model_step_errorseq_ms"]
 
-    def share(ms: float) -> str:
+    def share(ms: float, step: float = errorseq_step) -> str:
         return f"{ms:.2f} ({100 * ms / (ms + step):.1f} % of a step)"
 
     every = times["log_every_steps"]
@@ -222,14 +236,23 @@ def host_rows(name: str, times: dict) -> list[list]:
         [
             name,
             "Trainer: DataCollatorWithPadding on pre-tokenised windows",
-            share(times["trainer_collate_ms"]),
+            share(times["trainer_collate_ms"], trainer_step),
         ],
         [
             name,
             "Trainer: tokenising all windows once, per step",
             f"{times['trainer_pretokenise_ms_per_step']:.2f}",
         ],
-        [name, "model forward + backward + AdamW (both alike)", f"{step:.1f}"],
+        [
+            name,
+            "model forward + backward + AdamW, transformers' sdpa attention (the Trainer)",
+            f"{trainer_step:.1f}",
+        ],
+        [
+            name,
+            "model forward + backward + AdamW, errorseq's attention (models/hf_attention.py)",
+            f"{errorseq_step:.1f}",
+        ],
         [
             name,
             "validation, peak RSS growth of one rank (MiB): 256-window batches before → "

@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from workflow_scripts.errors import InputError
+from workflow_scripts.models import hf_attention
 from workflow_scripts.models.call_inputs import FusedHead
 from workflow_scripts.models.hf_offline import load_offline, require_transformers
 
@@ -191,9 +192,17 @@ def build_hf_classifier(
         materialise_plain_tensors(hf_model, model_cfg["path"])
     else:
         hf_model = auto.from_config(config, trust_remote_code=trust)
+    choose_attention(hf_model, model_cfg, transformers)
     if model_cfg["gradient_checkpointing"]:
         enable_checkpointing(hf_model)
     return HFSequenceClassifier(hf_model, n_features, float(model_cfg["dropout"]))
+
+
+def choose_attention(hf_model: nn.Module, model_cfg: dict, transformers) -> None:
+    try:
+        hf_attention.use_for(hf_model, model_cfg["hf_attention"], transformers)
+    except ValueError as error:  # transformers: the model's code does not offer that attention
+        raise InputError(model_cfg["path"], "model.hf_attention", str(error).splitlines()[0]) from None
 
 
 def check_encoder_loaded(hf_model: nn.Module, missing_keys, path: str) -> None:
