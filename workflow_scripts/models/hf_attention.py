@@ -12,6 +12,7 @@ transformers' own sdpa attention unchanged.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 from torch import nn
@@ -28,14 +29,14 @@ def register(transformers) -> None:
     AttentionMaskInterface.register(NAME, sdpa_mask)
 
 
-def use_for(hf_model: nn.Module, choice: str, transformers) -> str:
+def use_for(hf_model: Any, choice: str, transformers) -> str:
     """Set model.hf_attention on the model; auto takes errorseq's where the model's code lets
     transformers choose its attention, and the model's own otherwise. Returns the one in use."""
     wanted = NAME if choice == "auto" else choice
     if wanted == NAME:
         register(transformers)
         if not _can_choose(hf_model):
-            return hf_model.config._attn_implementation
+            return str(hf_model.config._attn_implementation)
     hf_model.set_attn_implementation(wanted)
     return wanted
 
