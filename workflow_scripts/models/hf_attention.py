@@ -68,8 +68,9 @@ def attention_forward(
     if attention_mask is not None:
         scores = scores + _additive(attention_mask, scores.dtype)
     weights = torch.softmax(scores, dim=-1, dtype=torch.float32).to(value.dtype)
-    weights = weights * dropout_keep_scale(weights.shape, dropout, weights.dtype)
-    return torch.matmul(weights, value).transpose(1, 2).contiguous(), None
+    keep, keep_scale = dropout_keep(weights.shape, dropout)
+    kept = torch.where(keep, weights, 0.0)  # saves the 1-byte mask for backward, not a float one
+    return (torch.matmul(kept, value) * keep_scale).transpose(1, 2).contiguous(), None
 
 
 def _takes_fast_path(module, query, key, attention_mask, dropout: float, kwargs: dict) -> bool:
@@ -92,12 +93,12 @@ def _additive(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     )
 
 
-def dropout_keep_scale(shape: torch.Size, p: float, dtype: torch.dtype) -> torch.Tensor:
-    """0 where a weight is dropped, 1/(1-p) where kept; p rounded to 1/65536. Four decisions per
-    64-bit word of torch's CPU generator, so torch.manual_seed makes them reproducible."""
+def dropout_keep(shape: torch.Size, p: float) -> tuple[torch.Tensor, float]:
+    """Which weights dropout keeps (each dropped with probability p, rounded to 1/65536) and the
+    scale 1/(1-p) for the kept. Four decisions per 64-bit word of torch's CPU generator, so
+    torch.manual_seed makes them reproducible."""
     count = math.prod(shape)
     words = torch.empty((count + 3) // 4, dtype=torch.int64).random_(-(2**63), 2**63 - 1)
     lanes = words.view(torch.int16)[:count].view(shape)  # each uniform over -32768..32767
     dropped = round(p * LANES)
-    keep = (lanes >= dropped - LANES // 2).to(dtype)
-    return keep.mul_(LANES / (LANES - dropped))
+    return lanes >= dropped - LANES // 2, LANES / (LANES - dropped)
