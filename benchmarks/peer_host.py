@@ -29,6 +29,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from benchmarks.peer_batching import errorseq_batches
+from benchmarks.peer_maths import model_step_ms
 from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.training.batches import (
     BatchCollator,
@@ -167,41 +168,11 @@ def host_times(
         "trainer_pretokenise_ms_per_step": pretokenise_ms / max(len(replay), 1),
     }
     prepared = [{key: value.to(device) for key, value in collator(b).items()} for b in batches]
-    for attention, key in (("sdpa", "model_step_ms"), ("auto", "model_step_errorseq_ms")):
-        times[key] = model_step_ms(model_dir, prepared, attention, repeats, device)
+    times.update(model_step_ms(model_dir, prepared, repeats, device))
     times["all_reduce_ms"] = all_reduce_ms()
     times["log_every_steps"] = section_defaults("train")["log_every_steps"]
     times.update(validation_rss_mib(data, model_dir))
     return times
-
-
-def model_step_ms(model_dir: Path, prepared: list[dict], attention: str, repeats: int, device: str) -> float:
-    """The maths of one training step, one thread (as each rank runs), `attention` as
-    model.hf_attention names it."""
-    import transformers
-
-    from workflow_scripts.models import hf_attention
-
-    model = transformers.AutoModelForSequenceClassification.from_pretrained(str(model_dir), num_labels=2)
-    hf_attention.use_for(model, attention, transformers)
-    model.to(device).train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-
-    def maths() -> None:
-        for batch in prepared:
-            out = model(input_ids=batch["ids"], attention_mask=batch["mask"].long(), labels=batch["labels"])
-            out.loss.backward()
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-        if device == "cuda":
-            torch.cuda.synchronize()
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return best_ms(repeats, maths, len(prepared))
-    finally:
-        torch.set_num_threads(threads)
 
 
 def host_rows(name: str, times: dict) -> list[list]:
