@@ -15,7 +15,7 @@ import tempfile
 import numpy as np
 import torch
 
-from benchmarks import dryrun, extraction, padding, peers, predict_memory, training
+from benchmarks import attention_dropout, dryrun, extraction, padding, peers, predict_memory, training
 from benchmarks.common import load_line
 
 
@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             padding.main(["--n", "2000", "--no-demo"])
             training.main(["--n", "96", "--repeats", "1"])
+            attention_dropout.main(["--quick", "--repeats", "1"])
             extraction.main(
                 [
                     "--genome-mb",
@@ -51,6 +52,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     padding.main([])
     training.main([])
+    attention_dropout.main([])
     extraction.main([])
     predict_memory.main([])
     dryrun.main([])

@@ -1,6 +1,6 @@
 """Smoke test: every benchmark script runs at a tiny size and prints its table (no timing asserts)."""
 
-from benchmarks import dryrun, extraction, padding, predict_memory, training
+from benchmarks import attention_dropout, dryrun, extraction, padding, predict_memory, training
 
 
 def test_padding_and_training_benchmarks_print_tables(capsys):
@@ -36,3 +36,9 @@ def test_predict_memory_benchmark_prints_its_table(capsys, tmp_path):
     predict_memory.main(["--calls", "2000", "--chunk-size", "1000", "--work-dir", str(tmp_path)])
     out = capsys.readouterr().out
     assert "peak anon" in out.lower() and "2,000" in out
+
+
+def test_attention_dropout_benchmark_times_both_attentions(capsys):
+    attention_dropout.main(["--quick", "--repeats", "1"])
+    out = capsys.readouterr().out
+    assert "nn.TransformerEncoderLayer" in out and out.count("×") >= 4  # two rows: shape and speed-up

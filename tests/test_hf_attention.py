@@ -8,7 +8,7 @@ transformers = pytest.importorskip("transformers")
 
 from tests.hf_fixtures import save_remote_code_model, save_tiny_bert  # noqa: E402
 from workflow_scripts.errors import InputError  # noqa: E402
-from workflow_scripts.models import hf_attention  # noqa: E402
+from workflow_scripts.models import dropout_attention, hf_attention  # noqa: E402
 from workflow_scripts.models.builtin import build_model  # noqa: E402
 from workflow_scripts.tokenization.tokenizers import load_tokenizer  # noqa: E402
 
@@ -74,7 +74,7 @@ def test_the_fast_path_is_attention_with_its_dropout_mask_in_value_and_gradient(
     torch.manual_seed(2)
     ours, none = hf_attention.attention_forward(module, query, key, value, mask, dropout=0.25)
     torch.manual_seed(2)  # the same draws again
-    keep, keep_scale = hf_attention.dropout_keep(torch.Size((2, 3, 7, 7)), 0.25)
+    keep, keep_scale = dropout_attention.dropout_keep(torch.Size((2, 3, 7, 7)), 0.25)
     reference = reference_attention(query, key, value, mask, keep, keep_scale)
     assert none is None and not keep.all() and keep_scale == 4 / 3
     torch.testing.assert_close(ours, reference)
@@ -86,8 +86,8 @@ def test_the_fast_path_is_attention_with_its_dropout_mask_in_value_and_gradient(
 def test_training_on_cpu_with_dropout_takes_the_fast_path(tiny, monkeypatch):
     _, _, ids, mask = tiny
     drawn = []
-    real = hf_attention.dropout_keep
-    monkeypatch.setattr(hf_attention, "dropout_keep", lambda *a: drawn.append(a[0]) or real(*a))
+    real = dropout_attention.dropout_keep
+    monkeypatch.setattr(dropout_attention, "dropout_keep", lambda *a: drawn.append(a[0]) or real(*a))
     model = classifier(tiny).train()
     model(ids, mask).sum().backward()
     assert len(drawn) == 2  # one per layer of the tiny BERT
@@ -98,14 +98,14 @@ def test_training_on_cpu_with_dropout_takes_the_fast_path(tiny, monkeypatch):
 @pytest.mark.parametrize("p", [0.1, 0.5])
 def test_dropout_drops_p_of_the_weights_from_every_lane_and_keeps_the_mean(p):
     torch.manual_seed(3)
-    keep, keep_scale = hf_attention.dropout_keep(torch.Size((4, 250_000)), p)
+    keep, keep_scale = dropout_attention.dropout_keep(torch.Size((4, 250_000)), p)
     dropped = ~keep
     assert abs(dropped.float().mean().item() - p) < 0.003
     lanes = dropped.view(-1, 4).float().mean(dim=0)  # each 16-bit lane of the random words
     assert (lanes - p).abs().max().item() < 0.005
     assert abs((keep * keep_scale).mean().item() - 1.0) < 0.005
     torch.manual_seed(3)
-    assert torch.equal(keep, hf_attention.dropout_keep(torch.Size((4, 250_000)), p)[0])
+    assert torch.equal(keep, dropout_attention.dropout_keep(torch.Size((4, 250_000)), p)[0])
 
 
 def test_a_model_whose_code_fixes_its_attention_keeps_it(tmp_path):

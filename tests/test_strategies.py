@@ -3,6 +3,7 @@ clipping, offload, bf16, gradient checkpointing) against one process on the same
 then DDP, FSDP2 and ZeRO-3 with a Hugging Face BERT (gradient checkpointing on)."""
 
 import json
+import math
 import subprocess
 import sys
 
@@ -181,3 +182,12 @@ def test_hf_model_under_each_strategy_matches_one_process(hf_harness, name):
     if name != "ddp":  # the transformer layers are sharded: half the parameters per rank
         full = sum(v.numel() * 4 for v in states["ddp"].values())
         assert all(b["param_bytes"] == pytest.approx(full / 2, rel=0.02) for b in results[name]["bytes"])
+
+
+def test_attention_dropout_trains_under_fsdp_and_zero3(tmp_path):
+    """CPU training with attention dropout: FSDP2's blocks run errorseq's attention maths on their
+    unsharded weights (models/dropout_attention.py); ZeRO-3's keep nn.TransformerEncoderLayer's."""
+    cases = {name: FP32_CASES[name] for name in ("fsdp", "zero3")}
+    _, results, _ = launch_harness(tmp_path, {**MODEL, "dropout": 0.1}, cases)
+    for name in cases:
+        assert len(results[name]["losses"]) == 4 and all(math.isfinite(x) for x in results[name]["losses"])

@@ -15,6 +15,7 @@ from torch.utils.checkpoint import checkpoint
 
 from workflow_scripts.config.sections import complete_section
 from workflow_scripts.models.call_inputs import FusedHead
+from workflow_scripts.models.dropout_attention import additive_bias, attention_with_dropout
 
 
 class ConvBlock(nn.Module):
@@ -50,7 +51,39 @@ class TransformerBlock(nn.Module):
         )
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return self.layer(x, src_key_padding_mask=~mask)
+        if not self._drops_attention_on_cpu(x):
+            return self.layer(x, src_key_padding_mask=~mask)
+        return self.forward_cheap_dropout(x, mask)
+
+    def forward_cheap_dropout(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The layer's pre-norm forward, its attention's dropout drawn the cheap way."""
+        layer = self.layer
+        x = x + layer.dropout1(self._self_attention(layer.norm1(x), mask))
+        feed_forward = layer.linear2(layer.dropout(layer.activation(layer.linear1(layer.norm2(x)))))
+        return x + layer.dropout2(feed_forward)
+
+    def _drops_attention_on_cpu(self, x: torch.Tensor) -> bool:
+        """Training on CPU with attention dropout: the layer's own attention would draw it one
+        random number per weight (models/dropout_attention.py). Not under ZeRO-3, which gathers
+        the attention's weights only for its own forward."""
+        attention = self.layer.self_attn
+        partitioned = hasattr(attention.in_proj_weight, "ds_id")
+        return self.training and x.device.type == "cpu" and attention.dropout > 0 and not partitioned
+
+    def _self_attention(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """nn.MultiheadAttention's maths on the same weights, its dropout drawn the cheap way."""
+        attention = self.layer.self_attn
+        batch, length, width = x.shape
+        heads = attention.num_heads
+        projected = nn.functional.linear(x, attention.in_proj_weight, attention.in_proj_bias)
+        query, key, value = (
+            part.view(batch, length, heads, width // heads).transpose(1, 2)
+            for part in projected.chunk(3, dim=-1)
+        )
+        bias = additive_bias(mask[:, None, None, :], x.dtype)
+        scale = 1.0 / math.sqrt(width // heads)
+        out = attention_with_dropout(query, key, value, bias, attention.dropout, scale)
+        return attention.out_proj(out.transpose(1, 2).reshape(batch, length, width))
 
 
 class SequenceClassifier(nn.Module):

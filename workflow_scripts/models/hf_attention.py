@@ -1,12 +1,8 @@
 """Attention for HF backbones that trains faster on CPU (model.hf_attention: auto).
 
-With attention dropout in training, PyTorch's CPU scaled_dot_product_attention leaves its flash
-kernel for the plain path, and there a third of a small BERT's step goes to `bernoulli_` drawing
-one random number per attention weight (docs/performance.md). This implementation computes the
-same attention and the same dropout (each weight zeroed with probability p, rounded to 1/65536,
-the rest scaled by 1/(1-p)) but draws four dropout decisions from every 64-bit random word.
-Everywhere else (evaluation, no dropout, GPUs, decoders, anything unusual) it hands the call to
-transformers' own sdpa attention unchanged.
+In CPU training with attention dropout it is models/dropout_attention.py (the same maths, a
+quarter of the random words); everywhere else (evaluation, no dropout, GPUs, decoders, anything
+unusual) it hands the call to transformers' own sdpa attention unchanged.
 """
 
 from __future__ import annotations
@@ -17,8 +13,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from workflow_scripts.models.dropout_attention import additive_bias, attention_with_dropout
+
 NAME = "errorseq"
-LANES = 65536  # the values of one 16-bit lane of a random word
 
 
 def register(transformers) -> None:
@@ -64,13 +61,8 @@ def attention_forward(
             module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs
         )
     scale = scaling if scaling is not None else 1.0 / math.sqrt(query.shape[-1])
-    scores = torch.matmul(query * scale, key.transpose(-1, -2))
-    if attention_mask is not None:
-        scores = scores + _additive(attention_mask, scores.dtype)
-    weights = torch.softmax(scores, dim=-1, dtype=torch.float32).to(value.dtype)
-    keep, keep_scale = dropout_keep(weights.shape, dropout)
-    kept = torch.where(keep, weights, 0.0)  # saves the 1-byte mask for backward, not a float one
-    return (torch.matmul(kept, value) * keep_scale).transpose(1, 2).contiguous(), None
+    bias = None if attention_mask is None else additive_bias(attention_mask, query.dtype)
+    return attention_with_dropout(query, key, value, bias, dropout, scale).transpose(1, 2).contiguous(), None
 
 
 def _takes_fast_path(module, query, key, attention_mask, dropout: float, kwargs: dict) -> bool:
@@ -83,22 +75,3 @@ def _takes_fast_path(module, query, key, attention_mask, dropout: float, kwargs:
         and not kwargs.get("output_attentions", False)
     )
     return plain and dropout > 0 and module.training and query.device.type == "cpu"
-
-
-def _additive(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    if mask.dtype != torch.bool:
-        return mask
-    return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(
-        ~mask, torch.finfo(dtype).min
-    )
-
-
-def dropout_keep(shape: torch.Size, p: float) -> tuple[torch.Tensor, float]:
-    """Which weights dropout keeps (each dropped with probability p, rounded to 1/65536) and the
-    scale 1/(1-p) for the kept. Four decisions per 64-bit word of torch's CPU generator, so
-    torch.manual_seed makes them reproducible."""
-    count = math.prod(shape)
-    words = torch.empty((count + 3) // 4, dtype=torch.int64).random_(-(2**63), 2**63 - 1)
-    lanes = words.view(torch.int16)[:count].view(shape)  # each uniform over -32768..32767
-    dropped = round(p * LANES)
-    return lanes >= dropped - LANES // 2, LANES / (LANES - dropped)
