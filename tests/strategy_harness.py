@@ -19,7 +19,7 @@ import torch
 
 from tests.train_fixtures import train_config
 from workflow_scripts.models.builtin import build_model
-from workflow_scripts.training.distributed import DistContext, init_distributed
+from workflow_scripts.training.distributed import DistContext, exit_without_teardown, init_distributed
 from workflow_scripts.training.loop import forward_loss
 from workflow_scripts.training.objectives.classification import classification_loss
 from workflow_scripts.training.strategies import build_engine
@@ -106,4 +106,4 @@ def main(spec_path: str, out_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    exit_without_teardown(lambda: main(*sys.argv[1:3]))

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import ctypes
 import datetime
+import faulthandler
+import logging
 import os
 import signal
 import socket
 import sys
+import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NoReturn
 
 import torch
 import torch.distributed as dist
@@ -170,3 +175,34 @@ def run_in_process_group(strategy: str, seed: int, work) -> None:
         work(ctx)
     finally:
         ctx.close()
+
+
+def exit_without_teardown(main: Callable[[], None]) -> NoReturn:
+    """Run a rank's main, then end the process at once with main's exit status.
+
+    torch keeps a gloo process group alive after destroy_process_group once DDP or DeepSpeed has
+    used it; freeing it in interpreter teardown sometimes aborts the rank ("terminate called
+    without an active exception", SIGABRT) after a run that succeeded, and torchrun then reports
+    the whole launch failed. Every output is written and synced before main returns, so skipping
+    the teardown loses nothing. A native crash inside main prints every thread's Python stack."""
+    faulthandler.enable()
+    try:
+        main()
+        code = 0
+    except SystemExit as stop:
+        code = exit_status(stop)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def exit_status(stop: SystemExit) -> int:
+    """The status Python itself would exit with for this SystemExit (a message goes to stderr)."""
+    if stop.code is None or isinstance(stop.code, int):
+        return stop.code or 0
+    print(stop.code, file=sys.stderr)
+    return 1

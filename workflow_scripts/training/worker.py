@@ -15,7 +15,7 @@ import sys
 
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
 from workflow_scripts.errors import InputError, run_cli
-from workflow_scripts.training.distributed import run_in_process_group
+from workflow_scripts.training.distributed import exit_without_teardown, run_in_process_group
 from workflow_scripts.training.objectives import OBJECTIVES, build_objective
 from workflow_scripts.training.run import run
 from workflow_scripts.training.run_spec import add_run_arguments, run_spec_from_args
@@ -61,4 +61,4 @@ def rank() -> int:
 
 
 if __name__ == "__main__":
-    run_cli(main)
+    exit_without_teardown(lambda: run_cli(main))
