@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pytest
 import torch
 
 from workflow_scripts.artifacts import MODEL_INPUT_COLUMNS_FIELD
@@ -119,6 +120,23 @@ def run_evaluate(
             json.dumps(config or {"evaluate": {"batch_size": 64}}),
         ]
     )
+    return paths
+
+
+def evaluate_untrained_models(
+    tmp_path_factory: pytest.TempPathFactory, config: dict, runs: list[tuple[str, int, bool]], n: int
+) -> list[Path]:
+    """metrics.json of each run (experiment, seed, with_score), in that order: n make_windows of the
+    run's seed in a folder of their own, their buckets and an untrained model, through evaluate."""
+    paths = []
+    for experiment, seed, with_score in runs:
+        directory = tmp_path_factory.mktemp(experiment)
+        windows = make_windows(directory / "windows.parquet", n=n, seed=seed, with_score=with_score)
+        buckets = write_buckets(windows, directory)
+        model = write_untrained_model(directory, 3001)
+        paths.append(
+            run_evaluate(windows, buckets["manifest"], model, directory, config, experiment)["metrics"]
+        )
     return paths
 
 

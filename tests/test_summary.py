@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from matplotlib import pyplot as plt
 
-from tests.evaluation_fixtures import make_windows, run_evaluate, write_buckets, write_untrained_model
+from tests.evaluation_fixtures import evaluate_untrained_models
 from tests.workflow_helpers import subprocess_env
 from workflow_scripts.artifacts import summary_fields
 from workflow_scripts.evaluation.comparison_fields import BASELINES, METRICS, PREDICTORS
@@ -22,16 +22,8 @@ FAST = {"evaluate": {"batch_size": 64, "bootstrap_replicates": 200, "kmer_max_k"
 @pytest.fixture(scope="module")
 def metrics_files(tmp_path_factory):
     """Three experiments evaluated by the real evaluate rule; the last one's calls carry no score."""
-    paths = []
-    for index, (name, with_score) in enumerate([("fp_vs_tp", True), ("fn_vs_tn", True), ("no_score", False)]):
-        directory = tmp_path_factory.mktemp(name)
-        windows = make_windows(directory / "windows.parquet", n=240, seed=index, with_score=with_score)
-        buckets = write_buckets(windows, directory)
-        model = write_untrained_model(directory, 3001)
-        paths.append(
-            run_evaluate(windows, buckets["manifest"], model, directory, FAST, experiment=name)["metrics"]
-        )
-    return paths
+    runs = [("fp_vs_tp", 0, True), ("fn_vs_tn", 1, True), ("no_score", 2, False)]
+    return evaluate_untrained_models(tmp_path_factory, FAST, runs, n=240)
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from matplotlib import pyplot as plt
 
-from tests.evaluation_fixtures import make_windows, run_evaluate, write_buckets, write_untrained_model
+from tests.evaluation_fixtures import evaluate_untrained_models
 from tests.workflow_helpers import subprocess_env
 from workflow_scripts.artifacts import summary_aggregated_fields, summary_fields
 from workflow_scripts.config.runs import expand_runs
@@ -36,16 +36,8 @@ def workflow_runs():
 def metrics_files(tmp_path_factory):
     """Five runs evaluated by the real evaluate rule, each on windows of its own; fn_vs_tn_fold2's
     calls carry no score (its base score is not scored)."""
-    paths = []
-    for index, name in enumerate(RUN_NAMES):
-        directory = tmp_path_factory.mktemp(name)
-        windows = make_windows(directory / "windows.parquet", n=200, seed=10 + index, with_score=index != 4)
-        buckets = write_buckets(windows, directory)
-        model = write_untrained_model(directory, 3001)
-        paths.append(
-            run_evaluate(windows, buckets["manifest"], model, directory, FAST, experiment=name)["metrics"]
-        )
-    return paths
+    runs = [(name, 10 + index, index != 4) for index, name in enumerate(RUN_NAMES)]
+    return evaluate_untrained_models(tmp_path_factory, FAST, runs, n=200)
 
 
 @pytest.fixture(autouse=True)
