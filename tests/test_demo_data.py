@@ -5,6 +5,7 @@ import polars as pl
 import pytest
 
 from workflow_scripts.config.sections import section_defaults
+from workflow_scripts.data.calls import CALL_COLUMNS, OPTIONAL_CALL_COLUMNS
 from workflow_scripts.data.demo import (
     ELEMENT_MARGIN,
     ELEMENT_SPACING,
@@ -71,17 +72,7 @@ def test_bad_demo_config_is_named(tmp_path):
 
 def test_calls_schema_and_class_balance(demo):
     calls = pl.read_csv(demo / "calls.tsv", separator="\t")
-    assert calls.columns == [
-        "gene_id",
-        "chrom",
-        "position",
-        "strand",
-        "splice_type",
-        "pred_type",
-        "score",
-        "gene_start",
-        "gene_end",
-    ]
+    assert calls.columns == [*CALL_COLUMNS, *OPTIONAL_CALL_COLUMNS]  # every column a calls table has
     shares = calls["pred_type"].value_counts(normalize=True)
     share = dict(zip(shares["pred_type"], shares["proportion"]))
     assert set(share) == {"TP", "TN", "FP", "FN"}
