@@ -19,14 +19,12 @@ multinode-slurm.md.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import shutil
 import socket
-import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from tests.node_network import (
@@ -42,13 +40,18 @@ from tests.node_network import (
 )
 from tests.slurm_cluster import (
     PARTITION,
+    LocalCluster,
     _spawn,
     cancel_all_jobs,
-    free_port,
     install_slurm_packages,
+    make_cluster_root,
+    make_fake_gpus,
     missing_binaries,
     node_hardware,
-    start_munge,
+    remove_cluster_root,
+    session_lock,
+    shared_slurm_settings,
+    start_controller,
     stop_daemon,
     wait_for,
 )
@@ -68,29 +71,12 @@ SLURMD_TIMEOUT_S = 30
 
 
 @dataclass
-class MultiNodeCluster:
-    root: Path
-    conf: Path
+class MultiNodeCluster(LocalCluster):
     network: NodeNetwork
-    daemons: dict[str, subprocess.Popen] = field(default_factory=dict)
 
     @property
     def nodes(self) -> list[Node]:
         return self.network.nodes
-
-    @property
-    def env(self) -> dict[str, str]:
-        return {**os.environ, "SLURM_CONF": str(self.conf)}
-
-    def run(self, *command: str, check: bool = True, timeout: float = 60) -> str:
-        done = subprocess.run(command, env=self.env, capture_output=True, text=True, timeout=timeout)
-        if check and done.returncode != 0:
-            raise RuntimeError(f"{' '.join(command)} failed: {done.stderr.strip()}")
-        return done.stdout
-
-    def log(self, daemon: str) -> str:
-        path = self.root / "log" / f"{daemon}.log"
-        return path.read_text(errors="replace") if path.exists() else ""
 
     def node(self, name: str) -> Node:
         (node,) = [node for node in self.nodes if node.name == name]
@@ -140,50 +126,21 @@ def write_node_files(root: Path, controller_host: str, controller: str, nodes: l
 def write_slurm_conf(root: Path, controller_host: str, controller: str, nodes: list[Node]) -> Path:
     _, memory_mb = node_hardware()
     etc = root / "etc"
-    for name in ("state", "spool", "log", "run", "gpus", "etc"):
+    for name in ("state", "spool", "log", "run", "etc"):
         (root / name).mkdir(exist_ok=True)
     for node in nodes:  # slurmd wants its spool directory to exist
         (root / "spool" / node.name).mkdir()
-    for index in range(FAKE_GPUS):  # GRES files must be devices: /dev/null stands in
-        (root / "gpus" / f"nvidia{index}").symlink_to("/dev/null")
+    gpu_files = make_fake_gpus(root, FAKE_GPUS)
     (etc / "gres.conf").write_text(
-        "AutoDetect=off\n"
-        + "".join(
-            f"NodeName={node.name} Name=gpu File={root}/gpus/nvidia[0-{FAKE_GPUS - 1}]\n" for node in nodes
-        )
+        "AutoDetect=off\n" + "".join(f"NodeName={node.name} Name=gpu File={gpu_files}\n" for node in nodes)
     )
     settings = {
-        "ClusterName": "errorseqmulti",
-        "SlurmctldHost": f"{controller_host}({controller})",
-        "SlurmctldPort": free_port(),
-        "SlurmdPort": free_port(),
-        "SlurmUser": "root",
-        "SlurmdUser": "root",
-        "AuthType": "auth/munge",
-        "AuthInfo": f"socket={root}/munge/munge.socket",
-        "CredType": "cred/munge",
-        "ProctrackType": "proctrack/linuxproc",
-        "TaskPlugin": "task/none",
-        "JobAcctGatherType": "jobacct_gather/none",
-        "AccountingStorageType": "accounting_storage/none",
-        "JobCompType": "jobcomp/none",
-        "MpiDefault": "none",
-        "SelectType": "select/cons_tres",
-        "SelectTypeParameters": "CR_Core_Memory",
-        "GresTypes": "gpu",
-        "SlurmdParameters": "config_overrides",
-        "ReturnToService": 2,
-        "MinJobAge": 600,
+        **shared_slurm_settings(root, "errorseqmulti", controller_host, controller),
         "KillWait": 10,
         "SlurmdTimeout": SLURMD_TIMEOUT_S,
-        "SchedulerParameters": "sched_interval=2",
-        "StateSaveLocation": root / "state",
         "SlurmdSpoolDir": root / "spool" / "%n",
-        "SlurmctldPidFile": root / "run" / "slurmctld.pid",
         "SlurmdPidFile": root / "run" / "slurmd-%n.pid",
-        "SlurmctldLogFile": root / "log" / "slurmctld.log",
         "SlurmdLogFile": root / "log" / "slurmd-%n.log",
-        "PluginDir": "/usr/lib/x86_64-linux-gnu/slurm-wlm",
     }
     lines = [f"{key}={value}" for key, value in settings.items()]
     lines += [
@@ -211,39 +168,19 @@ def node_command(cluster: MultiNodeCluster, node: Node) -> list[str]:
 
 
 def start_daemons(cluster: MultiNodeCluster) -> None:
-    root, conf = cluster.root, str(cluster.conf)
-    cluster.daemons["munged"] = start_munge(root)
-    cluster.daemons["slurmctld"] = _spawn(
-        ["slurmctld", "-D", "-i", "-f", conf], root / "log" / "slurmctld.out"
-    )
-    wait_for(
-        lambda: "UP" in cluster.run("scontrol", "ping", check=False),
-        "slurmctld to answer",
-        cluster.daemons["slurmctld"],
-    )
+    start_controller(cluster)
     for node in cluster.nodes:
-        node.daemon = _spawn(node_command(cluster, node), root / "log" / f"slurmd-{node.name}.out")
+        node.daemon = _spawn(node_command(cluster, node), cluster.root / "log" / f"slurmd-{node.name}.out")
     cluster.wait_until_idle()
-
-
-@contextlib.contextmanager
-def session_lock():
-    with open(LOCK, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @contextlib.contextmanager
 def multinode_cluster(node_names: tuple[str, ...] = ("node1", "node2"), parent: Path | None = None):
     """Start munged + slurmctld + one slurmd per node namespace; remove all of it on exit."""
     install_slurm_packages()
-    with session_lock():
+    with session_lock(LOCK):
         remove_stale_network()
-        root = Path(tempfile.mkdtemp(prefix=DIR_PREFIX, dir=parent))
-        root.chmod(0o755)  # munged runs as the munge user and must reach root/munge
+        root = make_cluster_root(DIR_PREFIX, parent)
         network = create_node_network(list(node_names))
         controller_host = socket.gethostname().split(".")[0]
         write_node_files(root, controller_host, network.host_address, network.nodes)
@@ -269,8 +206,7 @@ def stop_cluster(cluster: MultiNodeCluster) -> None:
         if name in cluster.daemons:
             stop_daemon(cluster.daemons[name])
     delete_node_network(cluster.network)
-    if not os.environ.get("ERRORSEQ_KEEP_SLURM_DIR"):
-        shutil.rmtree(cluster.root, ignore_errors=True)
+    remove_cluster_root(cluster.root)
 
 
 def wait_seconds(condition, timeout: float, interval: float = 0.2) -> float | None:

@@ -37,18 +37,19 @@ NODE_CPUS = 8
 
 
 @dataclass
-class SlurmCluster:
+class LocalCluster:
+    """What every throw-away cluster here has: its directory, its slurm.conf, the daemons it started."""
+
     root: Path
-    host: str
     conf: Path
-    daemons: dict[str, subprocess.Popen] = field(default_factory=dict)
+    daemons: dict[str, subprocess.Popen] = field(default_factory=dict, kw_only=True)
 
     @property
     def env(self) -> dict[str, str]:
         return {**os.environ, "SLURM_CONF": str(self.conf)}
 
-    def run(self, *command: str, check: bool = True) -> str:
-        done = subprocess.run(command, env=self.env, capture_output=True, text=True, timeout=60)
+    def run(self, *command: str, check: bool = True, timeout: float = 60) -> str:
+        done = subprocess.run(command, env=self.env, capture_output=True, text=True, timeout=timeout)
         if check and done.returncode != 0:
             raise RuntimeError(f"{' '.join(command)} failed: {done.stderr.strip()}")
         return done.stdout
@@ -56,6 +57,11 @@ class SlurmCluster:
     def log(self, daemon: str) -> str:
         path = self.root / "log" / f"{daemon}.log"
         return path.read_text(errors="replace") if path.exists() else ""
+
+
+@dataclass
+class SlurmCluster(LocalCluster):
+    host: str
 
 
 def missing_binaries() -> list[str]:
@@ -111,22 +117,21 @@ def node_hardware() -> tuple[int, int]:
     return int(fields["CPUs"]), max(1024, int(fields["RealMemory"]) - 512)
 
 
-def write_slurm_conf(root: Path, host: str) -> Path:
-    cpus, memory_mb = node_hardware()
-    cpus = max(cpus, NODE_CPUS)
-    for name in ("state", "spool", "log", "run", "gpus"):
-        (root / name).mkdir(exist_ok=True)
-    gpu_files = []
-    for index in range(FAKE_GPUS):  # GRES files must be devices: /dev/null stands in
-        link = root / "gpus" / f"nvidia{index}"
-        link.symlink_to("/dev/null")
-        gpu_files.append(link)
-    (root / "gres.conf").write_text(
-        f"AutoDetect=off\nNodeName={host} Name=gpu File={root}/gpus/nvidia[0-{FAKE_GPUS - 1}]\n"
-    )
-    settings = {
-        "ClusterName": "errorseqtest",
-        "SlurmctldHost": f"{host}(127.0.0.1)",
+def make_fake_gpus(root: Path, count: int) -> str:
+    """`count` GPU device files under root/gpus; the File= value naming them in gres.conf."""
+    (root / "gpus").mkdir(exist_ok=True)
+    for index in range(count):  # GRES files must be devices: /dev/null stands in
+        (root / "gpus" / f"nvidia{index}").symlink_to("/dev/null")
+    return f"{root}/gpus/nvidia[0-{count - 1}]"
+
+
+def shared_slurm_settings(root: Path, cluster_name: str, controller_host: str, controller: str) -> dict:
+    """slurm.conf keys every test cluster here uses: private ports and munged, no cgroups (the
+    container has none), fake-GPU GRES, controller state and logs under root. The slurmd paths
+    and timeouts are each cluster's own."""
+    return {
+        "ClusterName": cluster_name,
+        "SlurmctldHost": f"{controller_host}({controller})",
         "SlurmctldPort": free_port(),
         "SlurmdPort": free_port(),
         "SlurmUser": "root",
@@ -146,15 +151,27 @@ def write_slurm_conf(root: Path, host: str) -> Path:
         "SlurmdParameters": "config_overrides",
         "ReturnToService": 2,
         "MinJobAge": 600,
-        "KillWait": 30,
         "SchedulerParameters": "sched_interval=2",
         "StateSaveLocation": root / "state",
-        "SlurmdSpoolDir": root / "spool",
         "SlurmctldPidFile": root / "run" / "slurmctld.pid",
-        "SlurmdPidFile": root / "run" / "slurmd.pid",
         "SlurmctldLogFile": root / "log" / "slurmctld.log",
-        "SlurmdLogFile": root / "log" / "slurmd.log",
         "PluginDir": "/usr/lib/x86_64-linux-gnu/slurm-wlm",
+    }
+
+
+def write_slurm_conf(root: Path, host: str) -> Path:
+    cpus, memory_mb = node_hardware()
+    cpus = max(cpus, NODE_CPUS)
+    for name in ("state", "spool", "log", "run"):
+        (root / name).mkdir(exist_ok=True)
+    gpu_files = make_fake_gpus(root, FAKE_GPUS)
+    (root / "gres.conf").write_text(f"AutoDetect=off\nNodeName={host} Name=gpu File={gpu_files}\n")
+    settings = {
+        **shared_slurm_settings(root, "errorseqtest", host, "127.0.0.1"),
+        "KillWait": 30,
+        "SlurmdSpoolDir": root / "spool",
+        "SlurmdPidFile": root / "run" / "slurmd.pid",
+        "SlurmdLogFile": root / "log" / "slurmd.log",
     }
     lines = [f"{key}={value}" for key, value in settings.items()]
     lines.append(
@@ -234,7 +251,7 @@ def stop_daemon(daemon: subprocess.Popen, timeout: float = 15) -> None:
         daemon.wait(timeout)
 
 
-def cancel_all_jobs(cluster: SlurmCluster, timeout: float = 20) -> None:
+def cancel_all_jobs(cluster: LocalCluster, timeout: float = 20) -> None:
     """Cancel this cluster's jobs and wait for them, so no job process outlives slurmd."""
     if "slurmctld" not in cluster.daemons or cluster.daemons["slurmctld"].poll() is not None:
         return
@@ -267,8 +284,9 @@ def unlink_system_conf(conf: Path) -> None:
 
 
 @contextlib.contextmanager
-def session_lock():
-    with open(SESSION_LOCK, "w") as handle:
+def session_lock(lock: Path):
+    """One cluster of a kind at a time on this machine, across test sessions."""
+    with open(lock, "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -280,11 +298,10 @@ def session_lock():
 def slurm_cluster(parent: Path | None = None):
     """Start munged + slurmctld + slurmd on loopback; stop exactly those on exit."""
     install_slurm_packages()
-    with session_lock():
-        root = Path(tempfile.mkdtemp(prefix=DIR_PREFIX, dir=parent))
-        root.chmod(0o755)  # munged runs as the munge user and must reach root/munge
-        cluster = SlurmCluster(root, socket.gethostname().split(".")[0], Path())
-        cluster.conf = write_slurm_conf(root, cluster.host)
+    with session_lock(SESSION_LOCK):
+        root = make_cluster_root(DIR_PREFIX, parent)
+        host = socket.gethostname().split(".")[0]
+        cluster = SlurmCluster(root, write_slurm_conf(root, host), host=host)
         if not link_system_conf(cluster.conf):
             raise RuntimeError(f"{SYSTEM_CONF} belongs to someone else")
         try:
@@ -296,20 +313,36 @@ def slurm_cluster(parent: Path | None = None):
                 if name in cluster.daemons:
                     stop_daemon(cluster.daemons[name])
             unlink_system_conf(cluster.conf)
-            if not os.environ.get("ERRORSEQ_KEEP_SLURM_DIR"):
-                shutil.rmtree(root, ignore_errors=True)
+            remove_cluster_root(root)
 
 
-def _start_daemons(cluster: SlurmCluster) -> None:
-    root, conf = cluster.root, str(cluster.conf)
-    cluster.daemons["munged"] = start_munge(root)
+def make_cluster_root(prefix: str, parent: Path | None) -> Path:
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    root.chmod(0o755)  # munged runs as the munge user and must reach root/munge
+    return root
+
+
+def remove_cluster_root(root: Path) -> None:
+    if not os.environ.get("ERRORSEQ_KEEP_SLURM_DIR"):
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def start_controller(cluster: LocalCluster) -> None:
+    """munged and slurmctld, waited for until slurmctld answers a ping."""
+    cluster.daemons["munged"] = start_munge(cluster.root)
     cluster.daemons["slurmctld"] = _spawn(
-        ["slurmctld", "-D", "-i", "-f", conf], root / "log" / "slurmctld.out"
+        ["slurmctld", "-D", "-i", "-f", str(cluster.conf)], cluster.root / "log" / "slurmctld.out"
     )
     wait_for(
-        lambda: cluster.run("scontrol", "ping", check=False).count("UP") > 0,
+        lambda: "UP" in cluster.run("scontrol", "ping", check=False),
         "slurmctld to answer",
         cluster.daemons["slurmctld"],
     )
-    cluster.daemons["slurmd"] = _spawn(["slurmd", "-D", "-f", conf], root / "log" / "slurmd.out")
+
+
+def _start_daemons(cluster: SlurmCluster) -> None:
+    start_controller(cluster)
+    cluster.daemons["slurmd"] = _spawn(
+        ["slurmd", "-D", "-f", str(cluster.conf)], cluster.root / "log" / "slurmd.out"
+    )
     wait_for(lambda: node_is_idle(cluster), "the node to become idle", cluster.daemons["slurmd"])
