@@ -28,6 +28,7 @@ import pytest
 import torch
 import yaml
 
+from tests.rule_commands import train_path_args
 from tests.train_fixtures import ROOT, make_training_inputs, subprocess_env
 from tests.workflow_helpers import snakemake
 from workflow_scripts.data.fasta import load_fasta
@@ -418,22 +419,7 @@ GPU_PRETEND = (
 def train_args(inputs: dict, out: Path, train: dict | None = None) -> list[str]:
     """The train rule's arguments (paths, --config) without the resources."""
     return [
-        "--windows",
-        str(inputs["windows"]),
-        "--manifest",
-        str(inputs["manifest"]),
-        "--bucket-summary",
-        str(inputs["summary"]),
-        "--checkpoint-dir",
-        str(out / "checkpoints"),
-        "--out-model",
-        str(out / "m.pt"),
-        "--out-config",
-        str(out / "m.json"),
-        "--out-steps",
-        str(out / "steps.jsonl"),
-        "--experiment",
-        "fp_vs_tp",
+        *train_path_args(inputs, out, "fp_vs_tp", model_name="m"),
         "--config",
         json.dumps({"train": train or {}}),
     ]

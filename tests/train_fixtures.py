@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from tests.rule_commands import train_path_args
 from tests.workflow_helpers import subprocess_env  # noqa: F401  (re-exported: one env for all subprocesses)
 from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.config.train import TrainConfig
@@ -84,22 +85,7 @@ def launch_command(
         "workflow_scripts.rules.train",
         "--config",
         json.dumps({"model": model_cfg, "train": train_cfg}),
-        "--windows",
-        str(inputs["windows"]),
-        "--manifest",
-        str(inputs["manifest"]),
-        "--bucket-summary",
-        str(inputs["summary"]),
-        "--checkpoint-dir",
-        str(out / "checkpoints"),
-        "--out-model",
-        str(out / "model.pt"),
-        "--out-config",
-        str(out / "model.json"),
-        "--out-steps",
-        str(out / "steps.jsonl"),
-        "--experiment",
-        "experiment",
+        *train_path_args(inputs, out, "experiment"),
         "--gpus",
         "0",
         "--cpu-procs",
