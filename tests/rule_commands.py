@@ -1,4 +1,4 @@
-"""The train entry point's path arguments, spelled once for tests and benchmarks.
+"""The train and evaluate entry points' path arguments, spelled once for tests and benchmarks.
 
 `inputs` holds the paths make_training_inputs returns: "windows", "manifest", "summary".
 """
@@ -29,4 +29,33 @@ def train_path_args(
         str(out / "steps.jsonl"),
         "--experiment",
         experiment,
+    ]
+
+
+def evaluate_args(
+    inputs: dict[str, Path],
+    model: Path,
+    model_config: Path,
+    experiment: str,
+    predictions: Path,
+    metrics: Path,
+) -> list[str]:
+    """`-m workflow_scripts.rules.evaluate` and its paths and experiment: what follows the interpreter."""
+    return [
+        "-m",
+        "workflow_scripts.rules.evaluate",
+        "--windows",
+        str(inputs["windows"]),
+        "--manifest",
+        str(inputs["manifest"]),
+        "--model",
+        str(model),
+        "--model-config",
+        str(model_config),
+        "--experiment",
+        experiment,
+        "--out-predictions",
+        str(predictions),
+        "--out-metrics",
+        str(metrics),
     ]

@@ -28,7 +28,7 @@ import pytest
 import torch
 import yaml
 
-from tests.rule_commands import train_path_args
+from tests.rule_commands import evaluate_args, train_path_args
 from tests.train_fixtures import ROOT, make_training_inputs, subprocess_env
 from tests.workflow_helpers import snakemake
 from workflow_scripts.data.fasta import load_fasta
@@ -364,29 +364,16 @@ def training_inputs(tmp_path_factory):
     return make_training_inputs(tmp_path_factory.mktemp("train"), n=60)
 
 
-def evaluate_args(inputs: dict, model: Path, out: Path) -> list[str]:
-    return [
-        "-m",
-        "workflow_scripts.rules.evaluate",
-        "--windows",
-        str(inputs["windows"]),
-        "--manifest",
-        str(inputs["manifest"]),
-        "--model",
-        str(model),
-        "--model-config",
-        str(model.with_suffix(".json")),
-        "--experiment",
-        "fp_vs_tp",
-        "--out-predictions",
-        str(out / "predictions.parquet"),
-        "--out-metrics",
-        str(out / "metrics.json"),
-    ]
+def evaluate_fp_vs_tp_args(inputs: dict, model: Path, out: Path) -> list[str]:
+    """The evaluate rule on `model` and its .json twin, its outputs under `out`."""
+    model_config = model.with_suffix(".json")
+    return evaluate_args(
+        inputs, model, model_config, "fp_vs_tp", out / "predictions.parquet", out / "metrics.json"
+    )
 
 
 def test_a_model_path_that_does_not_exist(training_inputs, tmp_path):
-    result = run_module(evaluate_args(training_inputs, tmp_path / "model.pt", tmp_path), tmp_path)
+    result = run_module(evaluate_fp_vs_tp_args(training_inputs, tmp_path / "model.pt", tmp_path), tmp_path)
     assert result.returncode == 2
     assert_one_clear_line(result.stderr, (f"{tmp_path / 'model.pt'}: model: file does not exist",))
     assert sorted(p.name for p in tmp_path.iterdir()) == []
@@ -403,7 +390,7 @@ def test_a_model_file_that_is_not_a_state_dict(training_inputs, tmp_path):
             }
         )
     )
-    result = run_module(evaluate_args(training_inputs, tmp_path / "model.pt", tmp_path), tmp_path)
+    result = run_module(evaluate_fp_vs_tp_args(training_inputs, tmp_path / "model.pt", tmp_path), tmp_path)
     assert result.returncode == 2
     assert_one_clear_line(result.stderr, ("model.pt: model: not a readable PyTorch file",))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.json", "model.pt"]

@@ -14,6 +14,7 @@ import torch
 import yaml
 
 from tests.demo_run import CONFIG_NAME, WEIRD_CALLS, WEIRD_GENOME
+from tests.rule_commands import evaluate_args
 from tests.train_fixtures import ROOT, make_training_inputs, subprocess_env
 
 
@@ -97,30 +98,16 @@ class Payload:
 def test_evaluate_refuses_a_model_file_that_would_run_code(tmp_path):
     inputs = make_training_inputs(tmp_path, n=40)
     marker = tmp_path / "executed"
-    torch.save({"conv.weight": torch.zeros(1), "evil": Payload(marker)}, tmp_path / "model.pt")
-    (tmp_path / "model.json").write_text(
+    model, model_config = tmp_path / "model.pt", tmp_path / "model.json"
+    torch.save({"conv.weight": torch.zeros(1), "evil": Payload(marker)}, model)
+    model_config.write_text(
         '{"model": {"arch": "cnn", "d_model": 8, "n_layers": 1}, '
         '"tokenizer": {"kind": "nucleotide", "k": 1}, "max_tokens": 128}'
     )
     result = subprocess.run(
         [
             sys.executable,
-            "-m",
-            "workflow_scripts.rules.evaluate",
-            "--windows",
-            str(inputs["windows"]),
-            "--manifest",
-            str(inputs["manifest"]),
-            "--model",
-            str(tmp_path / "model.pt"),
-            "--experiment",
-            "x",
-            "--model-config",
-            str(tmp_path / "model.json"),
-            "--out-predictions",
-            str(tmp_path / "p.parquet"),
-            "--out-metrics",
-            str(tmp_path / "m.json"),
+            *evaluate_args(inputs, model, model_config, "x", tmp_path / "p.parquet", tmp_path / "m.json"),
         ],
         cwd=ROOT,
         env=subprocess_env(),
