@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests.rule_commands import evaluate_args
 from tests.train_fixtures import ROOT, launch_command, make_training_inputs, subprocess_env, train_config
 from workflow_scripts import source_digest
 from workflow_scripts.config.preflight import check_input_files
@@ -412,22 +413,9 @@ def test_evaluate_refuses_a_model_pt_changed_after_training(
     torch.save(state, corrupted)
     command = [
         sys.executable,
-        "-m",
-        "workflow_scripts.rules.evaluate",
-        "--windows",
-        str(inputs["windows"]),
-        "--manifest",
-        str(inputs["manifest"]),
-        "--model",
-        str(corrupted),
-        "--model-config",
-        str(out / "model.json"),
-        "--experiment",
-        "experiment",
-        "--out-predictions",
-        str(tmp_path / "p.parquet"),
-        "--out-metrics",
-        str(tmp_path / "m.json"),
+        *evaluate_args(
+            inputs, corrupted, out / "model.json", "experiment", tmp_path / "p.parquet", tmp_path / "m.json"
+        ),
         "--config",
         json.dumps({"evaluate": {}}),
     ]
