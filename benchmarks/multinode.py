@@ -23,6 +23,7 @@ from pathlib import Path
 
 from benchmarks.common import load_line, print_table
 from tests.multinode_cluster import multinode_cluster, why_multinode_cannot_run
+from tests.rule_commands import train_path_args
 from tests.workflow_helpers import snakemake, write_config
 
 EXPERIMENT = "fp_vs_tp"
@@ -43,6 +44,16 @@ def make_inputs(workdir: Path, genes: int) -> Path:
     return workdir / "results" / EXPERIMENT
 
 
+def experiment_inputs(experiment: Path) -> dict[str, Path]:
+    """The train rule's inputs in one experiment's results folder."""
+    buckets = experiment / "buckets"
+    return {
+        "windows": experiment / "windows.parquet",
+        "manifest": buckets / "manifest.parquet",
+        "summary": buckets / "summary.json",
+    }
+
+
 def train_command(experiment: Path, out: Path, nodes: int, ranks: int, epochs: int) -> list[str]:
     sections = {
         "model": {},
@@ -54,22 +65,7 @@ def train_command(experiment: Path, out: Path, nodes: int, ranks: int, epochs: i
         "workflow_scripts.rules.train",
         "--config",
         json.dumps(sections),
-        "--windows",
-        str(experiment / "windows.parquet"),
-        "--manifest",
-        str(experiment / "buckets" / "manifest.parquet"),
-        "--bucket-summary",
-        str(experiment / "buckets" / "summary.json"),
-        "--checkpoint-dir",
-        str(out / "checkpoints"),
-        "--out-model",
-        str(out / "model.pt"),
-        "--out-config",
-        str(out / "model.json"),
-        "--out-steps",
-        str(out / "steps.jsonl"),
-        "--experiment",
-        EXPERIMENT,
+        *train_path_args(experiment_inputs(experiment), out, EXPERIMENT),
         "--gpus",
         "0",
         "--cpu-procs",
