@@ -36,6 +36,7 @@ from transformers import (
 )
 
 from benchmarks.peer_batching import RECIPE_BOUNDS, BucketPadCollator, RecipeBatchSampler
+from workflow_scripts.training.distributed import exit_without_teardown
 
 TIMELINE = "timeline.json"
 
@@ -215,7 +216,9 @@ def main(argv: list[str] | None = None) -> None:
             "optimizer_steps": trainer.state.global_step,
         }
         (out / TIMELINE).write_text(json.dumps(record))
+    if torch.distributed.is_initialized():  # the Trainer leaves its group to interpreter teardown
+        torch.distributed.destroy_process_group()
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # ends as errorseq's ranks do (see exit_without_teardown)
+    exit_without_teardown(main)
