@@ -308,3 +308,56 @@ def test_spliceai_peaks_sit_on_the_annotated_positions(tmp_path):
         assert around.height == 7
         offsets.append(int(around[site["splice_type"]].arg_max()) - 3)
     assert offsets.count(0) >= 0.9 * len(offsets), offsets
+
+
+ENSEMBL_GFF3 = """##gff-version 3
+##sequence-region chr1 1 400
+chr1\tensembl\tgene\t10\t200\t.\t+\t.\tID=gene:G1;gene_id=G1;biotype=protein_coding
+chr1\tensembl\tmRNA\t10\t200\t.\t+\t.\tID=transcript:T1;Parent=gene:G1;gene_id=G1;transcript_id=T1;tag=basic,Ensembl_canonical
+chr1\tensembl\texon\t10\t50\t.\t+\t.\tParent=transcript:T1;Name=T1-E1
+chr1\tensembl\texon\t100\t200\t.\t+\t.\tParent=transcript:T1;Name=T1-E2
+chr1\tensembl\tCDS\t20\t50\t.\t+\t0\tID=CDS:P1;Parent=transcript:T1
+chr1\tensembl\tmRNA\t10\t200\t.\t+\t.\tID=transcript:T2;Parent=gene:G1;gene_id=G1;transcript_id=T2;tag=basic,non_canonical_U12
+chr1\tensembl\texon\t10\t60\t.\t+\t.\tParent=transcript:T2;Name=T2-E1
+chr1\tensembl\texon\t120\t200\t.\t+\t.\tParent=transcript:T2;Name=T2-E2
+chr1\tensembl\tCDS\t20\t60\t.\t+\t0\tID=CDS:P2;Parent=transcript:T2
+"""
+
+
+def ensembl_gtf_lines() -> list[str]:
+    """The same gene, transcripts and tags as ENSEMBL_GFF3, written as Ensembl's GTF writes them."""
+    tags = {"T1": ' tag "basic"; tag "Ensembl_canonical";', "T2": ' tag "basic"; tag "non_canonical_U12";'}
+    exons = {"T1": [(10, 50), (100, 200)], "T2": [(10, 60), (120, 200)]}
+    return [
+        gtf_exon("chr1", start, end, "+", "G1", transcript, tags[transcript])
+        for transcript, spans in exons.items()
+        for start, end in spans
+    ]
+
+
+def test_ensembl_style_gff3_keeps_each_isoform(tmp_path):
+    """Ensembl/GENCODE transcript lines carry gene_id= as well as transcript_id=: each isoform is
+    its own transcript, and GFF3 gives the GTF's sites (the alternative donor and acceptor too)."""
+    gff3 = tmp_path / "ensembl.gff3"
+    gff3.write_text(ENSEMBL_GFF3)
+    gtf = toy_gtf(tmp_path, ensembl_gtf_lines())
+    from_gff3 = build_site_tables(read_annotation(gff3), "all").sites
+    from_gtf = build_site_tables(read_annotation(gtf), "all").sites
+    assert set(read_annotation(gff3).transcripts) == {"T1", "T2"}
+    key = ["gene_id", "chrom", "position", "strand", "splice_type", "n_transcripts"]
+    assert from_gff3.select(key).sort(key).equals(from_gtf.select(key).sort(key))
+    assert sorted(from_gff3["position"]) == [50, 60, 100, 120]
+
+
+@pytest.mark.parametrize("kind", ["gtf", "gff3"])
+def test_canonical_tags_match_whole_words(tmp_path, kind):
+    """`non_canonical_U12` contains the word canonical but is not a canonical tag: T1 is chosen."""
+    if kind == "gff3":
+        path = tmp_path / "ensembl.gff3"
+        path.write_text(ENSEMBL_GFF3)
+    else:
+        path = toy_gtf(tmp_path, ensembl_gtf_lines())
+    annotation = read_annotation(path)
+    assert {t: r["canonical"] for t, r in annotation.transcripts.items()} == {"T1": True, "T2": False}
+    sites = build_site_tables(annotation, "all", "canonical").sites
+    assert set(sites["transcript_id"]) == {"T1"}

@@ -7,8 +7,9 @@ CDS (a gene without a biotype attribute is protein_coding when one of its transc
 
 GTF: every exon names its `gene_id` and `transcript_id`; a gene's span and biotype
 (`gene_biotype` or `gene_type`) come from its `gene` line, else from its exons' attributes.
-GFF3: exons point at their transcript with `Parent`, transcripts at their gene; ids are the
-`gene_id`/`transcript_id` attributes where present (Ensembl, GENCODE), else `ID`. An exon whose
+GFF3: exons point at their transcript with `Parent`, transcripts at their gene. A gene is named
+by its `gene_id` attribute and a transcript by its `transcript_id` where present (Ensembl and
+GENCODE write both on transcript lines), else by `ID`. An exon whose
 parent is itself a gene is used only for genes that have no transcript with exons (NCBI files
 list such exons next to the mRNA's). Every Parent must be defined in the file.
 
@@ -120,8 +121,9 @@ def coordinates(path, number: int, columns: list[str]) -> tuple[int, int, str]:
 
 
 def is_canonical(attributes: dict[str, str]) -> bool:
-    tags = attributes.get("tag", "")
-    return any(tag in tags for tag in CANONICAL_TAGS)
+    """A whole tag among the feature's comma-separated tags: `non_canonical_U12` is not `canonical`."""
+    tags = {unquote(tag).strip() for tag in attributes.get("tag", "").split(",")}
+    return not tags.isdisjoint(CANONICAL_TAGS)
 
 
 def biotype_of(attributes: dict[str, str]) -> str | None:
@@ -226,12 +228,17 @@ def read_gff3(path: str | Path) -> Annotation:
                 "end": end,
                 "strand": strand,
                 "biotype": biotype_of(attributes),
-                "name": unquote(
-                    attributes.get("gene_id") or attributes.get("transcript_id") or attributes["ID"]
-                ),
+                "name": unquote(feature_name(attributes, parents)),
                 "canonical": is_canonical(attributes),
             }
     return assemble_gff3(path, parents_of, exons, coding_parents)
+
+
+def feature_name(attributes: dict[str, str], parents: tuple[str, ...]) -> str:
+    """The name a feature goes by, from its role: a gene (no Parent) by its `gene_id`, a transcript
+    by its `transcript_id` (Ensembl and GENCODE write both on transcript lines), else by its ID."""
+    role_key = "transcript_id" if parents else "gene_id"
+    return attributes.get(role_key) or attributes["ID"]
 
 
 def defined_parent(path, features: dict, parent: str, line: int) -> dict:
