@@ -153,3 +153,25 @@ def test_an_integral_float_is_taken_as_the_integer_it_means():
     config["train"]["epochs"] = 2.0
     checked = validate_config(config, SCHEMA)
     assert checked["train"]["epochs"] == 2 and isinstance(checked["train"]["epochs"], int)
+
+
+@pytest.mark.parametrize(
+    "calling, named",
+    [
+        ({"annotation": "genes.gtf", "scores": "scores.parquet"}, "calling.annotation and calling.scores"),
+        ({"annotation": "genes.gtf", "base_model": {"weights": "models/"}}, "calling.base_model.weights"),
+        ({"scores": "scores.parquet"}, "calling.scores"),
+    ],
+)
+def test_calling_inputs_without_a_start_are_refused_not_ignored(calling, named):
+    """Without calling.start the default (calls) would train on the calls table and ignore these."""
+    config = user_config()
+    config["calling"] = calling
+    with pytest.raises(InputError) as error:
+        validate_config(config, SCHEMA)
+    message = str(error.value)
+    assert message.startswith("config: calling.start: is calls (the default), which ignores ")
+    assert named in message and "\n" not in message
+    start = "scores" if "scores" in calling else "annotation"
+    config["calling"] = {**calling, "start": start, "annotation": "genes.gtf"}
+    validate_config(config, SCHEMA)  # the same inputs with their start are accepted

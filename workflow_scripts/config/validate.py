@@ -201,6 +201,7 @@ def check_input_mode(config: dict) -> None:
     calling = config.get("calling", {})
     start = calling.get("start", "calls")
     if start == "calls":
+        check_calls_mode_has_no_calling_inputs(calling)
         if "sequences" not in config and not ("genome" in config and "calls" in config):
             raise InputError("config", "genome", "give genome and calls, or sequences")
         return
@@ -224,6 +225,24 @@ def check_input_mode(config: dict) -> None:
             "calling.base_model.weights",
             "calling.start annotation needs the base model's "
             "Keras .h5 files (a directory or a list), e.g. the spliceai package's models/ folder",
+        )
+
+
+def check_calls_mode_has_no_calling_inputs(calling: dict) -> None:
+    """An annotation, scores or base model given while calling.start is calls (its default) would be
+    ignored, and the run would train on the calls table instead: refuse, naming the start to set."""
+    given = {
+        "calling.annotation": calling.get("annotation"),
+        "calling.scores": calling.get("scores"),
+        "calling.base_model.weights": (calling.get("base_model") or {}).get("weights"),
+    }
+    named = [key for key, value in given.items() if value]
+    if named:
+        raise InputError(
+            "config",
+            "calling.start",
+            f"is calls (the default), which ignores {' and '.join(named)}; set calling.start to "
+            "scores or annotation to make calls from them (docs/calling.md), or drop them",
         )
 
 
