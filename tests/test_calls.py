@@ -408,3 +408,34 @@ def test_sites_on_a_chromosome_the_genome_lacks_are_one_line(tmp_path, capsys):
         f"errorseq: error: {tmp_path / 'sites.parquet'}: column 'chrom': chromosome 'chr1' not in genome; "
         "genome has c1, c2 (1 of its chromosomes missing; or restrict with calling.region)"
     )
+
+
+def test_scores_of_one_strand_only_are_one_line(tmp_path, capsys):
+    """Half the sites unscored would give no calls on '-': refused, naming chromosome and strand."""
+    toy = Toy(np.random.default_rng(4))
+    plus_only = toy.scores.filter(pl.col("strand") == "+")
+    line = one_line_error(capsys, write_cli_inputs(tmp_path, toy, plus_only) + ["--config", "{}"])
+    assert line.startswith(f"errorseq: error: {tmp_path / 'scores.parquet'}: strand: no scored position on ")
+    assert "strand '-'" in line and "score both strands of every gene" in line
+
+
+def test_conflicting_duplicate_scores_are_one_line(tmp_path, capsys):
+    toy = Toy(np.random.default_rng(4))
+    twin = toy.scores.head(1).with_columns(pl.lit(0.99, dtype=pl.Float32).alias("donor"))
+    line = one_line_error(
+        capsys, write_cli_inputs(tmp_path, toy, pl.concat([toy.scores, twin])) + ["--config", "{}"]
+    )
+    assert line.startswith(f"errorseq: error: {tmp_path / 'scores.parquet'}: column 'position' row 1: ")
+    assert "scored twice with different donor/acceptor values" in line
+
+
+def test_float_positions_that_are_not_integers_are_one_line(tmp_path, capsys):
+    """A parquet column of floats used to be truncated (12.7 read as 12) where TSV refused it."""
+    toy = Toy(np.random.default_rng(4))
+    floats = toy.scores.with_columns(pl.col("position").cast(pl.Float64))
+    shifted = floats.with_columns(
+        pl.when(pl.int_range(pl.len()) == 2).then(pl.col("position") + 0.7).otherwise("position")
+    )
+    line = one_line_error(capsys, write_cli_inputs(tmp_path, toy, shifted) + ["--config", "{}"])
+    assert line.startswith(f"errorseq: error: {tmp_path / 'scores.parquet'}: column 'position' row 3: ")
+    assert "not a positive integer" in line

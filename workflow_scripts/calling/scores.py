@@ -91,11 +91,14 @@ def typed_scores(frame: pl.DataFrame, path) -> pl.DataFrame:
         pl.col("chrom").cast(pl.String).str.strip_chars(),
         pl.col("strand").cast(pl.String).str.strip_chars(),
         as_number(frame, "position", pl.Int64).alias("position_int"),
+        as_number(frame, "position", pl.Float64).alias("position_float"),
         *(as_number(frame, c, pl.Float64).alias(f"{c}_float") for c in SPLICE_TYPES),
     )
     fail_on_first(
         parsed,
-        pl.col("position_int").is_null() | (pl.col("position_int") < 1),
+        pl.col("position_int").is_null()
+        | (pl.col("position_int") < 1)
+        | (pl.col("position_int") != pl.col("position_float")),  # 12.7 stored as a float: not 12
         path,
         "position",
         "not a positive integer",
@@ -137,6 +140,29 @@ def inside_genes(frame: pl.DataFrame, genes: pl.DataFrame) -> pl.Series:
     return pl.Series(np.where(index >= 0, ends[np.maximum(index, 0)] >= keys, False))
 
 
+DUPLICATE_TOLERANCE = 1e-6  # rows of overlapping genes repeat one position's score
+
+
+def conflicting_rows() -> pl.Expr:
+    return pl.any_horizontal((pl.col(c).max() - pl.col(c).min()) > DUPLICATE_TOLERANCE for c in SPLICE_TYPES)
+
+
+def check_strands_scored(path, inside: pl.DataFrame, genes: pl.DataFrame) -> None:
+    """Every chromosome and strand that holds selected genes has scored positions: a table of one
+    strand only would leave the other strand's sites silently unscored (no calls there)."""
+    scored = set(inside.select("chrom", "strand").unique().iter_rows())
+    for chrom, strand, n_genes in (
+        genes.group_by("chrom", "strand").agg(pl.len()).sort("chrom", "strand").iter_rows()
+    ):
+        if (chrom, strand) not in scored:
+            raise InputError(
+                path,
+                "strand",
+                f"no scored position on chromosome '{chrom}' strand '{strand}', "
+                f"where {n_genes:,} selected gene(s) lie; score both strands of every gene",
+            )
+
+
 def read_scores(path, genes: pl.DataFrame, chromosomes: list[str]) -> tuple[Scores, dict]:
     frame = read_table(path, required=SCORE_COLUMNS, columns=SCORE_COLUMNS[1:], field="calling.scores")
     if frame.height == 0:
@@ -150,12 +176,26 @@ def read_scores(path, genes: pl.DataFrame, chromosomes: list[str]) -> tuple[Scor
     inside = frame.filter(inside_genes(frame, genes))
     if inside.height == 0:
         raise InputError(path, "position", "no scored position lies inside a selected gene of the annotation")
+    check_strands_scored(path, inside, genes)
     groups = genome_groups(chromosomes)
     keyed = (
         inside.with_columns(pl.Series("key", encode(inside, groups)))
         .group_by("key")
-        .agg(pl.col("donor").max(), pl.col("acceptor").max())
+        .agg(
+            pl.col("donor").max(),
+            pl.col("acceptor").max(),
+            conflict=conflicting_rows(),
+            row=pl.col(ROW).min(),
+            position=pl.col("position").first(),
+        )
         .sort("key")
+    )
+    fail_on_first(
+        keyed.rename({"row": ROW}),
+        pl.col("conflict"),
+        path,
+        "position",
+        "scored twice with different donor/acceptor values (one position, one strand: one score)",
     )
     scores = Scores(keyed["key"].to_numpy(), keyed["donor"].to_numpy(), keyed["acceptor"].to_numpy(), groups)
     return scores, {
