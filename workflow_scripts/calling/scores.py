@@ -3,7 +3,8 @@
 A scores table (written by score_base_model, or the user's own for any model) has one row per
 scored position: gene_id, chrom, strand, position (1-based), donor, acceptor (probabilities on
 the gene's strand, in [0, 1]). TSV, CSV or parquet. Rows outside the selected genes' spans (on
-the same strand) are dropped; a position scored in several genes keeps its highest scores.
+the same strand) are dropped; a position scored in several genes must carry one score, and
+every chromosome strand that holds selected genes must be scored.
 
 Positions are handled as int64 keys `group << 40 | position`, one group per (chromosome,
 strand), so "within ±w nt on the same chromosome and strand" is one `searchsorted`.
