@@ -185,14 +185,14 @@ def read_scores(path, genes: pl.DataFrame, chromosomes: list[str]) -> tuple[Scor
         .agg(
             pl.col("donor").max(),
             pl.col("acceptor").max(),
+            pl.col(ROW).min(),
             conflict=conflicting_rows(),
-            row=pl.col(ROW).min(),
             position=pl.col("position").first(),
         )
         .sort("key")
     )
     fail_on_first(
-        keyed.rename({"row": ROW}),
+        keyed,
         pl.col("conflict"),
         path,
         "position",
