@@ -30,6 +30,7 @@ import numpy as np
 import polars as pl
 
 from workflow_scripts.calling.contract import GENE_COLUMNS, SITE_COLUMNS
+from workflow_scripts.calling.geometry import check_exon_geometry
 from workflow_scripts.calling.gff import Annotation
 from workflow_scripts.errors import InputError
 
@@ -178,13 +179,14 @@ def select_transcripts(exons: pl.DataFrame, choice: str) -> tuple[pl.DataFrame, 
 
 
 def transcript_sites(exons: pl.DataFrame) -> tuple[pl.DataFrame, int]:
-    """Donor and acceptor of every intron (gap between consecutive exons of a transcript)."""
+    """Donor and acceptor of every intron (gap between consecutive exons of a transcript, which do
+    not overlap: calling/geometry.py), and how many exon pairs abut (no intron between them)."""
     pairs = (
         exons.sort("transcript_id", "start", "end")
         .with_columns(pl.col("start").shift(-1).over("transcript_id").alias("next_start"))
         .filter(pl.col("next_start").is_not_null())
     )
-    overlapping = pairs.filter(pl.col("next_start") <= pl.col("end") + 1).height
+    abutting = pairs.filter(pl.col("next_start") == pl.col("end") + 1).height
     introns = pairs.filter(pl.col("next_start") > pl.col("end") + 1)
     plus = pl.col("strand") == "+"
     keys = ("gene_id", "transcript_id", "chrom", "strand")
@@ -198,7 +200,7 @@ def transcript_sites(exons: pl.DataFrame) -> tuple[pl.DataFrame, int]:
         pl.when(plus).then(pl.col("next_start")).otherwise(pl.col("end")).alias("position"),
         pl.lit("acceptor").alias("splice_type"),
     )
-    return pl.concat([donors, acceptors]), overlapping
+    return pl.concat([donors, acceptors]), abutting
 
 
 def deduplicate_sites(sites: pl.DataFrame) -> pl.DataFrame:
@@ -215,14 +217,19 @@ def deduplicate_sites(sites: pl.DataFrame) -> pl.DataFrame:
 
 
 def build_site_tables(
-    annotation: Annotation, biotypes="all", transcripts: str = "all", region: Region | None = None
+    annotation: Annotation,
+    biotypes="all",
+    transcripts: str = "all",
+    region: Region | None = None,
+    chrom_lengths: dict[str, int] | None = None,
 ) -> SiteTables:
     exons = exon_frame(annotation)
     check_exon_strands(exons, annotation.path)
+    check_exon_geometry(annotation, exons, chrom_lengths)
     genes = select_genes(gene_frame(annotation, exons), biotypes, region, annotation.path)
     exons = exons.join(genes.select("gene_id"), on="gene_id", how="semi")
     chosen, fallbacks = select_transcripts(exons, transcripts)
-    raw, overlapping = transcript_sites(chosen)
+    raw, abutting = transcript_sites(chosen)
     sites = deduplicate_sites(raw)
     summary = {
         "format": annotation.kind,
@@ -238,7 +245,7 @@ def build_site_tables(
             .filter(pl.col("n") > 1)
             .height
         ),
-        "abutting_or_overlapping_exons": overlapping,
+        "abutting_exons": abutting,
         "canonical_fallbacks": fallbacks,
     }
     return SiteTables(sites, genes, summary)

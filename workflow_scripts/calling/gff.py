@@ -7,13 +7,16 @@ CDS (a gene without a biotype attribute is protein_coding when one of its transc
 
 GTF: every exon names its `gene_id` and `transcript_id`; a gene's span and biotype
 (`gene_biotype` or `gene_type`) come from its `gene` line, else from its exons' attributes.
-GFF3: exons point at their transcript with `Parent`, transcripts at their gene. A gene is named
-by its `gene_id` attribute and a transcript by its `transcript_id` where present (Ensembl and
-GENCODE write both on transcript lines), else by `ID`. An exon whose
-parent is itself a gene is used only for genes that have no transcript with exons (NCBI files
-list such exons next to the mRNA's). Every Parent must be defined in the file.
+GFF3: features are linked by `ID` and `Parent` only: exons point at their transcript, transcripts
+at their gene. Names are labels: a gene goes by its `gene_id` attribute and a transcript by its
+`transcript_id` where present (Ensembl and GENCODE write both on transcript lines), else by `ID`;
+where two IDs carry one name, both go by their IDs. An exon whose parent is itself a gene is used
+only for genes that have no transcript with exons (NCBI files list such exons next to the
+mRNA's). Every Parent must be defined in the file.
 
-Every problem is an InputError naming the file and the line or attribute at fault.
+Text is UTF-8, decoded strictly (ids decoded with replacement could fuse two genes). Every problem
+is an InputError naming the file and the line or attribute at fault; calling/geometry.py checks
+where the exons lie.
 """
 
 from __future__ import annotations
@@ -44,26 +47,44 @@ class Annotation:
     transcripts: dict[str, dict] = field(default_factory=dict)  # id -> gene_id, order, canonical
     genes: dict[str, dict] = field(default_factory=dict)  # id -> chrom, start, end, strand, biotype, line
     coding: set[str] = field(default_factory=set)  # transcript ids with a CDS
+    transcript_spans: dict[str, tuple] = field(default_factory=dict)  # id -> chrom, start, end, line
 
 
-def open_text(path: str | Path):
+def open_binary(path: str | Path):
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "annotation", "file not found")
     with open(path, "rb") as handle:
         compressed = handle.read(2) == GZIP_MAGIC
-    return (
-        gzip.open(path, "rt", encoding="utf-8", errors="replace")
-        if compressed
-        else open(path, encoding="utf-8", errors="replace")
-    )
+    return gzip.open(path, "rb") if compressed else open(path, "rb")
+
+
+def decoded(path, number: int, raw: bytes) -> str:
+    """One line as UTF-8, strictly: a Latin-1 id decoded with replacement could collide with another."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(
+            path,
+            f"line {number}",
+            f"not UTF-8 text (byte {raw[error.start]:#04x} at column {error.start + 1})",
+        ) from None
+
+
+def unquoted(path, number: int, key: str, value: str) -> str:
+    """A GFF3 attribute value with its %XX escapes decoded, strictly."""
+    try:
+        return unquote(value, errors="strict")
+    except UnicodeDecodeError:
+        raise InputError(path, f"line {number} {key}", f"{value!r} does not decode as UTF-8") from None
 
 
 def feature_lines(path: str | Path):
     """(line number, the nine columns) of every feature line; a line with fewer columns is an error."""
     try:
-        with open_text(path) as handle:
-            for number, line in enumerate(handle, start=1):
+        with open_binary(path) as handle:
+            for number, raw in enumerate(handle, start=1):
+                line = decoded(path, number, raw)
                 if line.startswith("##FASTA"):
                     return
                 if not line.strip() or line.startswith("#"):
@@ -144,7 +165,7 @@ def read_gtf(path: str | Path) -> Annotation:
     annotation = Annotation(str(path), "GTF")
     for number, columns in feature_lines(path):
         feature = columns[2]
-        if feature not in ("exon", "gene", "CDS"):
+        if feature not in ("exon", "gene", "CDS", "transcript"):
             continue
         attributes = parse_gtf_attributes(columns[8])
         start, end, strand = coordinates(path, number, columns)
@@ -163,6 +184,9 @@ def read_gtf(path: str | Path) -> Annotation:
             )
         if feature == "CDS":
             annotation.coding.add(transcript_id)
+            continue
+        if feature == "transcript":
+            annotation.transcript_spans[transcript_id] = (columns[0], start, end, number)
             continue
         add_transcript(annotation, transcript_id, gene_id, is_canonical(attributes))
         annotation.exons.append((columns[0], start, end, strand, transcript_id, number))
@@ -228,10 +252,10 @@ def read_gff3(path: str | Path) -> Annotation:
                 "end": end,
                 "strand": strand,
                 "biotype": biotype_of(attributes),
-                "name": unquote(feature_name(attributes, parents)),
+                "name": unquoted(path, number, "attributes", feature_name(attributes, parents)),
                 "canonical": is_canonical(attributes),
             }
-    return assemble_gff3(path, parents_of, exons, coding_parents)
+    return assemble_gff3(path, name_by_id_where_shared(parents_of), exons, coding_parents)
 
 
 def feature_name(attributes: dict[str, str], parents: tuple[str, ...]) -> str:
@@ -239,6 +263,19 @@ def feature_name(attributes: dict[str, str], parents: tuple[str, ...]) -> str:
     by its `transcript_id` (Ensembl and GENCODE write both on transcript lines), else by its ID."""
     role_key = "transcript_id" if parents else "gene_id"
     return attributes.get(role_key) or attributes["ID"]
+
+
+def name_by_id_where_shared(features: dict[str, dict]) -> dict[str, dict]:
+    """Features are told apart by ID (the format's key): where two IDs of one role carry the same
+    transcript_id or gene_id (RefSeq's X/Y copies of one transcript), each goes by its ID instead."""
+    ids_of: dict[tuple[bool, str], list[str]] = {}
+    for identifier, record in features.items():
+        ids_of.setdefault((bool(record["parents"]), record["name"]), []).append(identifier)
+    for identifiers in ids_of.values():
+        if len(identifiers) > 1:
+            for identifier in identifiers:
+                features[identifier]["name"] = identifier
+    return features
 
 
 def defined_parent(path, features: dict, parent: str, line: int) -> dict:
@@ -279,12 +316,16 @@ def assemble_gff3(path, features: dict, exons: list[tuple], coding_parents: list
     for chrom, start, end, strand, parent, gene, line in kept:
         record, gene_record_ = features[parent], features[gene]
         gene_name = gene_record_["name"]
-        add_transcript(
-            annotation, record["name"] if parent != gene else gene_name, gene_name, record["canonical"]
-        )
-        annotation.exons.append(
-            (chrom, start, end, strand, record["name"] if parent != gene else gene_name, line)
-        )
+        transcript = record["name"] if parent != gene else gene_name
+        add_transcript(annotation, transcript, gene_name, record["canonical"])
+        annotation.exons.append((chrom, start, end, strand, transcript, line))
+        if parent != gene:
+            annotation.transcript_spans[transcript] = (
+                record["chrom"],
+                record["start"],
+                record["end"],
+                record["line"],
+            )
         annotation.genes.setdefault(
             gene_name,
             gene_record(

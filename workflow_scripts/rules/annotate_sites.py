@@ -43,7 +43,11 @@ def main(argv: list[str] | None = None) -> None:
     genome = open_genome(args.genome)
     region = Region.parse(calling["region"]) if calling.get("region") else None
     tables = build_site_tables(
-        read_annotation(args.annotation), calling["biotypes"], calling["transcripts"], region
+        read_annotation(args.annotation),
+        calling["biotypes"],
+        calling["transcripts"],
+        region,
+        dict(zip(genome.names, genome.lengths.tolist())),
     )
     check_chromosomes(tables.genes, genome, args.annotation)
     check_inside(tables.genes, genome, args.annotation, "start", "end")
