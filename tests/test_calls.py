@@ -96,7 +96,7 @@ class Toy:
     def call(self, tmp_path: Path, **settings):
         path = tmp_path / "scores.parquet"
         self.scores.write_parquet(path)
-        scores, _ = read_scores(path, self.genes, self.genome.names)
+        scores, _ = read_scores(path, self.genes, self.genome.chrom_lengths())
         values = {
             "threshold": 0.5,
             "consensus_window": 2,
@@ -230,7 +230,7 @@ def test_consensus_window_counts_at_its_edge_and_not_beyond(tmp_path, window, si
     for offset, expected in ((side * window, {"TP": 1}), (side * (window + 1), {"FN": 1, "FP": 1})):
         genome, genes, sites, scores = one_site(window, offset)
         scores.write_parquet(tmp_path / "scores.parquet")
-        scored, _ = read_scores(tmp_path / "scores.parquet", genes, genome.names)
+        scored, _ = read_scores(tmp_path / "scores.parquet", genes, genome.chrom_lengths())
         calls, _ = make_calls(scored, sites, genes, genome, CallSettings(0.5, window, "random", 1.0, 0))
         donors = calls.filter((pl.col("splice_type") == "donor") & (pl.col("pred_type") != "TN"))
         assert dict(donors.group_by("pred_type").len().iter_rows()) == expected, (window, offset)
@@ -439,3 +439,17 @@ def test_float_positions_that_are_not_integers_are_one_line(tmp_path, capsys):
     line = one_line_error(capsys, write_cli_inputs(tmp_path, toy, shifted) + ["--config", "{}"])
     assert line.startswith(f"errorseq: error: {tmp_path / 'scores.parquet'}: column 'position' row 3: ")
     assert "not a positive integer" in line
+
+
+def test_position_past_the_chromosome_end_is_one_line(tmp_path, capsys):
+    """2**40 + p used to alias onto the next strand's key and score a real position there."""
+    toy = Toy(np.random.default_rng(4))
+    huge = toy.scores.with_columns(
+        pl.when(pl.int_range(pl.len()) == 4)
+        .then(pl.col("position") + 2**40)
+        .otherwise("position")
+        .alias("position")
+    )
+    line = one_line_error(capsys, write_cli_inputs(tmp_path, toy, huge) + ["--config", "{}"])
+    assert line.startswith(f"errorseq: error: {tmp_path / 'scores.parquet'}: column 'position' row 5: ")
+    assert "past the end of chromosome" in line

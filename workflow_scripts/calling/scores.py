@@ -164,16 +164,36 @@ def check_strands_scored(path, inside: pl.DataFrame, genes: pl.DataFrame) -> Non
             )
 
 
-def read_scores(path, genes: pl.DataFrame, chromosomes: list[str]) -> tuple[Scores, dict]:
-    frame = read_table(path, required=SCORE_COLUMNS, columns=SCORE_COLUMNS[1:], field="calling.scores")
-    if frame.height == 0:
-        raise InputError(path, "rows", "scores table has no rows")
-    frame = typed_scores(frame, path)
-    unknown = frame.filter(~pl.col("chrom").is_in(chromosomes)).head(1)
+def check_on_chromosomes(frame: pl.DataFrame, chrom_lengths: dict[str, int], path) -> None:
+    """Known chromosomes, positions within them (a huge position would alias onto another strand)."""
+    lengths = pl.DataFrame(
+        {"chrom": list(chrom_lengths), "chrom_length": list(chrom_lengths.values())},
+        schema={"chrom": pl.String, "chrom_length": pl.Int64},
+    )
+    placed = frame.join(lengths, on="chrom", how="left", maintain_order="left")
+    unknown = placed.filter(pl.col("chrom_length").is_null()).head(1)
     if unknown.height:
         raise InputError(
             path, f"column 'chrom' row {unknown[ROW][0]}", f"chromosome '{unknown['chrom'][0]}' not in genome"
         )
+    beyond = placed.filter(pl.col("position") > pl.col("chrom_length")).head(1)
+    if beyond.height:
+        raise InputError(
+            path,
+            f"column 'position' row {beyond[ROW][0]}",
+            f"{beyond['position'][0]:,} is past the end of chromosome '{beyond['chrom'][0]}' "
+            f"({beyond['chrom_length'][0]:,} nt)",
+        )
+
+
+def read_scores(path, genes: pl.DataFrame, chrom_lengths: dict[str, int]) -> tuple[Scores, dict]:
+    """`chrom_lengths`: the genome's chromosomes, name -> length, in genome order."""
+    frame = read_table(path, required=SCORE_COLUMNS, columns=SCORE_COLUMNS[1:], field="calling.scores")
+    if frame.height == 0:
+        raise InputError(path, "rows", "scores table has no rows")
+    frame = typed_scores(frame, path)
+    check_on_chromosomes(frame, chrom_lengths, path)
+    chromosomes = list(chrom_lengths)
     inside = frame.filter(inside_genes(frame, genes))
     if inside.height == 0:
         raise InputError(path, "position", "no scored position lies inside a selected gene of the annotation")

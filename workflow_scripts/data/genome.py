@@ -41,6 +41,9 @@ class Genome:
     def __len__(self) -> int:
         return len(self.names)
 
+    def chrom_lengths(self) -> dict[str, int]:
+        return dict(zip(self.names, self.lengths.tolist()))
+
     def chromosome(self, name: str) -> str:
         """One chromosome's sequence as a str (for tests and debugging)."""
         i = self.index_of[name]

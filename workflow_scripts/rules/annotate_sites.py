@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> None:
         calling["biotypes"],
         calling["transcripts"],
         region,
-        dict(zip(genome.names, genome.lengths.tolist())),
+        genome.chrom_lengths(),
     )
     check_chromosomes(tables.genes, genome, args.annotation)
     check_inside(tables.genes, genome, args.annotation, "start", "end")

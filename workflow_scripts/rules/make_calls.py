@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     genes = read_table(args.genes, required=GENE_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
     check_chromosomes(genes, genome, args.genes, "column 'chrom'")
     check_chromosomes(sites, genome, args.sites, "column 'chrom'")
-    scores, read_report = read_scores(args.scores, genes, genome.names)
+    scores, read_report = read_scores(args.scores, genes, genome.chrom_lengths())
     calls, summary = make_calls(scores, sites, genes, genome, settings)
     summary = {**summary, **read_report, "seconds": round(time.perf_counter() - began, 2)}
     write_parquet(calls, args.out)
