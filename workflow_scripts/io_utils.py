@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,13 +22,33 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     tmp = Path(tmp_name)
     os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes 0600; give what open() would
     try:
-        yield tmp
-        os.replace(tmp, target)
-    except OSError as error:  # name the output, not its temporary name
-        raise naming_path(error, target, instead_of=tmp) from None
+        with system_errors_naming(target, instead_of=tmp):
+            yield tmp
+            os.replace(tmp, target)
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+OS_ERROR_IN_TEXT = re.compile(r"\(os error (\d+)\)")  # how Rust libraries (polars) report errno
+
+
+@contextlib.contextmanager
+def system_errors_naming(
+    path: str | os.PathLike, instead_of: str | os.PathLike | None = None
+) -> Iterator[None]:
+    """An OSError, or a library error carrying an errno in its text (polars' ComputeError on a full
+    disk), re-raised as an OSError naming `path`: run_cli turns it into one line."""
+    try:
+        yield
+    except OSError as error:
+        raise naming_path(error, path, instead_of) from None
+    except Exception as error:
+        found = OS_ERROR_IN_TEXT.search(str(error))
+        if found is None:
+            raise
+        code = int(found[1])
+        raise OSError(code, os.strerror(code), str(path)) from None
 
 
 def naming_path(

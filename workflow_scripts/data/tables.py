@@ -184,9 +184,12 @@ class ParquetParts:
     def flush(self) -> None:
         import polars as pl
 
+        from workflow_scripts.io_utils import system_errors_naming
+
         if self.frames:
             self.parts.append(self.parts_dir / f"part-{len(self.parts):06d}.parquet")
-            pl.concat(self.frames).write_parquet(self.parts[-1])
+            with system_errors_naming(self.out):
+                pl.concat(self.frames).write_parquet(self.parts[-1])
             self.frames, self.rows = [], 0
 
     def close(self) -> None:
