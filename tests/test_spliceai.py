@@ -230,3 +230,23 @@ def test_empty_weight_directory(tmp_path):
         weight_files(tmp_path / "missing")
     with pytest.raises(InputError, match="calling.base_model.weights: file not found"):
         weight_files([tmp_path / "missing.h5"])
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda text: text[: len(text) // 2], "not valid JSON"),
+        (lambda text: b"\xff" + text, "not valid JSON"),
+        (lambda text: b"[1, 2]", "class 'list'"),
+        (lambda text: b'{"class_name": "Functional"}', "no 'config' object"),
+    ],
+    ids=["truncated", "not-utf8", "a-list", "no-config"],
+)
+def test_damaged_model_config_is_one_error(tmp_path, damage, message):
+    """A truncated model_config attribute used to end in a JSONDecodeError traceback."""
+    layers = spliceai_layers()
+    path = write_keras_h5(tmp_path / "a.h5", layers, random_weights(layers, np.random.default_rng(0)))
+    with h5py.File(path, "r+") as h5:
+        text = h5.attrs["model_config"]
+        h5.attrs["model_config"] = damage(text.encode() if isinstance(text, str) else bytes(text))
+    expect_error(path, "model_config", message)

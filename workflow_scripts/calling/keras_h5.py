@@ -84,11 +84,15 @@ def model_config(h5: h5py.File, path: Path) -> dict:
             "no Keras model config in this file (weights-only file, or not "
             "a Keras model?); give the .h5 that model.save() writes",
         )
-    config = json.loads(text.decode() if isinstance(text, bytes) else text)
-    if config.get("class_name") not in ("Model", "Functional"):
-        raise InputError(
-            path, "model_config", f"class {config.get('class_name')!r}; expected a Keras functional Model"
-        )
+    try:
+        config = json.loads(text.decode() if isinstance(text, bytes) else text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(path, "model_config", f"not valid JSON ({error}); the file is damaged") from None
+    if not isinstance(config, dict) or config.get("class_name") not in ("Model", "Functional"):
+        found = config.get("class_name") if isinstance(config, dict) else type(config).__name__
+        raise InputError(path, "model_config", f"class {found!r}; expected a Keras functional Model")
+    if not isinstance(config.get("config"), dict):
+        raise InputError(path, "model_config", "no 'config' object under the model; the file is damaged")
     return config["config"]
 
 
