@@ -2,8 +2,10 @@ import os
 import subprocess
 import sys
 
+import polars as pl
 import pytest
 
+from workflow_scripts.data.tables import ParquetParts
 from workflow_scripts.io_utils import atomic_path, write_json
 
 
@@ -67,3 +69,54 @@ def test_a_parquet_write_the_system_refuses_is_one_line(tmp_path, writer):
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip() == f"errorseq: error: {out}: EFBIG: File too large"
     assert list(tmp_path.iterdir()) == []
+
+
+PARTS_THEN_WAIT = """
+import sys, time
+import polars as pl
+from workflow_scripts.data.tables import ParquetParts
+from workflow_scripts.errors import run_cli
+
+def write(argv):
+    with ParquetParts(sys.argv[1], pl.DataFrame({"a": []}, schema={"a": pl.Int64})) as parts:
+        parts.add(pl.DataFrame({"a": [1, 2, 3]}))
+        print("part written", flush=True)
+        time.sleep(60)
+        parts.close()
+
+run_cli(write)
+"""
+
+
+def start_writer(out):
+    process = subprocess.Popen(
+        [sys.executable, "-c", PARTS_THEN_WAIT, str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout.readline().strip() == "part written"
+    return process
+
+
+def test_a_terminated_writer_leaves_no_parts_folder(tmp_path):
+    """Snakemake and SLURM stop jobs with SIGTERM: the parts folder (up to ~100 MB a part) stayed."""
+    out = tmp_path / "scores.parquet"
+    writer = start_writer(out)
+    assert [p.name.startswith(".scores.parquet.parts.") for p in tmp_path.iterdir()] == [True]
+    writer.terminate()
+    assert writer.wait(timeout=30) == 143
+    assert "stopped by SIGTERM" in writer.stderr.read()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_parts_of_a_killed_writer_are_removed_by_the_next(tmp_path):
+    out = tmp_path / "scores.parquet"
+    killed = start_writer(out)
+    killed.kill()
+    killed.wait(timeout=30)
+    stale = list(tmp_path.iterdir())
+    assert len(stale) == 1
+    with ParquetParts(out, pl.DataFrame({"a": [1]})) as parts:
+        parts.close()
+    assert list(tmp_path.iterdir()) == [out]

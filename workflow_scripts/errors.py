@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,13 +19,21 @@ class InputError(Exception):
         super().__init__(f"{self.source}: {self.field}: {message}")
 
 
+def exit_on_terminate(signum, frame) -> None:
+    print("errorseq: stopped by SIGTERM; partial outputs removed", file=sys.stderr, flush=True)
+    sys.exit(128 + signum)
+
+
 def run_cli(main: Callable[[list[str] | None], None], argv: list[str] | None = None) -> None:
     """Run a module's main(); an InputError becomes one line on stderr and exit code 2.
 
     A file the system refuses (an OSError naming it: a full disk, a read-only folder, no
     permission) is one line naming the file and the errno, exit code 2 too. A non-finite loss
-    (FloatingPointError from the trainer) is one line, with exit code 1.
+    (FloatingPointError from the trainer) is one line, with exit code 1. SIGTERM (Snakemake
+    stopping its jobs, SLURM's scancel or time limit) unwinds like an exception, so temporary
+    files and part folders are removed on the way out.
     """
+    signal.signal(signal.SIGTERM, exit_on_terminate)
     try:
         main(argv)
     except InputError as error:

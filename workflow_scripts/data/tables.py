@@ -149,6 +149,15 @@ def fail_on_first(frame: pl.DataFrame, bad: pl.Expr, path, column: str, problem:
         raise InputError(path, f"column '{column}' row {hit[ROW][0]}", f"{problem} (got {value!r})")
 
 
+def remove_stale_parts(out: Path) -> None:
+    """Part folders of an earlier writer of `out` that was killed (SIGKILL, power loss): Snakemake
+    runs one job per output, so none of them is still being written."""
+    import shutil
+
+    for stale in out.parent.glob(f".{out.name}.parts.*"):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
 class ParquetParts:
     """A table too big for memory, written as parquet parts in a scratch folder beside `out` and
     joined into `out` atomically by `close`. Frames are gathered until `part_rows` rows (1 = a
@@ -162,6 +171,7 @@ class ParquetParts:
 
         self.out, self.empty, self.part_rows, self.metadata = Path(out), empty, part_rows, metadata
         self.out.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_parts(self.out)
         self.parts_dir = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.parts.", dir=self.out.parent))
         self.frames: list[pl.DataFrame] = []
         self.rows = 0
