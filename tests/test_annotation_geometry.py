@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_annotation import TOY_FASTA, fails_with, gtf_exon, run_annotate, toy_gtf
-from workflow_scripts.calling.annotation import build_site_tables
+from workflow_scripts.calling.annotation import Region, build_site_tables
 from workflow_scripts.calling.gff import read_annotation
 from workflow_scripts.errors import InputError
 
@@ -162,3 +162,26 @@ def test_real_annotations_pass_the_checks(tmp_path):
         tmp_path, Path(__file__).parent / "data" / "athaliana_chr1_1-14000.gff3"
     )
     assert sites.height > 0 and summary["abutting_exons"] == 0
+
+
+def test_single_exon_genes_only_is_refused_at_the_annotation(tmp_path):
+    """It used to pass here with 'nan% GT' and fail later on calls.parquet: 'no TP rows'."""
+    path = toy_gtf(
+        tmp_path, [gtf_exon("chr1", 10, 30, "+", "g1", "t1"), gtf_exon("chr1", 60, 80, "-", "g2", "t2")]
+    )
+    assert refusal(path) == (
+        f"{path}: exon: none of the 2 selected transcripts has two exons: no intron, so no splice site "
+        "(single-exon genes only?)"
+    )
+
+
+def test_region_on_a_chromosome_named_otherwise_gets_a_hint(tmp_path):
+    path = toy_gtf(
+        tmp_path, [gtf_exon("chr1", 10, 30, "+", "g", "t"), gtf_exon("chr1", 60, 80, "+", "g", "t")]
+    )
+    with pytest.raises(InputError) as error:
+        build_site_tables(read_annotation(path), "all", region=Region.parse("1:1-50000"))
+    assert (
+        str(error.value)
+        == f"{path}: calling.region: no selected gene lies inside 1:1-50000; did you mean 'chr1'?"
+    )

@@ -13,7 +13,7 @@ import pytest
 from tests.calls_fixtures import background_scores, plant_site_scores
 from workflow_scripts.calling.calls import CallSettings, make_calls
 from workflow_scripts.calling.negatives import ks_distance
-from workflow_scripts.calling.scores import read_scores
+from workflow_scripts.calling.scores import gene_positions, read_scores
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.errors import run_cli
 from workflow_scripts.rules import make_calls as make_calls_rule
@@ -453,3 +453,24 @@ def test_position_past_the_chromosome_end_is_one_line(tmp_path, capsys):
     line = one_line_error(capsys, write_cli_inputs(tmp_path, toy, huge) + ["--config", "{}"])
     assert line.startswith(f"errorseq: error: {tmp_path / 'scores.parquet'}: column 'position' row 5: ")
     assert "past the end of chromosome" in line
+
+
+def test_a_table_of_peaks_only_is_one_line(tmp_path, capsys):
+    """Scores kept only where they are high (a common export) used to fail later as 'no TN windows'."""
+    toy = Toy(np.random.default_rng(4))
+    peaks = toy.scores.filter((pl.col("donor") > 0.1) | (pl.col("acceptor") > 0.1))
+    line = one_line_error(capsys, write_cli_inputs(tmp_path, toy, peaks) + ["--config", "{}"])
+    assert line.startswith(f"errorseq: error: {tmp_path / 'scores.parquet'}: position: scores ")
+    assert "score every position of every gene" in line
+
+
+def test_gene_positions_count_overlapping_genes_once():
+    genes = pl.DataFrame(
+        {
+            "chrom": ["c1", "c1", "c1", "c1", "c2"],
+            "strand": ["+", "+", "+", "-", "+"],
+            "start": [1, 5, 30, 5, 1],
+            "end": [10, 20, 40, 20, 1],
+        }
+    )
+    assert gene_positions(genes) == 20 + 11 + 16 + 1

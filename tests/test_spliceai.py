@@ -250,3 +250,12 @@ def test_damaged_model_config_is_one_error(tmp_path, damage, message):
         text = h5.attrs["model_config"]
         h5.attrs["model_config"] = damage(text.encode() if isinstance(text, str) else bytes(text))
     expect_error(path, "model_config", message)
+
+
+def test_a_nan_kernel_is_refused_before_scoring(tmp_path):
+    """A NaN weight used to give a finished-looking scores.parquet full of NaN."""
+    layers = spliceai_layers()
+    weights = random_weights(layers, np.random.default_rng(0))
+    weights["u2_a_conv"]["kernel"][0, 0, 0] = np.nan
+    path = write_keras_h5(tmp_path / "nan.h5", layers, weights)
+    expect_error(path, "layer u2_a_conv weight kernel", "1 values are NaN or infinite")

@@ -32,6 +32,7 @@ import polars as pl
 from workflow_scripts.calling.contract import GENE_COLUMNS, SITE_COLUMNS
 from workflow_scripts.calling.geometry import check_exon_geometry
 from workflow_scripts.calling.gff import Annotation
+from workflow_scripts.data.call_table import name_hint
 from workflow_scripts.errors import InputError
 
 REGION = re.compile(r"^(?P<chrom>[^:]+)(?::(?P<start>[\d,]+)-(?P<end>[\d,]+))?$")
@@ -157,9 +158,15 @@ def select_genes(genes: pl.DataFrame, biotypes, region: Region | None, path: str
             raise InputError(
                 path,
                 "calling.region",
-                f"no selected gene lies inside {region.chrom}:{region.start}-{region.end or 'end'}",
+                f"no selected gene lies inside {region.chrom}:{region.start}-{region.end or 'end'}"
+                f"{region_hint(region.chrom, genes)}",
             )
     return chosen
+
+
+def region_hint(chrom: str, genes: pl.DataFrame) -> str:
+    names = genes["chrom"].unique(maintain_order=True).to_list()
+    return "" if chrom in names else name_hint(chrom, names)
 
 
 def select_transcripts(exons: pl.DataFrame, choice: str) -> tuple[pl.DataFrame, int]:
@@ -230,6 +237,13 @@ def build_site_tables(
     exons = exons.join(genes.select("gene_id"), on="gene_id", how="semi")
     chosen, fallbacks = select_transcripts(exons, transcripts)
     raw, abutting = transcript_sites(chosen)
+    if raw.height == 0:
+        raise InputError(
+            annotation.path,
+            "exon",
+            f"none of the {chosen['transcript_id'].n_unique():,} selected transcripts has two exons: "
+            "no intron, so no splice site (single-exon genes only?)",
+        )
     sites = deduplicate_sites(raw)
     summary = {
         "format": annotation.kind,

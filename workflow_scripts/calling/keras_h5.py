@@ -251,3 +251,10 @@ def check_weights(path: Path, layer: KerasLayer, expected: dict[str, tuple[int, 
                 f"layer {layer.name} weight {role}",
                 f"shape {actual}, but the model config implies {shape}",
             )
+        bad = int(np.size(layer.weights[role]) - np.isfinite(layer.weights[role]).sum())
+        if bad:
+            raise InputError(
+                path,
+                f"layer {layer.name} weight {role}",
+                f"{bad:,} values are NaN or infinite; the file is damaged (every score would be NaN)",
+            )

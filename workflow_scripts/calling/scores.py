@@ -3,8 +3,9 @@
 A scores table (written by score_base_model, or the user's own for any model) has one row per
 scored position: gene_id, chrom, strand, position (1-based), donor, acceptor (probabilities on
 the gene's strand, in [0, 1]). TSV, CSV or parquet. Rows outside the selected genes' spans (on
-the same strand) are dropped; a position scored in several genes must carry one score, and
-every chromosome strand that holds selected genes must be scored.
+the same strand) are dropped; a position scored in several genes must carry one score, every
+chromosome strand that holds selected genes must be scored, and at least MIN_SCORED_SHARE of the
+genes' positions (a table of peaks only would leave no TN to draw).
 
 Positions are handled as int64 keys `group << 40 | position`, one group per (chromosome,
 strand), so "within ±w nt on the same chromosome and strand" is one `searchsorted`.
@@ -186,6 +187,33 @@ def check_on_chromosomes(frame: pl.DataFrame, chrom_lengths: dict[str, int], pat
         )
 
 
+MIN_SCORED_SHARE = 0.95  # of the selected genes' positions; below it a table is a partial one
+
+
+def gene_positions(genes: pl.DataFrame) -> int:
+    """Positions covered by the genes' spans, overlapping genes of one strand counted once."""
+    spans = genes.sort("chrom", "strand", "start").with_columns(
+        pl.col("end").cum_max().shift(1).over("chrom", "strand").alias("reach")
+    )
+    starts_new = pl.col("reach").is_null() | (pl.col("start") > pl.col("reach"))
+    merged = spans.with_columns(starts_new.cum_sum().over("chrom", "strand").alias("block")).group_by(
+        "chrom", "strand", "block"
+    )
+    return int(merged.agg((pl.col("end").max() - pl.col("start").min() + 1).alias("n"))["n"].sum())
+
+
+def check_scored_share(path, n_scored: int, genes: pl.DataFrame) -> None:
+    """A table of peaks only (or of some genes) leaves sites unscored and no TN to draw: refused."""
+    n_positions = gene_positions(genes)
+    if n_scored < MIN_SCORED_SHARE * n_positions:
+        raise InputError(
+            path,
+            "position",
+            f"scores {n_scored:,} of the selected genes' {n_positions:,} positions ({n_scored / n_positions:.1%}); "
+            "calls and TN are drawn from scored positions, so score every position of every gene",
+        )
+
+
 def read_scores(path, genes: pl.DataFrame, chrom_lengths: dict[str, int]) -> tuple[Scores, dict]:
     """`chrom_lengths`: the genome's chromosomes, name -> length, in genome order."""
     frame = read_table(path, required=SCORE_COLUMNS, columns=SCORE_COLUMNS[1:], field="calling.scores")
@@ -218,6 +246,7 @@ def read_scores(path, genes: pl.DataFrame, chrom_lengths: dict[str, int]) -> tup
         "position",
         "scored twice with different donor/acceptor values (one position, one strand: one score)",
     )
+    check_scored_share(path, keyed.height, genes)
     scores = Scores(keyed["key"].to_numpy(), keyed["donor"].to_numpy(), keyed["acceptor"].to_numpy(), groups)
     return scores, {
         "score_rows": frame.height,

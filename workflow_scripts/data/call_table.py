@@ -98,10 +98,15 @@ def normalise_text_columns(frame: pl.DataFrame, path) -> pl.DataFrame:
 
 
 def chrom_hint(name: str, genome: Genome) -> str:
+    return name_hint(name, genome.names, "genome")
+
+
+def name_hint(name: str, names: list[str], where: str = "annotation") -> str:
+    """'; did you mean chr1?' for 1 (and the other way round), else the first names there are."""
     alternative = name[3:] if name.lower().startswith("chr") else f"chr{name}"
-    if alternative in genome.index_of:
+    if alternative in names:
         return f"; did you mean '{alternative}'?"
-    return f"; genome has {', '.join(genome.names[:5])}{', ...' if len(genome) > 5 else ''}"
+    return f"; {where} has {', '.join(names[:5])}{', ...' if len(names) > 5 else ''}"
 
 
 def attach_chromosomes(frame: pl.DataFrame, genome: Genome, path) -> pl.DataFrame:
