@@ -175,3 +175,26 @@ def test_calling_inputs_without_a_start_are_refused_not_ignored(calling, named):
     start = "scores" if "scores" in calling else "annotation"
     config["calling"] = {**calling, "start": start, "annotation": "genes.gtf"}
     validate_config(config, SCHEMA)  # the same inputs with their start are accepted
+
+
+@pytest.mark.parametrize(
+    "start, extra, named",
+    [
+        (
+            "scores",
+            {"scores": "s.parquet", "base_model": {"weights": "models/"}},
+            "calling.base_model.weights",
+        ),
+        ("annotation", {"scores": "s.parquet", "base_model": {"weights": "models/"}}, "calling.scores"),
+    ],
+)
+def test_an_input_the_start_does_not_read_is_refused(start, extra, named):
+    """start scores with weights given (or annotation with a scores table) ran without them, silently."""
+    config = user_config()
+    config["calling"] = {"start": start, "annotation": "genes.gtf", **extra}
+    with pytest.raises(InputError) as error:
+        validate_config(config, SCHEMA)
+    assert (
+        str(error.value)
+        == f"config: calling.start: is {start}, which ignores {named}; drop them or change the start"
+    )

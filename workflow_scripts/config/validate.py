@@ -200,8 +200,8 @@ def check_input_mode(config: dict) -> None:
     """Calls from a table (calling.start calls), or made from genome + annotation (docs/calling.md)."""
     calling = config.get("calling", {})
     start = calling.get("start", "calls")
+    check_no_ignored_inputs(config, start)
     if start == "calls":
-        check_calls_mode_has_no_calling_inputs(calling)
         if "sequences" not in config and not ("genome" in config and "calls" in config):
             raise InputError("config", "genome", "give genome and calls, or sequences")
         return
@@ -228,22 +228,41 @@ def check_input_mode(config: dict) -> None:
         )
 
 
-def check_calls_mode_has_no_calling_inputs(calling: dict) -> None:
-    """An annotation, scores or base model given while calling.start is calls (its default) would be
-    ignored, and the run would train on the calls table instead: refuse, naming the start to set."""
-    given = {
+IGNORED_BY_START = {  # calling.start -> the inputs it would silently ignore
+    "calls": ("calling.annotation", "calling.scores", "calling.base_model.weights"),
+    "scores": ("calling.base_model.weights",),
+    "annotation": ("calling.scores",),
+}  # `calls` is not among them: config.yaml's demo calls are merged under every --configfile
+
+
+def given_inputs(config: dict) -> dict[str, object]:
+    calling = config.get("calling", {})
+    return {
         "calling.annotation": calling.get("annotation"),
         "calling.scores": calling.get("scores"),
         "calling.base_model.weights": (calling.get("base_model") or {}).get("weights"),
     }
-    named = [key for key, value in given.items() if value]
-    if named:
+
+
+def check_no_ignored_inputs(config: dict, start: str) -> None:
+    """An input the chosen calling.start does not read would be ignored and the run would use
+    something else (the demo calls, or the other start's inputs): refuse, naming it."""
+    given = given_inputs(config)
+    named = [key for key in IGNORED_BY_START[start] if given[key]]
+    if not named:
+        return
+    if start == "calls":
+        advice = "set calling.start to scores or annotation to make calls from them (docs/calling.md), or drop them"
         raise InputError(
             "config",
             "calling.start",
-            f"is calls (the default), which ignores {' and '.join(named)}; set calling.start to "
-            "scores or annotation to make calls from them (docs/calling.md), or drop them",
+            f"is calls (the default), which ignores {' and '.join(named)}; {advice}",
         )
+    raise InputError(
+        "config",
+        "calling.start",
+        f"is {start}, which ignores {' and '.join(named)}; drop them or change the start",
+    )
 
 
 def check_backbone(model: dict, tokenizer: dict) -> None:
