@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 import torch
@@ -68,7 +69,8 @@ TRAIN_LOG = "logs/fp_vs_tp/train.log"
 
 
 def test_train_shows_progress_on_the_console_and_a_code_change_reruns_train_afresh(tmp_path):
-    """Snakemake's own output gets the progress lines (the log keeps everything); an edit of code
+    """Snakemake's own output, redirected to a file, gets the progress lines (the log keeps
+    everything); an edit of code
     that train runs retrains from scratch, and `snakemake -n` says why train reruns. The workflow
     is a copy of the checkout that the test edits, the way a user edits theirs (Snakemake imports
     the package next to the Snakefile; the jobs find it on PYTHONPATH, ahead of the installed one).
@@ -84,7 +86,7 @@ def test_train_shows_progress_on_the_console_and_a_code_change_reruns_train_afre
     override = workdir / "tiny.yaml"
     override.write_text(SMALL_DEMO + "train: { strategy: fsdp, epochs: 2 }\n")
 
-    def workflow(*args: str):
+    def workflow(*args: str, output: Path | None = None):
         return snakemake(
             workdir,
             MODEL_JSON,
@@ -93,10 +95,11 @@ def test_train_shows_progress_on_the_console_and_a_code_change_reruns_train_afre
             *args,
             env=env,
             snakefile=checkout / "Snakefile",
+            output=output,
         )
 
-    first = workflow()
-    assert first.returncode == 0, first.stderr[-3000:]
+    first = workflow(output=tmp_path / "run.log")  # `> run.log 2>&1`: ranks' lines were overwritten
+    assert first.returncode == 0, first.stdout[-3000:]
     console = first.stdout + first.stderr
     assert re.search(
         rf"^train fp_vs_tp: starting torchrun; the full log: tail -f {TRAIN_LOG}$", console, re.M

@@ -68,16 +68,25 @@ def snakemake(
     env: dict[str, str] | None = None,
     cores: int | None = 2,
     snakefile: Path = ROOT / "Snakefile",
+    output: Path | None = None,
 ) -> subprocess.CompletedProcess:
-    """Run Snakemake to the end and capture its output."""
-    return subprocess.run(
-        snakemake_command(workdir, *args, cores=cores, snakefile=snakefile),
-        cwd=workdir,
-        env=env or subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    """Run Snakemake to the end and capture its output; with `output`, into that file as a shell's
+    `> output 2>&1` would (not in append mode), and the result's stdout is the file's text."""
+    command = snakemake_command(workdir, *args, cores=cores, snakefile=snakefile)
+    if output is None:
+        return subprocess.run(
+            command, cwd=workdir, env=env or subprocess_env(), capture_output=True, text=True, timeout=timeout
+        )
+    with output.open("w") as sink:
+        done = subprocess.run(
+            command,
+            cwd=workdir,
+            env=env or subprocess_env(),
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            timeout=timeout,
+        )
+    return subprocess.CompletedProcess(done.args, done.returncode, output.read_text(), "")
 
 
 def start_snakemake(

@@ -4,8 +4,10 @@ command line, its RunSpec, and the checks and launch that start it."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 from workflow_scripts.config.sections import add_config_argument
+from workflow_scripts.training.console_relay import ConsoleRelay
 from workflow_scripts.training.launch import add_resource_arguments, launch, resources_from_args
 from workflow_scripts.training.objectives import build_objective
 from workflow_scripts.training.prelaunch import announce, check_run, console_path
@@ -50,4 +52,8 @@ def start_run(rule: str, objective: str, args: argparse.Namespace, sections: dic
     resources = resources_from_args(args)
     check_run(build_objective(objective, sections), spec, resources)
     announce(args.console_fd, f"{rule} {args.experiment}")
-    launch(objective, spec, sections, resources)
+    if spec.console is None or resources.nodes > 1:  # other nodes' ranks cannot reach this process
+        launch(objective, spec, sections, resources)
+        return
+    with ConsoleRelay(args.console_fd) as relay:
+        launch(objective, dataclasses.replace(spec, console=relay.path), sections, resources)

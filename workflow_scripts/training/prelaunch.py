@@ -5,8 +5,9 @@ that contradicts errorseq's batch, precision or ZeRO settings (one line naming t
 key), and point the console at the full log.
 
 The console is a file descriptor the rule opens on Snakemake's own stderr (`3>&2` before the
-redirection of the job's output to its log): the ranks, which torchrun starts without it, reach
-it through /proc/<this pid>/fd/<fd> (torchrun runs in this process, or replaces it: same pid).
+redirection of the job's output to its log). torchrun starts the ranks without it: on one node
+they write into a FIFO that this process copies onto the descriptor (training/console_relay.py);
+across nodes, rank 0 reaches it through /proc/<this pid>/fd/<fd> where it runs on this node.
 """
 
 from __future__ import annotations
