@@ -16,6 +16,7 @@ SLOW_MODULES = {
     "test_faults",
     "test_multinode",
     "test_pretrain_workflow",
+    "test_readme_commands",
     "test_safety",
     "test_slurm",
     "test_strategies",
