@@ -114,3 +114,18 @@ def test_stopped_training_resumes_to_the_uninterrupted_weights(
         assert saved["zero_optimization"]["stage"] == 3 and saved["gradient_clipping"] == TRAIN.get(
             "grad_clip", 1.0
         )
+
+
+def test_an_early_stop_is_said_on_the_console(inputs, tmp_path):
+    """The console said '... steps in 6 epochs', then 'done (best epoch 1)' and nothing in between."""
+    console = tmp_path / "console.txt"
+    command = launch_command(
+        inputs, tmp_path / "out", {**TRAIN, "epochs": 6, "patience": 1, "lr": 1e-12}, MODEL
+    )
+    result = run(["bash", "-c", f'exec "$@" --console-fd 3 3>"{console}"', "train", *command])
+    assert result.returncode == 0, result.stderr[-3000:]
+    text = console.read_text()
+    assert re.search(
+        r"stopped early after epoch 2 of 6: no better validation \w+ for 1 epochs \(train.patience\)", text
+    ), text
+    assert text.index("stopped early") < text.index("done: ")

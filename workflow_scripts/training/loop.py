@@ -129,11 +129,12 @@ class Trainer:
         since_best = self.progress.epoch - self.progress.best_epoch
         stop = self.cfg.patience > 0 and len(self.val_data) > 0 and since_best >= self.cfg.patience
         if stop and self.ctx.is_main:
-            print(
-                f"early stop after epoch {self.progress.epoch}: no better validation "
-                f"{self.objective.epoch_score_name()} for {self.cfg.patience} epochs",
-                flush=True,
+            message = (
+                f"stopped early after epoch {self.progress.epoch} of {self.cfg.epochs}: no better validation "
+                f"{self.objective.epoch_score_name()} for {self.cfg.patience} epochs (train.patience)"
             )
+            print(message, flush=True)
+            self.bar.say(message)  # the console too: 'N steps in 10 epochs', then 'best epoch 2'
         return stop
 
     def _train_epoch(self) -> None:
