@@ -75,3 +75,15 @@ def test_rows_carry_the_verdict_of_the_difference():
     chance = [row for row in rows if row["predictor"] == "chance"]
     assert [row["verdict"] for row in chance] == ["better", "better"]
     assert all(row["verdict"] is None for row in rows if row["predictor"] == "model")
+
+
+def test_a_dinucleotide_above_chance_is_named_sequence_content_not_shape():
+    """The site's two bases are sequence content: they were reported as 'the windows' shape'."""
+    rng = np.random.default_rng(1)
+    labels, model = separable(rng)
+    pair = np.where(rng.random(labels.size) < 0.8, labels, 1 - labels).astype(float)
+    lines = comparison_sentences(
+        report_of(labels, {"model": model, "dinucleotide": pair}, np.arange(labels.size) // 3)
+    )
+    found = [line for line in lines if "the dinucleotide at the site alone ranks errors above chance" in line]
+    assert len(found) == 1 and "sequence content" in found[0] and "shape" not in found[0]

@@ -3,7 +3,8 @@
 Every baseline gets one line (both metrics, the paired difference with its 95% interval and the
 verdict). A baseline the model does not beat gets a sentence of its own saying so, overall and per
 splice type, and a leak detector whose own interval lies above chance gets one too: the windows'
-shape (their length, or the pair of bases at the site) then tells the classes apart by itself.
+length then tells the classes apart by itself (a shape leak), or the pair of bases at the site
+does (sequence content, which the model may use, but must do better than).
 """
 
 from __future__ import annotations
@@ -21,9 +22,12 @@ from workflow_scripts.evaluation.comparison_fields import (
 )
 
 METRIC_NAMES = {"roc_auc": "ROC-AUC", "pr_auc": "PR-AUC"}
-LEAK_MEANING = {
-    "length": "window length alone",
-    "dinucleotide": "the dinucleotide at the site alone",
+LEAK_MEANING = {  # what the detector sees, and what it means when it ranks errors above chance
+    "length": ("leak: window length alone", "the windows' shape carries the label, not their sequence"),
+    "dinucleotide": (
+        "the dinucleotide at the site alone",
+        "two bases of sequence content carry part of the label; the model must beat this, not chance",
+    ),
 }
 CHANCE_ROC_AUC = 0.5
 
@@ -75,9 +79,10 @@ def leak_sentences(group: GroupComparison, where: str) -> list[str]:
     for name in LEAK_DETECTORS:
         roc = group["predictors"].get(name, {}).get("roc_auc")
         if roc and roc["low"] is not None and roc["low"] > CHANCE_ROC_AUC:
+            sees, meaning = LEAK_MEANING[name]
             sentences.append(
-                f"{where}leak: {LEAK_MEANING[name]} ranks errors above chance (ROC-AUC "
-                f"{number(roc['estimate'])}, {interval(roc)}): the windows' shape carries the label."
+                f"{where}{sees} ranks errors above chance (ROC-AUC "
+                f"{number(roc['estimate'])}, {interval(roc)}): {meaning}."
             )
     return sentences
 
