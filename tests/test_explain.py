@@ -78,10 +78,12 @@ def test_windows_are_aligned_on_their_site():
     assert dict(zip(means["position"], means["n_windows"]))[-3] == 1
     row = means.filter(pl.col("position") == 1).row(0, named=True)
     assert (row["G"], row["A"], row["C"], row["T"]) == (pytest.approx(6.0), 0, 0, 0)  # G, G at +1
+    assert row["importance_se"] == pytest.approx(np.std([5.0, 7.0], ddof=1) / np.sqrt(2))  # 5 and 7
+    assert means.filter(pl.col("position") == -3)["importance_se"].to_list() == [0.0]  # one window
 
 
 @pytest.mark.parametrize("method", ["gradient_x_input", "in_silico_mutagenesis"])
-def test_the_entry_point_writes_the_declared_tables_and_plots(tmp_path, method):
+def test_the_entry_point_writes_the_declared_tables_and_plots(tmp_path, method, capsys):
     windows = make_windows(tmp_path / "windows.parquet", n=60, seed=1)
     model = write_untrained_model(tmp_path, 3001)
     out = tmp_path / "explain"
@@ -107,6 +109,10 @@ def test_the_entry_point_writes_the_declared_tables_and_plots(tmp_path, method):
     )
     attribution = pl.read_csv(out / "attribution.tsv", separator="\t")
     assert attribution.columns == list(ATTRIBUTION_COLUMNS)
+    assert (
+        "warning: only 1 donor error windows (under 50); their mean attribution is noisy"
+        in capsys.readouterr().err
+    )
     assert set(attribution["splice_type"]) == {"donor", "acceptor"}
     assert set(attribution["class"]) == {"error", "correct"}
     assert pl.read_csv(out / "kmers.tsv", separator="\t").columns == list(KMER_COLUMNS)

@@ -70,6 +70,13 @@ def test_demo_runs_end_to_end(finished_run):
     assert "world size 2" in (workdir / "logs/fp_vs_tp/train.log").read_text()
 
 
+def test_the_console_carries_no_json_config(tiny_demo_run):
+    """printshellcmds put each job's whole JSON config on the console (11 KB of a 28 KB console)."""
+    console = tiny_demo_run.result.stdout + tiny_demo_run.result.stderr
+    assert "--config '{" not in console and '"train": {' not in console
+    assert "train fp_vs_tp: done" in console
+
+
 def test_a_finished_run_has_nothing_left_to_do(finished_run):
     workdir, tiny = finished_run
     result = snakemake(workdir, "-n", "--configfile", str(tiny))

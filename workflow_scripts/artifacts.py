@@ -162,7 +162,18 @@ NEW_CALL_PREDICTION_COLUMNS = ("p_error", "predicted_error")
 # ---- explain/ (explain): what the model attends to, and the k-mers that separate the classes ------
 # attribution.tsv: one row per splice_type (or "all"), class (error/correct) and position relative
 # to the site; kmers.tsv: one row per k-mer, most enriched in error windows first.
-ATTRIBUTION_COLUMNS = ("splice_type", "class", "position", "importance", "A", "C", "G", "T", "n_windows")
+ATTRIBUTION_COLUMNS = (
+    "splice_type",
+    "class",
+    "position",
+    "importance",
+    "importance_se",  # standard error of the mean over the windows (0 where only one reaches)
+    "A",
+    "C",
+    "G",
+    "T",
+    "n_windows",
+)
 KMER_COLUMNS = (
     "kmer",
     "error_windows",

@@ -24,7 +24,7 @@ import polars as pl
 
 from workflow_scripts.artifacts import ATTRIBUTION_COLUMNS, EVALUATED_SPLIT
 from workflow_scripts.inference.attribution import BASES, gradient_x_input, in_silico_mutagenesis
-from workflow_scripts.inference.explain_plots import plot_explanations, top_positions
+from workflow_scripts.inference.explain_plots import FEW_WINDOWS, plot_explanations, top_positions
 from workflow_scripts.inference.kmers import kmer_enrichment
 from workflow_scripts.inference.predict_calls import TrainedModel
 from workflow_scripts.io_utils import write_text
@@ -95,19 +95,23 @@ def chosen_windows(windows: pl.DataFrame, max_windows: int, seed: int) -> pl.Dat
 def aligned_means(scores: list[np.ndarray], sequences: list[str], offsets: np.ndarray) -> pl.DataFrame:
     """importance and per-base shares at each position relative to the site (ATTRIBUTION_COLUMNS' tail)."""
     reach = max(max(int(o), len(s) - int(o)) for s, o in zip(sequences, offsets))
-    total, count = np.zeros(2 * reach + 1), np.zeros(2 * reach + 1)
+    total, squares, count = np.zeros(2 * reach + 1), np.zeros(2 * reach + 1), np.zeros(2 * reach + 1)
     by_base = np.zeros((len(BASES), 2 * reach + 1))
     for score, sequence, offset in zip(scores, sequences, offsets):
         at = np.arange(len(sequence)) - int(offset) + reach
         total[at] += score
+        squares[at] += np.square(score)
         count[at] += 1
         bases = np.frombuffer(sequence.encode(), np.uint8)
         for b, base in enumerate(BASES.encode()):
             by_base[b, at] += np.where(bases == base, score, 0.0)
     covered = count > 0
+    n, mean = count[covered], total[covered] / count[covered]
+    variance = np.clip(squares[covered] / n - mean**2, 0, None) * n / np.maximum(n - 1, 1)
     columns = {
         "position": np.arange(-reach, reach + 1)[covered],
-        "importance": total[covered] / count[covered],
+        "importance": mean,
+        "importance_se": np.sqrt(variance / n),
     }
     columns |= {base: by_base[b, covered] / count[covered] for b, base in enumerate(BASES)}
     return pl.DataFrame({**columns, "n_windows": count[covered].astype(np.int64)})
@@ -160,6 +164,11 @@ def explain(paths: ExplainPaths, cfg: ExplainConfig, experiment: str) -> dict[st
         f"explain: {experiment}: {cfg.method} on {chosen.height} test windows "
         f"({', '.join(f'{t} {CLASSES[int(c)]} {n}' for t, c, n in chosen.group_by('splice_type', 'label').len().sort('splice_type', 'label').iter_rows())})"
     )
+    for splice_type, label, n in few_windows(chosen):
+        log(
+            f"explain: {experiment}: warning: only {n} {splice_type} {CLASSES[label]} windows "
+            f"(under {FEW_WINDOWS}); their mean attribution is noisy: read it with its interval (importance_se)"
+        )
     log(
         f"explain: {experiment}: most important positions in error windows: {top_positions_line(attribution)}"
     )
@@ -172,6 +181,12 @@ def explain(paths: ExplainPaths, cfg: ExplainConfig, experiment: str) -> dict[st
         )
     )
     return {"attribution": attribution, "kmers": kmers}
+
+
+def few_windows(chosen: pl.DataFrame) -> list[tuple[str, int, int]]:
+    """(splice type, class label, windows) of every group averaged over fewer than FEW_WINDOWS."""
+    counts = chosen.group_by("splice_type", "label").len().sort("splice_type", "label")
+    return [(str(t), int(c), int(n)) for t, c, n in counts.iter_rows() if n < FEW_WINDOWS]
 
 
 def top_positions_line(attribution: pl.DataFrame) -> str:

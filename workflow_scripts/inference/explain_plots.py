@@ -1,7 +1,8 @@
 """The explain figures (artifacts.EXPLAIN_PLOTS), from attribution.tsv and kmers.tsv.
 
 * position_importance: the mean attribution at each position relative to the splice site, error
-  and correct windows, one panel per splice type.
+  and correct windows, one panel per splice type, with its 95% interval (±1.96 standard errors);
+  a class averaged over fewer than FEW_WINDOWS windows says so in its legend.
 * sequence_logo: the `top` positions of highest importance in error windows, one row per splice
   type; at each, the letters A, C, G, T stacked, each as tall as its share of the importance
   (bases pushing towards "error" above the axis, against it below). Drawn with matplotlib's
@@ -27,6 +28,7 @@ BASE_COLOURS = {"A": "#2ca02c", "C": "#1f77b4", "G": "#ff7f0e", "T": "#d62728"}
 CLASS_COLOURS = {"error": "#d62728", "correct": "#1f77b4"}
 LETTER_FONT = FontProperties(family="DejaVu Sans", weight="bold")
 MIN_Q = 1e-300
+FEW_WINDOWS = 50  # fewer windows than this in a class: its attribution is flagged as noisy
 
 
 def top_positions(attribution: pl.DataFrame, splice_type: str, n: int) -> pl.DataFrame:
@@ -47,9 +49,10 @@ def plot_position_importance(attribution: pl.DataFrame, path: Path, experiment: 
             rows = attribution.filter((pl.col("splice_type") == splice_type) & (pl.col("class") == name))
             if rows.height:
                 n = int(rows["n_windows"].to_numpy().max())
-                ax.plot(
-                    rows["position"], rows["importance"], color=colour, lw=1, label=f"{name} windows (n={n})"
-                )
+                few = " — few: noisy" if n < FEW_WINDOWS else ""
+                mean, half = rows["importance"].to_numpy(), 1.96 * rows["importance_se"].to_numpy()
+                ax.fill_between(rows["position"], mean - half, mean + half, color=colour, alpha=0.2, lw=0)
+                ax.plot(rows["position"], mean, color=colour, lw=1, label=f"{name} windows (n={n}{few})")
         ax.axvline(0, color="grey", ls="--", lw=0.8)
         ax.axhline(0, color="black", lw=0.5)
         ax.set_ylabel("mean attribution")
