@@ -161,7 +161,10 @@ def test_the_entry_point_has_no_setting_flags():
     [
         ({"evaluate": {"threshold": 2}}, "config: evaluate.threshold: 2 is greater than the maximum of 1"),
         ({"evaluate": {"batch_size": 0}}, "config: evaluate.batch_size: 0 is less than the minimum of 1"),
-        ({"evaluate": {"threshold": "best"}}, "config: evaluate.threshold: 'best' does not match '^auto$'"),
+        (
+            {"evaluate": {"threshold": "best"}},
+            r"config: evaluate.threshold: 'best' does not match '^(auto|precision:(0?\\.[0-9]+|1(\\.0+)?))$'",
+        ),
         ({"evaluate": {"kmer_max_k": 0}}, "config: evaluate.kmer_max_k: 0 is less than the minimum of 1"),
     ],
 )

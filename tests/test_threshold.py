@@ -56,6 +56,11 @@ def test_auto_records_how_it_chose():
         "n_positive": 3,
         "criterion_value": pytest.approx(6 / 7),
         "reason": None,
+        "flagged_share": pytest.approx(4 / 6),
+        "warning": (
+            "this cut flags 67% of the validation windows (3 of 6 are errors): the model separates the classes "
+            "weakly; for calls a user can act on, set evaluate.threshold to precision:0.9 (or a number)"
+        ),
     }
 
 
@@ -66,3 +71,30 @@ def test_auto_falls_back_when_validation_cannot_choose(labels, probs, why):
     choice = choose_threshold("auto", labels, probs)
     assert choice["threshold"] == FALLBACK_THRESHOLD and why in choice["reason"]
     assert choice["criterion_value"] is None and choice["n"] == len(labels)
+
+
+def test_a_precision_target_takes_the_lowest_cut_that_reaches_it():
+    """Precision at the cuts 0.9 .. 0.1: 1, 1, 2/3, 3/4, 3/5, 1/2: 0.75 is first reached lowest at 0.6."""
+    labels, probs = [1, 1, 0, 1, 0, 0], [0.9, 0.8, 0.7, 0.6, 0.3, 0.1]
+    choice = choose_threshold("precision:0.75", labels, probs)
+    assert choice["mode"] == "precision:0.75" and choice["threshold"] == pytest.approx(0.45)
+    assert choice["criterion"] == "precision" and choice["criterion_value"] == pytest.approx(0.75)
+    strict = choose_threshold("precision:0.9", labels, probs)
+    assert strict["threshold"] == pytest.approx(0.75) and strict["flagged_share"] == pytest.approx(2 / 6)
+    assert strict["warning"] is None and strict["reason"] is None
+
+
+def test_a_weak_model_gets_a_precision_cut_that_flags_few():
+    """The F1-best cut of a weak model flags most windows (fn_vs_tn: 0.12 flagged most calls)."""
+    rng = np.random.default_rng(3)
+    labels = (rng.random(2000) < 0.3).astype(int)
+    probs = np.clip(0.3 + 0.05 * labels + rng.normal(0, 0.1, 2000), 0, 1)
+    best_f1 = choose_threshold("auto", labels, probs)
+    assert best_f1["flagged_share"] > 0.5 and "precision:0.9" in best_f1["warning"]
+    precise = choose_threshold("precision:0.6", labels, probs)
+    assert precise["flagged_share"] < 0.05 and precise["warning"] is None
+
+
+def test_an_unreachable_precision_says_so():
+    choice = choose_threshold("precision:0.99", [0, 1, 0, 1], [0.9, 0.8, 0.7, 0.6])
+    assert choice["threshold"] == pytest.approx(0.85) and "no cut reaches precision 0.99" in choice["reason"]

@@ -113,6 +113,8 @@ THRESHOLD_CHOICE_FIELDS = (
     "n_positive",
     "criterion_value",
     "reason",
+    "flagged_share",  # of the validation windows at or above the threshold (None when fixed)
+    "warning",  # set when the chosen cut flags most validation windows
 )
 # comparison: the model against its baselines on the same test genes, the layout declared in
 # evaluation/comparison_fields.py (ComparisonReport: intervals, paired differences, a verdict per

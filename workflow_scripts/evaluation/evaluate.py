@@ -124,15 +124,18 @@ def format_number(value: float | None) -> str:
 
 
 def threshold_line(choice: dict) -> str:
-    if choice["mode"] != "auto":
+    if choice["mode"] == "fixed":
         return f"threshold {choice['threshold']:g} (evaluate.threshold)"
     if choice["reason"]:
-        return f"threshold {choice['threshold']:g}: {choice['reason']}"
-    return (
-        f"threshold {choice['threshold']:.4f}: maximises {choice['criterion']} on the {choice['split']} "
-        f"split ({choice['criterion']} {choice['criterion_value']:.4f} on {choice['n']} windows, "
-        f"{choice['n_positive']} errors)"
-    )
+        line = f"threshold {choice['threshold']:g}: {choice['reason']}"
+    else:
+        goal = "maximises f1" if choice["mode"] == "auto" else f"reaches {choice['mode'].replace(':', ' ')}"
+        line = (
+            f"threshold {choice['threshold']:.4f}: {goal} on the {choice['split']} "
+            f"split ({choice['criterion']} {choice['criterion_value']:.4f} on {choice['n']} windows, "
+            f"{choice['n_positive']} errors)"
+        )
+    return line + (f"; warning: {choice['warning']}" if choice.get("warning") else "")
 
 
 def log(lines: list[str]) -> None:

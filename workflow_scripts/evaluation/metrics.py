@@ -30,7 +30,7 @@ def _as_arrays(labels, probs) -> tuple[np.ndarray, np.ndarray]:
     return label_array.astype(np.int64), prob_array
 
 
-def _counts_at_distinct_scores(labels: np.ndarray, probs: np.ndarray):
+def counts_at_distinct_scores(labels: np.ndarray, probs: np.ndarray):
     """Cumulative (true positives, false positives, score) at each distinct score, high to low.
 
     Tied scores are grouped into one step, so ties are counted once as a block.
@@ -53,7 +53,7 @@ def roc_curve(labels, probs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(false positive rate, true positive rate, thresholds), starting at (0, 0) with threshold +inf."""
     label_array, prob_array = _as_arrays(labels, probs)
     _require_both_classes(label_array)
-    true_positives, false_positives, thresholds = _counts_at_distinct_scores(label_array, prob_array)
+    true_positives, false_positives, thresholds = counts_at_distinct_scores(label_array, prob_array)
     n_positive = label_array.sum()
     n_negative = label_array.size - n_positive
     fpr = np.concatenate([[0.0], false_positives / n_negative])
@@ -69,7 +69,7 @@ def precision_recall_curve(labels, probs) -> tuple[np.ndarray, np.ndarray, np.nd
     """
     label_array, prob_array = _as_arrays(labels, probs)
     _require_both_classes(label_array)
-    true_positives, false_positives, thresholds = _counts_at_distinct_scores(label_array, prob_array)
+    true_positives, false_positives, thresholds = counts_at_distinct_scores(label_array, prob_array)
     precision = true_positives / (true_positives + false_positives)
     recall = true_positives / label_array.sum()
     return (
@@ -102,7 +102,7 @@ def f1_at_each_cut(labels, probs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     (high to low); next lower score is -inf for the lowest. Needs both classes."""
     label_array, prob_array = _as_arrays(labels, probs)
     _require_both_classes(label_array)
-    true_positives, false_positives, cuts = _counts_at_distinct_scores(label_array, prob_array)
+    true_positives, false_positives, cuts = counts_at_distinct_scores(label_array, prob_array)
     # 2 tp + fp + fn = tp + fp + (all positives)
     f1 = 2 * true_positives / (true_positives + false_positives + label_array.sum())
     return f1, cuts, np.append(cuts[1:], -np.inf)
@@ -111,7 +111,7 @@ def f1_at_each_cut(labels, probs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def curve_areas(labels: np.ndarray, probs: np.ndarray) -> tuple[float, float]:
     """(roc_auc, average_precision) from one sort, for resampling loops: `labels` must already be a
     0/1 integer array holding both classes and `probs` finite floats (not checked again here)."""
-    true_positives, false_positives, _ = _counts_at_distinct_scores(labels, probs)
+    true_positives, false_positives, _ = counts_at_distinct_scores(labels, probs)
     tpr = np.concatenate([[0.0], true_positives / true_positives[-1]])
     fpr = np.concatenate([[0.0], false_positives / false_positives[-1]])
     precision = true_positives / (true_positives + false_positives)
