@@ -294,11 +294,23 @@ def test_length_histogram_counts_on_a_log_axis_so_one_spike_does_not_flatten_the
 
 def test_length_histogram_with_a_narrow_length_range_uses_a_linear_length_axis(made_inputs):
     inputs = read_inputs(plot_paths(made_inputs))
-    manifest = inputs.manifest.with_columns(pl.lit(300).alias("token_length"))
+    lengths = np.arange(inputs.manifest.height) % 2 + 300
+    manifest = inputs.manifest.with_columns(pl.Series("token_length", lengths))
     bins, log_lengths = length_bins(manifest["token_length"].to_numpy(), BOUNDARIES[:2])
     assert not log_lengths and bins[0] == 0
     ax = length_histogram_figure(manifest, inputs.bucket_summary).axes[0]
     assert ax.get_xscale() == "linear" and ax.get_yscale() == "log"
+
+
+def test_windows_of_one_length_get_a_sentence_not_a_histogram(made_inputs):
+    """One bar read '100.0% vs 100.0%' once window.flank fixed every window's length."""
+    inputs = read_inputs(plot_paths(made_inputs))
+    manifest = inputs.manifest.with_columns(pl.lit(101).alias("token_length"))
+    texts = [t.get_text() for t in length_histogram_figure(manifest, inputs.bucket_summary).axes[0].texts]
+    assert texts == [
+        f"All {manifest.height:,} windows are 101 tokens long (window.flank fixes the length):\n"
+        "one length bucket, no padding, and length cannot tell the classes apart."
+    ]
 
 
 def test_write_plots_returns_the_declared_files(made_inputs, tmp_path):

@@ -79,9 +79,27 @@ def label_buckets(ax, bucket_summary: dict) -> None:
         )
 
 
+def one_length_figure(token_lengths: np.ndarray) -> Figure:
+    """Every window one length (window.flank fixes it): a bar would read "100% vs 100%"; say it once."""
+    fig, ax = new_figure(figsize=(8, 1.6))
+    ax.axis("off")
+    ax.text(
+        0.5,
+        0.5,
+        f"All {token_lengths.size:,} windows are {token_lengths[0]:g} tokens long (window.flank fixes the length):\n"
+        "one length bucket, no padding, and length cannot tell the classes apart.",
+        ha="center",
+        va="center",
+        fontsize=11,
+    )
+    return fig
+
+
 def length_histogram_figure(manifest: pl.DataFrame, bucket_summary: dict) -> Figure:
     """Token lengths of all windows, stacked by class, on a log count axis, with the buckets."""
     token_lengths = manifest["token_length"].to_numpy().astype(float)
+    if np.unique(token_lengths).size == 1:
+        return one_length_figure(token_lengths)
     labels = manifest["label"].to_numpy()
     boundaries = bucket_summary["boundaries"]
     bins, log_lengths = length_bins(token_lengths, boundaries)
