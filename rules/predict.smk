@@ -23,6 +23,7 @@ rule predict_calls:
         "../envs/train.yaml"
     params:
         code=rule_code("predict_calls"),
+        inputs=user_input_digests(predict_inputs),
         config=experiment_rule_config("predict", "window", "evaluate"),
         genome=predict_genome_arg,
     shell:
