@@ -4,7 +4,8 @@ A file replaced by one with other content and an older mtime (cp -p, rsync -t, a
 used to leave stale outputs: "Nothing to be done". Each rule that reads a user file has a param
 `inputs` with the files' content digests (workflow_scripts/input_digest.py), so such a file reruns
 the rule and everything after it. The workflow cases run the real Snakemake on the A. thaliana
-slice from a user scores table (test_calling_workflow.py's setup).
+slice from a user scores table (test_calling_workflow.py's setup), and on the demo's genome and
+calls given as the user's own files.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import polars as pl
 import pytest
 
 from tests.test_calling_workflow import FASTA, GTF, scores_workdir
-from tests.workflow_helpers import copy_of_run, planned_rules, snakemake
+from tests.workflow_helpers import copy_of_run, planned_rules, snakemake, write_config
+from workflow_scripts.data.demo import generate_demo
 from workflow_scripts.input_digest import input_digests
 from workflow_scripts.io_utils import sha256_file
 
@@ -90,6 +92,20 @@ def test_an_annotation_or_genome_replaced_with_an_older_mtime_reruns_from_its_ru
     assert first_rule in planned_rules(dry.stdout) and "make_calls" in planned_rules(dry.stdout), dry.stdout[
         -2000:
     ]
+
+
+def test_a_calls_table_replaced_with_an_older_mtime_reruns_extract(tmp_path):
+    generate_demo(tmp_path / "genome.fa", tmp_path / "calls.tsv", seed=1, n_genes=40, calls_per_gene=12)
+    experiments = [{"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"}]
+    values = {"genome": "genome.fa", "calls": "calls.tsv", "experiments": experiments}
+    config = write_config(tmp_path, "calls.yaml", values)
+    target = "results/fp_vs_tp/windows.parquet"
+    result = snakemake(tmp_path, target, "--configfile", str(config))
+    assert result.returncode == 0, result.stderr[-4000:]
+    rows = (tmp_path / "calls.tsv").read_bytes().splitlines(keepends=True)
+    replace_keeping_an_older_mtime(tmp_path / "calls.tsv", b"".join(rows[:-10]))
+    dry = snakemake(tmp_path, "-n", target, "--configfile", str(config))
+    assert planned_rules(dry.stdout) == {"extract"}, dry.stdout[-2000:]
 
 
 def test_a_digest_follows_the_content_even_at_the_same_size_and_mtime(tmp_path):
