@@ -33,13 +33,16 @@ from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.data.demo import generate_demo
 from workflow_scripts.data.fasta import load_fasta
 from workflow_scripts.data.genome import Genome
+from workflow_scripts.data.quality import experiment_labels
 from workflow_scripts.models.builtin import build_model
+from workflow_scripts.models.trained_on import trained_on
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
 
 TINY_MODEL = '{"arch": "cnn", "d_model": 8, "n_layers": 1}'
 PIECE_ROWS = 1_000_000  # the synthetic table is written a piece at a time
 ROW_GROUP_ROWS = 262_144
 BATCH_SIZE = 256
+EXPERIMENT = {"name": "bench", "error_label": "FP", "correct_label": "TP"}
 # Runs the predict_calls CLI while a thread samples this process's memory; prints the peaks (KiB).
 PEAK_MEMORY_WRAPPER = """
 import json, runpy, sys, threading, time
@@ -117,8 +120,10 @@ def tiny_model(work: Path, model: dict, flank: int) -> dict[str, Path]:
     torch.save(
         build_model(model, tokenizer.vocab_size, max_tokens, pretrained=False).state_dict(), paths["model.pt"]
     )
+    window = {"flank": flank, "length": 2 * flank + 1, "site_offset": flank}
+    record = trained_on({"window": window, "labels": experiment_labels(EXPERIMENT)}, tokenizer, [])
     paths["model.json"].write_text(
-        json.dumps({"model": model, "tokenizer": tokenizer.to_dict(), "max_tokens": max_tokens})
+        json.dumps({"experiment": EXPERIMENT["name"], "model": model, "max_tokens": max_tokens, **record})
     )
     paths["metrics.json"].write_text(json.dumps({"threshold_choice": {"threshold": 0.5}}))
     return paths
@@ -134,6 +139,7 @@ def table_mib(path: Path, n: int) -> float:
 def predict_run(work: Path, index: Path, calls: Path, model: dict[str, Path], args) -> dict:
     """Wall seconds and peak memory (MiB) of one predict_calls process."""
     config = {
+        "experiment": EXPERIMENT,
         "predict": {"chunk_size": args.chunk_size},
         "window": {"flank": args.flank},
         "evaluate": {"batch_size": BATCH_SIZE},
@@ -147,7 +153,7 @@ def predict_run(work: Path, index: Path, calls: Path, model: dict[str, Path], ar
     }
     out = work / f"predictions_{calls.name}.parquet"
     command = [sys.executable, "-c", PEAK_MEMORY_WRAPPER, *(f"--{k}={v}" for k, v in paths.items())]
-    command += ["--experiment", "bench", "--out", str(out), "--config", json.dumps(config)]
+    command += ["--out", str(out), "--config", json.dumps(config)]
     began = time.perf_counter()
     result = subprocess.run(
         command, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"}

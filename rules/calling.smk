@@ -19,6 +19,7 @@ rule annotate_sites:
         "../envs/data.yaml"
     params:
         code=rule_code("annotate_sites"),
+        inputs=user_input_digests(calling_annotation()),
         config=calling_config(ANNOTATE_SITES_KEYS),
         genome=genome_index_dir,
     shell:
@@ -47,6 +48,7 @@ rule score_base_model:
         gpu=1,
     params:
         code=rule_code("score_base_model"),
+        inputs=user_input_digests(base_model_weights()),
         config=calling_config(SCORE_BASE_MODEL_KEYS),
         genome=genome_index_dir,
     shell:
@@ -73,6 +75,7 @@ rule make_calls:
         "../envs/data.yaml"
     params:
         code=rule_code("make_calls"),
+        inputs=user_input_digests(scores_table()),
         config=calling_config(MAKE_CALLS_KEYS),
         genome=genome_index_dir,
     shell:

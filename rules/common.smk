@@ -14,11 +14,12 @@ from workflow_scripts.calling.contract import (
     SCORE_BASE_MODEL_KEYS,
 )
 from workflow_scripts.calling.model_files import weight_files
-from workflow_scripts.config.preflight import check_input_files
+from workflow_scripts.config.preflight import check_input_files, is_user_file
 from workflow_scripts.config.runs import run_config_json, runs_of_config
 from workflow_scripts.config.sections import rule_config_json, schema
 from workflow_scripts.config.validate import check_config_file, validate_config
 from workflow_scripts.errors import InputError
+from workflow_scripts.input_digest import input_digests
 from workflow_scripts.source_digest import rule_code_digest
 from workflow_scripts.tokenization.tokenizers import resolve_tokenizer_kind
 from workflow_scripts.training.cluster_env import CLUSTER_ENV_VARIABLE
@@ -73,6 +74,26 @@ def rule_code(rule):
     says why; train and pretrain then train afresh (their checkpoints are keyed on it too).
     """
     return rule_code_digest(rule)
+
+
+def user_input_digests(*inputs):
+    """A rule's `inputs` param: the content digests of the user's files among `inputs` (paths,
+    lists, dicts or input functions), so a file replaced by one of other content reruns the rule
+    whatever its mtime (workflow_scripts/input_digest.py). A function of the wildcards alone:
+    Snakemake does not record params that are functions of `input`."""
+
+    def digests(wildcards):
+        paths = [p for item in inputs for p in input_paths(item, wildcards)]
+        return input_digests(path for path in paths if is_user_file(path))
+
+    return digests
+
+
+def input_paths(item, wildcards):
+    value = item(wildcards) if callable(item) else item
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [str(path) for path in ([value] if isinstance(value, str) else value)]
 
 
 def plot_paths(experiment="{experiment}"):

@@ -12,6 +12,7 @@ rule index_genome:
         "../envs/data.yaml"
     params:
         code=rule_code("index_genome"),
+        inputs=user_input_digests(config.get("genome", [])),
         config=rule_config("index_genome"),
     shell:
         "python -m workflow_scripts.rules.index_genome --config {params.config:q} "
@@ -32,6 +33,7 @@ rule extract:
         "../envs/data.yaml"
     params:
         code=rule_code("extract"),
+        inputs=user_input_digests(extract_inputs),
         config=experiment_rule_config("window", "split"),
         source=extract_source_args,
     shell:

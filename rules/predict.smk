@@ -23,10 +23,11 @@ rule predict_calls:
         "../envs/train.yaml"
     params:
         code=rule_code("predict_calls"),
-        config=rule_config("predict", "window", "evaluate"),
+        inputs=user_input_digests(predict_inputs),
+        config=experiment_rule_config("predict", "window", "evaluate"),
         genome=predict_genome_arg,
     shell:
         "python -m workflow_scripts.rules.predict_calls --config {params.config:q} "
         "--calls {input.calls:q} --genome {params.genome:q} --model {input.model:q} "
         "--model-config {input.config:q} --metrics {input.metrics:q} "
-        "--experiment {wildcards.experiment} --out {output.predictions:q} > {log:q} 2>&1"
+        "--out {output.predictions:q} > {log:q} 2>&1"

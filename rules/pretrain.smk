@@ -24,6 +24,7 @@ rule pretrain:
         nodes=1,
     params:
         code=rule_code("pretrain"),
+        inputs=user_input_digests(config["train"].get("deepspeed_config", [])),
         config=run_rule_config("model", "train", "pretrain"),
         checkpoints=lambda wildcards: f"results/{wildcards.experiment}/pretrain/checkpoints",
         genome=pretrain_genome_args,

@@ -24,6 +24,7 @@ rule train:
         nodes=1,
     params:
         code=rule_code("train"),
+        inputs=user_input_digests(config["train"].get("deepspeed_config", [])),
         config=run_rule_config("model", "train"),
         checkpoints=lambda wildcards: f"results/{wildcards.experiment}/model/checkpoints",
         init=init_encoder_args,

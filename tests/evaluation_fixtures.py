@@ -13,12 +13,13 @@ import polars as pl
 import pytest
 import torch
 
-from workflow_scripts.artifacts import MODEL_INPUT_COLUMNS_FIELD
 from workflow_scripts.bucketing.assign import BucketSettings, bucket_windows
 from workflow_scripts.config.sections import complete_section
+from workflow_scripts.data.quality import read_notes
 from workflow_scripts.io_utils import write_json, write_parquet
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.models.call_inputs import feature_width
+from workflow_scripts.models.trained_on import trained_on
 from workflow_scripts.rules.evaluate import main as evaluate_main
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
 from workflow_scripts.training.telemetry import StepLog
@@ -70,8 +71,15 @@ def write_buckets(windows: Path, directory: Path) -> dict[str, Path]:
     return paths
 
 
-def write_untrained_model(directory: Path, max_tokens: int, input_columns: tuple = ()) -> dict[str, Path]:
-    """A randomly initialised model as train writes it, taking `input_columns` beside the sequence."""
+def write_untrained_model(
+    directory: Path,
+    max_tokens: int,
+    input_columns: tuple = (),
+    windows: Path | None = None,
+    experiment: str = "toy_experiment",
+) -> dict[str, Path]:
+    """A randomly initialised model as train writes it, taking `input_columns` beside the sequence;
+    model.json records the window and labels of `windows` (extract's notes), as train does."""
     torch.manual_seed(0)
     tokenizer = NucleotideTokenizer(1)
     n_features = feature_width(input_columns)
@@ -81,10 +89,10 @@ def write_untrained_model(directory: Path, max_tokens: int, input_columns: tuple
     paths["model_config"].write_text(
         json.dumps(
             {
+                "experiment": experiment,
                 "model": MODEL,
-                "tokenizer": tokenizer.to_dict(),
                 "max_tokens": max_tokens,
-                MODEL_INPUT_COLUMNS_FIELD: list(input_columns),
+                **trained_on(read_notes(windows) if windows else {}, tokenizer, list(input_columns)),
             }
         )
     )

@@ -140,7 +140,8 @@ def test_every_call_column_is_kept_and_the_notes_describe_the_table(tmp_path):
     assert windows["transcript_id"].to_list() == [f"T{i}" for i in range(400)]
     assert windows.schema["score"] == pl.Float64 and windows["gene_start"].null_count() == 400
     notes = read_notes(out)
-    assert notes["window"] == {"length": 7, "site_offset": 3} and notes["warnings"] == []
+    assert notes["window"] == {"flank": 3, "length": 7, "site_offset": 3} and notes["warnings"] == []
+    assert notes["labels"] == {"error": "FP", "correct": "TP"}
     assert notes["dropped"] == {"all_n_windows": 0}
     counts = windows.group_by("split", "label").len()
     assert sum(notes["class_counts"][split]["error"] for split in ("train", "val", "test")) == 200

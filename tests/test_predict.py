@@ -15,12 +15,14 @@ from polars.testing import assert_frame_equal
 
 from tests.evaluation_fixtures import FLANK, run_evaluate, write_buckets, write_untrained_model
 from workflow_scripts.artifacts import MODEL_INPUT_COLUMNS_FIELD, NEW_CALL_PREDICTION_COLUMNS
-from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.data.demo import generate_demo
-from workflow_scripts.data.fasta import open_genome
-from workflow_scripts.data.windows import split_windows, windows_from_calls
+from workflow_scripts.errors import InputError
 from workflow_scripts.io_utils import write_parquet
+from workflow_scripts.models.trained_on import check_trained_on, trained_on
+from workflow_scripts.rules.extract import main as extract_main
 from workflow_scripts.rules.predict_calls import main as predict_main
+from workflow_scripts.tokenization.bpe import save_hf_tokenizer, train_bpe
+from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer, load_tokenizer, tokenizer_digest
 
 EXPERIMENT = {"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"}
 BATCH_SIZE = 16
@@ -31,11 +33,16 @@ def evaluated(tmp_path_factory):
     directory = tmp_path_factory.mktemp("predict")
     genome, calls = directory / "genome.fa", directory / "calls.tsv"
     generate_demo(genome, calls, seed=3, n_genes=150, calls_per_gene=3)
-    frame = windows_from_calls(open_genome(genome), calls, EXPERIMENT, {"flank": FLANK})
     windows = directory / "windows.parquet"
-    write_parquet(split_windows(frame, section_defaults("split")), windows)
+    extract_config = {"experiment": EXPERIMENT, "window": {"flank": FLANK}, "split": {}}
+    extract_main(
+        ["--genome", str(genome), "--calls", str(calls), "--out", str(windows)]
+        + ["--config", json.dumps(extract_config)]
+    )
     buckets = write_buckets(windows, directory)
-    model = write_untrained_model(directory, 3001, input_columns=("score", "splice_type"))
+    model = write_untrained_model(
+        directory, 3001, ("score", "splice_type"), windows=windows, experiment=EXPERIMENT["name"]
+    )
     evaluation = run_evaluate(
         windows,
         buckets["manifest"],
@@ -46,7 +53,7 @@ def evaluated(tmp_path_factory):
     return {"genome": genome, "calls": calls, "windows": windows, **model, **evaluation}
 
 
-def run_predict(evaluated, calls, out, chunk_size=200_000, **overrides):
+def run_predict(evaluated, calls, out, chunk_size=200_000, flank=FLANK, experiment=EXPERIMENT, **overrides):
     paths = {
         "calls": calls,
         "genome": evaluated["genome"],
@@ -56,12 +63,13 @@ def run_predict(evaluated, calls, out, chunk_size=200_000, **overrides):
         **overrides,
     }
     config = {
+        "experiment": experiment,
         "predict": {"chunk_size": chunk_size},
-        "window": {"flank": FLANK},
+        "window": {"flank": flank},
         "evaluate": {"batch_size": BATCH_SIZE},
     }
     argv = [f"--{name}={value}" for name, value in paths.items()]
-    predict_main([*argv, "--experiment", "fp_vs_tp", "--out", str(out), "--config", json.dumps(config)])
+    predict_main([*argv, "--out", str(out), "--config", json.dumps(config)])
     return pl.read_parquet(out)
 
 
@@ -102,7 +110,7 @@ def test_calls_without_pred_type_or_gene_id_are_scored(evaluated, tmp_path):
     """Bare sites are enough for a sequence-only model (model.call_inputs: [])."""
     calls = pl.read_csv(evaluated["calls"], separator="\t").select("chrom", "position", "strand").head(10)
     calls.write_parquet(tmp_path / "sites.parquet")
-    sequence_only = write_untrained_model(tmp_path, 3001)
+    sequence_only = write_untrained_model(tmp_path, 3001, windows=evaluated["windows"], experiment="fp_vs_tp")
     scored = run_predict(
         evaluated,
         tmp_path / "sites.parquet",
@@ -203,3 +211,121 @@ def test_a_table_with_a_header_only_gives_an_empty_file_with_the_columns(evaluat
         "splice_type",
         *NEW_CALL_PREDICTION_COLUMNS,
     ]
+
+
+# ---- the model must be fed as it was trained (model.json: models/trained_on.py, issue 23) -------
+def refused(evaluated, tmp_path, capsys, model=None, **settings) -> str:
+    """predict's one-line refusal; nothing written."""
+    model = model or {"model": evaluated["model"], "model-config": evaluated["model_config"]}
+    out = tmp_path / "refused.parquet"
+    line = one_line_error(
+        capsys,
+        lambda: run_predict(
+            evaluated,
+            evaluated["calls"],
+            out,
+            model=model["model"],
+            **{"model-config": model["model-config"]},
+            **settings,
+        ),
+    )
+    assert not out.exists() and not list(tmp_path.glob(".*refused*"))
+    return line
+
+
+def edited_model(evaluated, tmp_path, **fields) -> dict:
+    """A copy of the fixture's model whose model.json has `fields` replaced (None: removed)."""
+    saved = json.loads(evaluated["model_config"].read_text())
+    for name, value in fields.items():
+        saved[name] = value
+        if value is None:
+            del saved[name]
+    (tmp_path / "model.json").write_text(json.dumps(saved))
+    return {"model": evaluated["model"], "model-config": tmp_path / "model.json"}
+
+
+def test_model_json_records_what_predict_must_match(evaluated):
+    saved = json.loads(evaluated["model_config"].read_text())
+    assert saved["experiment"] == "fp_vs_tp" and saved["labels"] == {"error": "FP", "correct": "TP"}
+    assert saved["window"] == {"flank": FLANK, "length": 2 * FLANK + 1, "site_offset": FLANK}
+    assert saved["tokenizer"] == {"kind": "nucleotide", "k": 1}
+    assert saved["tokenizer_sha256"] == tokenizer_digest(NucleotideTokenizer(1))
+    assert saved[MODEL_INPUT_COLUMNS_FIELD] == ["score", "splice_type"]
+
+
+def test_a_flank_other_than_the_models_is_refused(evaluated, tmp_path, capsys):
+    line = refused(evaluated, tmp_path, capsys, flank=50)
+    assert line == (
+        f"errorseq: error: {evaluated['model_config']}: window: the model was trained on windows of "
+        f"flank {FLANK} ({2 * FLANK + 1} nt); window.flank is 50 (101 nt): set window.flank to {FLANK} "
+        "or retrain the model (snakemake --forcerun train)"
+    )
+
+
+def test_another_experiments_model_is_refused(evaluated, tmp_path, capsys):
+    other = {"name": "fn_vs_tn", "error_label": "FN", "correct_label": "TN"}
+    line = refused(evaluated, tmp_path, capsys, experiment=other)
+    assert line == (
+        f"errorseq: error: {evaluated['model_config']}: experiment: the model was trained for "
+        "experiment 'fp_vs_tp', not 'fn_vs_tn' (another experiment's model?)"
+    )
+
+
+def test_the_same_name_with_other_labels_is_refused(evaluated, tmp_path, capsys):
+    relabelled = {**EXPERIMENT, "error_label": "FN"}
+    line = refused(evaluated, tmp_path, capsys, experiment=relabelled)
+    assert line == (
+        f"errorseq: error: {evaluated['model_config']}: labels: the model learnt FP (error) vs TP "
+        "(correct); experiment 'fp_vs_tp' is FN (error) vs TP (correct): retrain the model "
+        "(snakemake --forcerun train)"
+    )
+
+
+@pytest.mark.parametrize("field", ["labels", "window", "tokenizer_sha256"])
+def test_a_model_json_from_before_the_record_is_refused_with_retrain(evaluated, tmp_path, capsys, field):
+    line = refused(evaluated, tmp_path, capsys, edited_model(evaluated, tmp_path, **{field: None}))
+    assert line == (
+        f"errorseq: error: {tmp_path / 'model.json'}: {field}: not recorded (written by an older "
+        "errorseq): retrain the model (snakemake --forcerun train) before predicting"
+    )
+
+
+def test_a_model_trained_on_a_sequences_table_is_refused(evaluated, tmp_path, capsys):
+    line = refused(evaluated, tmp_path, capsys, edited_model(evaluated, tmp_path, window={}))
+    assert line.startswith(
+        f"errorseq: error: {tmp_path / 'model.json'}: window: no flank recorded: the model was trained "
+        "on ready-made windows (a sequences table)"
+    )
+
+
+def test_a_model_pt_of_other_inputs_than_model_json_says_is_one_line(evaluated, tmp_path, capsys):
+    model = edited_model(evaluated, tmp_path, **{MODEL_INPUT_COLUMNS_FIELD: ["score"]})
+    line = refused(evaluated, tmp_path, capsys, model)
+    assert line.startswith(
+        f"errorseq: error: {evaluated['model']}: model: does not fit the model {tmp_path / 'model.json'} "
+        "describes (size mismatch for "
+    )
+
+
+def test_a_tokenizer_whose_vocabulary_changed_since_training_is_refused(tmp_path):
+    """A learnt (BPE) tokenizer lives in its own directory; one relearnt there on other windows
+    maps tokens to other ids, which model.json's tokenizer_sha256 catches."""
+    pytest.importorskip("transformers")
+    directory = tmp_path / "tokenizer"
+    rng = np.random.default_rng(0)
+    save_hf_tokenizer(
+        train_bpe(["".join(rng.choice(list("ACGT"), 200)) for _ in range(50)], 40, 2), directory
+    )
+    tokenizer = load_tokenizer({"kind": "hf", "path": str(directory)})
+    saved = {
+        "experiment": EXPERIMENT["name"],
+        **trained_on(
+            {"window": {"flank": 5, "length": 11}, "labels": {"error": "FP", "correct": "TP"}}, tokenizer, []
+        ),
+    }
+    check_trained_on(saved, "model.json", EXPERIMENT, 5, load_tokenizer(saved["tokenizer"]))
+    save_hf_tokenizer(train_bpe(["ACGGT" * 40, "TTGCA" * 40] * 25, 40, 2), directory)
+    with pytest.raises(
+        InputError, match="^model.json: tokenizer_sha256: the tokenizer .* maps tokens to other ids"
+    ):
+        check_trained_on(saved, "model.json", EXPERIMENT, 5, load_tokenizer(saved["tokenizer"]))

@@ -11,7 +11,8 @@ import time
 import pytest
 import torch
 
-from tests.train_fixtures import ROOT, launch_command, make_training_inputs, subprocess_env
+from tests.train_fixtures import LABELS, ROOT, launch_command, make_training_inputs, subprocess_env
+from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer, tokenizer_digest
 
 MODEL = {"arch": "cnn", "d_model": 16, "n_layers": 2, "kernel_size": 5, "dropout": 0.1}
 TRAIN = {"epochs": 3, "lr": 0.005, "checkpoint_every_steps": 3, "log_every_steps": 2, "seed": 3}
@@ -43,6 +44,9 @@ def test_two_ranks_train_and_write_a_plain_state_dict(uninterrupted):
     assert all(not key.startswith("module.") for key in state)
     saved = json.loads((out / "model.json").read_text())
     assert saved["world_size"] == 2 and saved["tokenizer"] == {"kind": "nucleotide", "k": 1}
+    assert saved["tokenizer_sha256"] == tokenizer_digest(NucleotideTokenizer(1))
+    assert saved["experiment"] == "experiment" and saved["labels"] == LABELS  # what predict checks
+    assert saved["window"] == {} and saved["input_columns"] == []  # ready-made windows, no call inputs
     records = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines()]
     train = [r for r in records if r["kind"] == "train"]
     val = [r for r in records if r["kind"] == "val"]

@@ -13,9 +13,11 @@ from tests.rule_commands import train_path_args
 from tests.workflow_helpers import subprocess_env  # noqa: F401  (re-exported: one env for all subprocesses)
 from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.config.train import TrainConfig
+from workflow_scripts.data.quality import notes, write_windows
 
 ROOT = Path(__file__).resolve().parents[1]
 MOTIF = "GATTACAGG"
+LABELS = {"error": "FP", "correct": "TP"}
 
 
 def make_training_inputs(directory: Path, n: int = 240, seed: int = 0) -> dict[str, Path]:
@@ -42,7 +44,7 @@ def make_training_inputs(directory: Path, n: int = 240, seed: int = 0) -> dict[s
             "summary": "summary.json",
         }.items()
     }
-    pl.DataFrame(
+    windows = pl.DataFrame(
         {
             "id": ids,
             "gene_id": [f"g{i // 3}" for i in range(n)],
@@ -51,7 +53,8 @@ def make_training_inputs(directory: Path, n: int = 240, seed: int = 0) -> dict[s
             "sequence": sequences,
             "length": lengths.astype(np.int32),
         }
-    ).write_parquet(paths["windows"])
+    )
+    write_windows(windows, paths["windows"], notes(windows, {}, LABELS, {}, []))  # a sequences table's
     pl.DataFrame(
         {
             "id": ids,

@@ -155,6 +155,13 @@ WEIGHTS_DIGEST_FIELD = "weights_sha256"  # sha256 of model.pt / encoder.pt as wr
 # The calls columns a model reads besides the window's sequence (e.g. ["score"] for a model given
 # the base score); absent = the sequence only. predict refuses a calls table without them.
 MODEL_INPUT_COLUMNS_FIELD = "input_columns"
+# What predict must feed the model the way it was trained (models/trained_on.py checks them):
+# the window extract cut ({"flank", "length", "site_offset"}; {} for a sequences table), the
+# experiment's class labels ({"error": "FP", "correct": "TP"}) and the sha256 of the tokenizer's
+# vocabulary (tokenization/tokenizers.tokenizer_digest), beside "experiment" and "tokenizer".
+WINDOW_FIELD = "window"
+LABELS_FIELD = "labels"
+TOKENIZER_DIGEST_FIELD = "tokenizer_sha256"
 
 # ---- predictions/<name>.parquet (predict_calls): one row per input call, in the input's order ----
 # Every column of the calls table, then these; predicted_error = p_error >= the experiment's

@@ -11,8 +11,8 @@ the plots draw per-bucket curves from the same count). Extract then writes a war
 log and keeps it in windows.parquet's notes (`read_notes`) for the reports downstream.
 
 The notes are one JSON object in the parquet file's key-value metadata under NOTES_KEY: window
-length and site offset, windows per split and class, rows dropped (repeated calls rows, windows
-without a single A/C/G/T) and the warnings.
+flank, length and site offset, the experiment's labels, windows per split and class, rows dropped
+(repeated calls rows, windows without a single A/C/G/T) and the warnings.
 """
 
 from __future__ import annotations
@@ -75,12 +75,25 @@ def check_splits(
     return warnings
 
 
-def notes(frame: pl.DataFrame, window: dict[str, int], dropped: dict[str, int], warnings: list[str]) -> dict:
-    """window: length and site_offset of every window (calls mode; {} for a sequences table)."""
+def experiment_labels(experiment: dict) -> dict[str, str]:
+    """The error and correct labels of an experiments: entry."""
+    return {"error": experiment["error_label"], "correct": experiment["correct_label"]}
+
+
+def notes(
+    frame: pl.DataFrame,
+    window: dict[str, int],
+    labels: dict[str, str],
+    dropped: dict[str, int],
+    warnings: list[str],
+) -> dict:
+    """window: flank, length and site_offset of every window (calls mode; {} for a sequences
+    table); labels: the experiment's error and correct labels (train records both in model.json)."""
     return {
         "windows": frame.height,
         "class_counts": class_counts(frame),
         "window": window,
+        "labels": labels,
         "dropped": dropped,
         "warnings": warnings,
     }

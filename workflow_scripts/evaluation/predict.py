@@ -38,8 +38,22 @@ def load_trained_model(model_path: str, config_path: str) -> tuple[torch.nn.Modu
     model = build_model(
         saved["model"], tokenizer.vocab_size, saved["max_tokens"], pretrained=False, n_features=n_features
     )
-    model.load_state_dict(load_state_dict(model_path))
+    load_weights(model, model_path, config_path)
     return model.eval(), saved
+
+
+def load_weights(model: torch.nn.Module, model_path: str, config_path: str) -> None:
+    """model.pt into the model model.json describes; a model.pt of another shape (say another
+    input_columns) is one line naming both files."""
+    try:
+        model.load_state_dict(load_state_dict(model_path))
+    except RuntimeError as error:
+        found = [line.strip() for line in str(error).splitlines()[1:] if line.strip()]
+        raise InputError(
+            model_path,
+            "model",
+            f"does not fit the model {config_path} describes ({found[0] if found else 'other tensors'})",
+        ) from None
 
 
 def check_weights_digest(model_path: str, saved: dict, config_path: str) -> None:

@@ -1,9 +1,10 @@
 """Score a new calls table with a trained experiment's model (the predict_calls rule's library).
 
-The model is loaded, its windows tokenised and batched by evaluate's own code
-(evaluation/predict.py: `load_trained_model`, `BatchCollator`, `predict` with the evaluate batch
-size, on the GPU when there is one), so a call scores exactly as the same window does in
-evaluate. The threshold is the experiment's chosen one (metrics.json threshold_choice).
+The model is loaded and checked against what model.json records of its training (experiment,
+labels, window flank, tokenizer: models/trained_on.py); its windows are tokenised and batched by
+evaluate's own code (evaluation/predict.py: `load_trained_model`, `BatchCollator`, `predict` with
+the evaluate batch size, on the GPU when there is one), so a call scores exactly as the same
+window does in evaluate. The threshold is the experiment's chosen one (metrics.json threshold_choice).
 
 Memory stays bounded on any table size: the calls are read `chunk_size` rows at a time
 (new_calls.py), each chunk is cut into windows (data/windows.call_windows, as extract cuts them),
@@ -36,6 +37,7 @@ from workflow_scripts.inference.new_calls import (
     read_chunks,
 )
 from workflow_scripts.models.call_inputs import feature_matrix
+from workflow_scripts.models.trained_on import check_trained_on
 from workflow_scripts.tokenization.tokenizers import load_tokenizer, window_token_lengths
 from workflow_scripts.training.batches import BatchCollator, SplitData
 
@@ -139,10 +141,13 @@ def empty_output(paths: PredictPaths) -> pl.DataFrame:
     )
 
 
-def predict_calls(paths: PredictPaths, settings: PredictSettings, experiment: str) -> dict:
-    """Write the scored calls (every input column, then NEW_CALL_PREDICTION_COLUMNS); return counts."""
+def predict_calls(paths: PredictPaths, settings: PredictSettings, experiment_section: dict) -> dict:
+    """Write the scored calls (every input column, then NEW_CALL_PREDICTION_COLUMNS); return counts.
+    `experiment_section`: the run's experiments: entry, which the model must have been trained for."""
     model = TrainedModel(paths.model, paths.model_config, settings.batch_size)
+    check_trained_on(model.saved, paths.model_config, experiment_section, settings.flank, model.tokenizer)
     check_header(paths.calls, model.input_columns, paths.model_config)
+    experiment = experiment_section["name"]
     threshold, genome = chosen_threshold(paths.metrics), open_genome(paths.genome)
     counts, began = {"calls": 0, "flagged": 0}, time.perf_counter()
     logged = began

@@ -75,6 +75,10 @@ class HFTokenizer:
     def to_dict(self) -> dict:
         return {"kind": self.kind, "path": self.path, "trust_remote_code": self.trust_remote_code}
 
+    def vocabulary(self) -> dict:
+        """Every token's id (added tokens too) and the padding id."""
+        return {"tokens": self.tokenizer.get_vocab(), "pad": self.pad_id}
+
 
 def centre_crop_ids(ids: list[int], max_length: int | None) -> list[int]:
     """Keep ids[0] and ids[-1] (CLS/SEP) and the middle of the rest, max_length ids in all."""

@@ -20,7 +20,13 @@ import polars as pl
 
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
 from workflow_scripts.data.fasta import open_genome
-from workflow_scripts.data.quality import check_splits, notes, summary_line, write_windows
+from workflow_scripts.data.quality import (
+    check_splits,
+    experiment_labels,
+    notes,
+    summary_line,
+    write_windows,
+)
 from workflow_scripts.data.windows import (
     drop_all_n,
     split_windows,
@@ -65,7 +71,7 @@ def labelled_windows(args: argparse.Namespace, sections: dict) -> tuple[pl.DataF
     return (
         frame,
         {"error": experiment["error_label"], "correct": experiment["correct_label"]},
-        {"length": 2 * flank + 1, "site_offset": flank},
+        {"flank": flank, "length": 2 * flank + 1, "site_offset": flank},
     )
 
 
@@ -83,7 +89,8 @@ def main(argv: list[str] | None = None) -> None:
         log(f"extract: {all_n} windows without a single A, C, G or T (all N) dropped")
     for warning in warnings:
         log(f"extract: warning: {warning}")
-    write_windows(frame, args.out, notes(frame, window, {"all_n_windows": all_n}, warnings))
+    labels = experiment_labels(sections["experiment"])
+    write_windows(frame, args.out, notes(frame, window, labels, {"all_n_windows": all_n}, warnings))
     log(summary_line(frame, name, time.perf_counter() - began))
 
 

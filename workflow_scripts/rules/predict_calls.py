@@ -2,8 +2,9 @@
 
 Writes every column of the calls table plus p_error and predicted_error (p_error at or above the
 threshold evaluate chose), one row per call in the table's order. `--config` holds the sections
-predict (chunk_size), window (flank: the windows the model was trained on) and evaluate
-(batch_size: the batches evaluate scores in).
+experiment (the run's experiments: entry: the model must have been trained for it), predict
+(chunk_size), window (flank: the windows the model was trained on; model.json must record the
+same) and evaluate (batch_size: the batches evaluate scores in).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from workflow_scripts.config.sections import add_config_argument, parse_rule_con
 from workflow_scripts.errors import run_cli
 from workflow_scripts.inference.predict_calls import PredictPaths, PredictSettings, predict_calls
 
-SECTIONS = ("predict", "window", "evaluate")
+SECTIONS = ("experiment", "predict", "window", "evaluate")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -26,7 +27,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--model", required=True, help="model.pt written by train")
     parser.add_argument("--model-config", required=True, help="model.json written by train")
     parser.add_argument("--metrics", required=True, help="metrics.json written by evaluate (the threshold)")
-    parser.add_argument("--experiment", required=True, help="the experiment wildcard")
     parser.add_argument("--out", required=True, help="output parquet")
     add_config_argument(parser, *SECTIONS)
     return parser.parse_args(argv)
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> None:
         batch_size=sections["evaluate"]["batch_size"],
         chunk_size=sections["predict"]["chunk_size"],
     )
-    predict_calls(paths, settings, args.experiment)
+    predict_calls(paths, settings, sections["experiment"])
 
 
 if __name__ == "__main__":

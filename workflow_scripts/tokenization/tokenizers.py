@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -101,6 +103,10 @@ class NucleotideTokenizer:
     def to_dict(self) -> dict:
         return {"kind": self.kind, "k": self.k}
 
+    def vocabulary(self) -> dict:
+        """What the ids follow from: the alphabet, k and the special ids."""
+        return {"alphabet": ALPHABET, "k": self.k, "pad": PAD_ID, "cls": CLS_ID}
+
     @classmethod
     def from_dict(cls, config: dict) -> NucleotideTokenizer:
         if config.get("kind") != cls.kind:
@@ -119,6 +125,13 @@ def load_tokenizer(config: dict):
 
         return HFTokenizer(config["path"], trust_remote_code=bool(config.get("trust_remote_code")))
     raise ValueError(f"unknown tokenizer kind {kind!r} in {config!r} (expected nucleotide or hf)")
+
+
+def tokenizer_digest(tokenizer) -> str:
+    """sha256 of the tokenizer's config and vocabulary: a tokenizer that maps any token to
+    another id (another k, a retrained or replaced Hugging Face vocabulary) has another digest."""
+    described = {"config": tokenizer.to_dict(), "vocabulary": tokenizer.vocabulary()}
+    return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()
 
 
 def window_token_lengths(tokenizer, sequences, lengths: np.ndarray) -> np.ndarray:

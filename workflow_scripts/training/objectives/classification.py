@@ -6,13 +6,14 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from workflow_scripts.artifacts import MODEL_INPUT_COLUMNS_FIELD
 from workflow_scripts.config.train import TrainConfig
+from workflow_scripts.data.quality import read_notes
 from workflow_scripts.errors import InputError
 from workflow_scripts.evaluation.metrics import binary_metrics
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.models.call_inputs import feature_width, windows_input_columns
 from workflow_scripts.models.pretrained_encoder import load_pretrained_encoder
+from workflow_scripts.models.trained_on import trained_on
 from workflow_scripts.training.batches import BatchCollator, load_split
 from workflow_scripts.training.objectives.base import Objective
 
@@ -48,9 +49,11 @@ class Classification(Objective):
         return "training"
 
     input_columns: list[str] = []  # the call inputs the model takes (set by load_data)
+    windows = ""  # windows.parquet (set by load_data): model.json records its window and labels
     class_weights: torch.Tensor | None = None
 
     def load_data(self, spec, summary, tokenizer):
+        self.windows = spec.windows
         self.input_columns = windows_input_columns(self.model_cfg["call_inputs"], spec.windows)
         train, val = (
             load_split(spec.windows, spec.manifest, split, self.input_columns) for split in ("train", "val")
@@ -115,7 +118,6 @@ class Classification(Objective):
     def describe(self, tokenizer, max_tokens):
         return {
             "model": self.model_cfg,
-            "tokenizer": tokenizer.to_dict(),
             "max_tokens": max_tokens,
-            MODEL_INPUT_COLUMNS_FIELD: self.input_columns,
+            **trained_on(read_notes(self.windows), tokenizer, self.input_columns),
         }
