@@ -1,10 +1,11 @@
-"""The base model's per-position scores, read once into sorted integer keys.
+"""The base model's per-position scores, read into sorted integer keys one chromosome at a time.
 
 A scores table (written by score_base_model, or the user's own for any model) has one row per
 scored position: gene_id, chrom, strand, position (1-based), donor, acceptor (probabilities on
 the gene's strand, in [0, 1]). TSV, CSV or parquet. Rows outside the selected genes' spans (on
 the same strand) are dropped; a position scored in several genes must carry one score, and
-every chromosome strand that holds selected genes must be scored.
+every chromosome strand that holds selected genes must be scored. Several tables (one per
+score_base_model shard) are read as one: a position may lie in two of them, with one score.
 
 Positions are handled as int64 keys `group << 40 | position`, one group per (chromosome,
 strand), so "within ±w nt on the same chromosome and strand" is one `searchsorted`.
@@ -13,12 +14,13 @@ strand), so "within ±w nt on the same chromosome and strand" is one `searchsort
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from workflow_scripts.calling.contract import SCORE_COLUMNS
-from workflow_scripts.data.tables import ROW, fail_on_first, numbered_rows, read_table
+from workflow_scripts.data.tables import ROW, collect_table, fail_on_first, scan_table
 from workflow_scripts.errors import InputError
 
 SPLICE_TYPES = ("donor", "acceptor")
@@ -86,8 +88,7 @@ def as_number(frame: pl.DataFrame, column: str, dtype) -> pl.Expr:
 
 
 def typed_scores(frame: pl.DataFrame, path) -> pl.DataFrame:
-    """Cast and check the columns, naming the first bad row."""
-    frame = numbered_rows(frame)
+    """Cast and check the columns (rows numbered: ROW), naming the first bad row."""
     parsed = frame.with_columns(
         pl.col("chrom").cast(pl.String).str.strip_chars(),
         pl.col("strand").cast(pl.String).str.strip_chars(),
@@ -131,6 +132,8 @@ def typed_scores(frame: pl.DataFrame, path) -> pl.DataFrame:
 
 def inside_genes(frame: pl.DataFrame, genes: pl.DataFrame) -> pl.Series:
     """Whether each row lies in a gene span on its strand (merged spans, one searchsorted)."""
+    if genes.height == 0:
+        return pl.Series(np.zeros(frame.height, dtype=bool))
     groups = genome_groups(sorted(set(genes["chrom"].to_list()) | set(frame["chrom"].unique().to_list())))
     starts = encode(genes.select("chrom", "strand", pl.col("start").alias("position")), groups)
     ends = encode(genes.select("chrom", "strand", pl.col("end").alias("position")), groups)
@@ -148,10 +151,10 @@ def conflicting_rows() -> pl.Expr:
     return pl.any_horizontal((pl.col(c).max() - pl.col(c).min()) > DUPLICATE_TOLERANCE for c in SPLICE_TYPES)
 
 
-def check_strands_scored(path, inside: pl.DataFrame, genes: pl.DataFrame) -> None:
-    """Every chromosome and strand that holds selected genes has scored positions: a table of one
-    strand only would leave the other strand's sites silently unscored (no calls there)."""
-    scored = set(inside.select("chrom", "strand").unique().iter_rows())
+def check_strands_scored(path, scored: set[tuple[str, str]], genes: pl.DataFrame) -> None:
+    """Every chromosome and strand that holds selected genes has scored positions (`scored`: the
+    (chrom, strand) pairs with a row inside a gene): a table of one strand only would leave the
+    other strand's sites silently unscored (no calls there)."""
     for chrom, strand, n_genes in (
         genes.group_by("chrom", "strand").agg(pl.len()).sort("chrom", "strand").iter_rows()
     ):
@@ -164,43 +167,108 @@ def check_strands_scored(path, inside: pl.DataFrame, genes: pl.DataFrame) -> Non
             )
 
 
-def read_scores(path, genes: pl.DataFrame, chromosomes: list[str]) -> tuple[Scores, dict]:
-    frame = read_table(path, required=SCORE_COLUMNS, columns=SCORE_COLUMNS[1:], field="calling.scores")
-    if frame.height == 0:
-        raise InputError(path, "rows", "scores table has no rows")
-    frame = typed_scores(frame, path)
-    unknown = frame.filter(~pl.col("chrom").is_in(chromosomes)).head(1)
-    if unknown.height:
-        raise InputError(
-            path, f"column 'chrom' row {unknown[ROW][0]}", f"chromosome '{unknown['chrom'][0]}' not in genome"
+def source_label(paths: list) -> str:
+    """How errors name several tables (score_base_model's shards): the first and how many."""
+    return str(paths[0]) if len(paths) == 1 else f"{paths[0]} (and {len(paths) - 1} more scores tables)"
+
+
+def clean_chrom() -> pl.Expr:
+    return pl.col("chrom").cast(pl.String).str.strip_chars()
+
+
+def scored_chromosomes(tables: list[tuple], chromosomes: list[str]) -> list[str]:
+    """The genome's chromosomes that the tables score, in genome order; a chromosome the genome
+    lacks is one error naming its first row."""
+    found: set[str] = set()
+    for path, table in tables:
+        unknown = collect_table(
+            table.filter(clean_chrom().is_null() | ~clean_chrom().is_in(chromosomes)).head(1), path
         )
-    inside = frame.filter(inside_genes(frame, genes))
-    if inside.height == 0:
-        raise InputError(path, "position", "no scored position lies inside a selected gene of the annotation")
-    check_strands_scored(path, inside, genes)
-    groups = genome_groups(chromosomes)
+        if unknown.height:
+            raise InputError(
+                path,
+                f"column 'chrom' row {unknown[ROW][0]}",
+                f"chromosome '{unknown['chrom'][0]}' not in genome",
+            )
+        found |= set(collect_table(table.select(clean_chrom().unique()), path)["chrom"].to_list())
+    return [chrom for chrom in chromosomes if chrom in found]
+
+
+def table_rows(tables: list[tuple]) -> int:
+    return sum(collect_table(table.select(pl.len()), path).item() for path, table in tables)
+
+
+def chromosome_rows(tables: list[tuple], chrom: str) -> pl.DataFrame:
+    """Every table's rows on one chromosome, typed and checked, with `source` (the table's index)."""
+    frames = [
+        typed_scores(collect_table(table.filter(clean_chrom() == chrom), path), path).with_columns(
+            source=pl.lit(index, dtype=pl.Int64)
+        )
+        for index, (path, table) in enumerate(tables)
+    ]
+    return pl.concat(frames)
+
+
+def unique_positions(frame: pl.DataFrame, groups, paths: list) -> pl.DataFrame:
+    """One row per key (chromosome, strand, position); one position scored with two values (in
+    one table or two) is one error naming the first such row."""
     keyed = (
-        inside.with_columns(pl.Series("key", encode(inside, groups)))
+        frame.with_columns(pl.Series("key", encode(frame, groups)))
+        .sort("source", ROW)
         .group_by("key")
         .agg(
             pl.col("donor").max(),
             pl.col("acceptor").max(),
-            pl.col(ROW).min(),
+            pl.col(ROW).first(),
+            pl.col("source").first(),
             conflict=conflicting_rows(),
             position=pl.col("position").first(),
         )
         .sort("key")
     )
-    fail_on_first(
-        keyed,
-        pl.col("conflict"),
-        path,
-        "position",
-        "scored twice with different donor/acceptor values (one position, one strand: one score)",
-    )
-    scores = Scores(keyed["key"].to_numpy(), keyed["donor"].to_numpy(), keyed["acceptor"].to_numpy(), groups)
+    hit = keyed.filter(pl.col("conflict")).head(1)
+    if hit.height:
+        raise InputError(
+            paths[hit["source"][0]],
+            f"column 'position' row {hit[ROW][0]}",
+            "scored twice with different donor/acceptor values (one position, one strand: one score) "
+            f"(got {hit['position'][0]!r})",
+        )
+    return keyed
+
+
+def read_scores(paths, genes: pl.DataFrame, chromosomes: list[str]) -> tuple[Scores, dict]:
+    """One or several scores tables (score_base_model's shards) gathered into Scores, read one
+    chromosome at a time: the rows of one chromosome are the most held as a table at once; what
+    stays is 16 bytes per scored position (key, donor, acceptor)."""
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    tables = [
+        (path, scan_table(path, required=SCORE_COLUMNS, columns=SCORE_COLUMNS[1:], field="calling.scores"))
+        for path in paths
+    ]
+    label = source_label(paths)
+    rows = table_rows(tables)
+    if rows == 0:
+        raise InputError(label, "rows", "scores table has no rows")
+    groups = genome_groups(chromosomes)
+    parts, scored, inside_rows = [], set(), 0
+    for chrom in scored_chromosomes(tables, chromosomes):
+        frame = chromosome_rows(tables, chrom)
+        inside = frame.filter(inside_genes(frame, genes.filter(pl.col("chrom") == chrom)))
+        inside_rows += inside.height
+        scored |= set(inside.select("chrom", "strand").unique().iter_rows())
+        keyed = unique_positions(inside, groups, paths)
+        parts.append((keyed["key"].to_numpy(), keyed["donor"].to_numpy(), keyed["acceptor"].to_numpy()))
+    if inside_rows == 0:
+        raise InputError(
+            label, "position", "no scored position lies inside a selected gene of the annotation"
+        )
+    check_strands_scored(label, scored, genes)
+    keys, donor, acceptor = (np.concatenate(columns) for columns in zip(*parts))
+    scores = Scores(keys, donor, acceptor, groups)
     return scores, {
-        "score_rows": frame.height,
+        "score_tables": len(paths),
+        "score_rows": rows,
         "scored_positions": len(scores),
-        "rows_outside_genes": frame.height - inside.height,
+        "rows_outside_genes": rows - inside_rows,
     }
