@@ -17,6 +17,7 @@ SLOW_MODULES = {
     "test_multinode",
     "test_pretrain_workflow",
     "test_safety",
+    "test_shard_workflow",
     "test_slurm",
     "test_strategies",
     "test_summary_workflow",
