@@ -147,10 +147,6 @@ def inside_genes(frame: pl.DataFrame, genes: pl.DataFrame) -> pl.Series:
 DUPLICATE_TOLERANCE = 1e-6  # rows of overlapping genes repeat one position's score
 
 
-def conflicting_rows() -> pl.Expr:
-    return pl.any_horizontal((pl.col(c).max() - pl.col(c).min()) > DUPLICATE_TOLERANCE for c in SPLICE_TYPES)
-
-
 def check_strands_scored(path, scored: set[tuple[str, str]], genes: pl.DataFrame) -> None:
     """Every chromosome and strand that holds selected genes has scored positions (`scored`: the
     (chrom, strand) pairs with a row inside a gene): a table of one strand only would leave the
@@ -209,32 +205,31 @@ def chromosome_rows(tables: list[tuple], chrom: str) -> pl.DataFrame:
     return pl.concat(frames)
 
 
-def unique_positions(frame: pl.DataFrame, groups, paths: list) -> pl.DataFrame:
-    """One row per key (chromosome, strand, position); one position scored with two values (in
-    one table or two) is one error naming the first such row."""
-    keyed = (
-        frame.with_columns(pl.Series("key", encode(frame, groups)))
-        .sort("source", ROW)
-        .group_by("key")
-        .agg(
-            pl.col("donor").max(),
-            pl.col("acceptor").max(),
-            pl.col(ROW).first(),
-            pl.col("source").first(),
-            conflict=conflicting_rows(),
-            position=pl.col("position").first(),
-        )
-        .sort("key")
-    )
-    hit = keyed.filter(pl.col("conflict")).head(1)
-    if hit.height:
+def unique_positions(frame: pl.DataFrame, groups, paths: list) -> tuple[np.ndarray, ...]:
+    """Sorted unique keys (chromosome, strand, position) with their donor and acceptor scores.
+    One position scored with two values (in one table or two) is one error naming its first row
+    (`frame` is in table and row order; the stable sort keeps that order among equal keys)."""
+    if frame.height == 0:
+        return np.empty(0, np.int64), np.empty(0, np.float32), np.empty(0, np.float32)
+    keys = encode(frame, groups)
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    values, conflict = [], np.zeros(len(starts), dtype=bool)
+    for column in SPLICE_TYPES:
+        scores = frame[column].to_numpy()[order]
+        high, low = np.maximum.reduceat(scores, starts), np.minimum.reduceat(scores, starts)
+        conflict |= high - low > DUPLICATE_TOLERANCE
+        values.append(high)
+    if conflict.any():
+        first = int(order[starts[np.argmax(conflict)]])
         raise InputError(
-            paths[hit["source"][0]],
-            f"column 'position' row {hit[ROW][0]}",
+            paths[frame["source"][first]],
+            f"column 'position' row {frame[ROW][first]}",
             "scored twice with different donor/acceptor values (one position, one strand: one score) "
-            f"(got {hit['position'][0]!r})",
+            f"(got {frame['position'][first]!r})",
         )
-    return keyed
+    return keys[starts], *values
 
 
 def read_scores(paths, genes: pl.DataFrame, chromosomes: list[str]) -> tuple[Scores, dict]:
@@ -257,8 +252,7 @@ def read_scores(paths, genes: pl.DataFrame, chromosomes: list[str]) -> tuple[Sco
         inside = frame.filter(inside_genes(frame, genes.filter(pl.col("chrom") == chrom)))
         inside_rows += inside.height
         scored |= set(inside.select("chrom", "strand").unique().iter_rows())
-        keyed = unique_positions(inside, groups, paths)
-        parts.append((keyed["key"].to_numpy(), keyed["donor"].to_numpy(), keyed["acceptor"].to_numpy()))
+        parts.append(unique_positions(inside, groups, paths))
     if inside_rows == 0:
         raise InputError(
             label, "position", "no scored position lies inside a selected gene of the annotation"

@@ -154,7 +154,7 @@ def collect_table(frame: pl.LazyFrame, path: str | Path, field: str = "file") ->
     import polars as pl
 
     try:
-        return frame.collect()
+        return frame.collect(engine="streaming")
     except (pl.exceptions.PolarsError, OSError) as error:
         raise unreadable(path, field, table_suffix(path, field), error) from None
 
