@@ -3,6 +3,10 @@ scored apart and gathered equal one pass, and make_calls reading several tables 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import polars as pl
 import pytest
@@ -134,3 +138,56 @@ def test_one_position_scored_differently_in_two_tables_is_one_line(tmp_path):
         read_scores(paths, toy.genes, toy.genome.names)
     assert caught.value.source == str(paths[0]) and caught.value.field.startswith("column 'position' row ")
     assert "scored twice with different donor/acceptor values" in caught.value.message
+
+
+READ_AND_MEASURE = """
+import re, sys
+import polars as pl
+from workflow_scripts.calling.scores import read_scores
+def peak():  # VmHWM: this process's own peak RSS (ru_maxrss would carry the forking parent's)
+    return int(re.search(r"VmHWM:\\s*(\\d+) kB", open("/proc/self/status").read()).group(1)) * 1024
+folder, n_chrom = sys.argv[1], int(sys.argv[2])
+genes = pl.read_parquet(f"{folder}/genes.parquet")
+before = peak()
+scores, _ = read_scores(f"{folder}/scores.parquet", genes, [f"c{c}" for c in range(n_chrom)])
+print(peak() - before, len(scores))
+"""
+
+
+def scores_on_chromosomes(folder, n_chrom: int, per_chrom: int):
+    """A scores table of `n_chrom` chromosomes, `per_chrom` positions on each strand of each."""
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    spans = [(f"g{c}{s}", f"c{c}", 1, per_chrom, s) for c in range(n_chrom) for s in "+-"]
+    genes = pl.DataFrame(spans, schema=["gene_id", "chrom", "start", "end", "strand"], orient="row")
+    genes.write_parquet(folder / "genes.parquet")
+    rows = genes.select("gene_id", "chrom", "strand", position=pl.int_ranges(1, pl.col("end") + 1)).explode(
+        "position"
+    )
+    values = {c: rng.random(rows.height, dtype=np.float32) for c in ("donor", "acceptor")}
+    rows.with_columns(**values).write_parquet(folder / "scores.parquet", row_group_size=100_000)
+    return folder
+
+
+def read_peak_bytes(folder, n_chrom: int) -> int:
+    """Peak RSS growth of a fresh process while read_scores reads the table."""
+    done = subprocess.run(
+        [sys.executable, "-c", READ_AND_MEASURE, str(folder), str(n_chrom)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "POLARS_MAX_THREADS": "1"},
+    )
+    peak, positions = map(int, done.stdout.split())
+    assert positions == 4_800_000
+    return peak
+
+
+@pytest.mark.slow
+def test_reading_scores_peaks_with_the_largest_chromosome_not_the_genome(tmp_path):
+    """4.8 M positions on six chromosomes against the same on one: read one chromosome at a
+    time, the six peak far lower (measured 374 against 946 MB: 16 bytes per position kept plus
+    one chromosome's rows as a table; the former whole-table reader peaked at ~960 MB for both)."""
+    six = read_peak_bytes(scores_on_chromosomes(tmp_path / "six", 6, 400_000), 6)
+    one = read_peak_bytes(scores_on_chromosomes(tmp_path / "one", 1, 2_400_000), 1)
+    assert six < 0.6 * one, f"six chromosomes {six >> 20} MB, one {one >> 20} MB"

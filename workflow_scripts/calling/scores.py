@@ -246,20 +246,24 @@ def read_scores(paths, genes: pl.DataFrame, chromosomes: list[str]) -> tuple[Sco
     if rows == 0:
         raise InputError(label, "rows", "scores table has no rows")
     groups = genome_groups(chromosomes)
-    parts, scored, inside_rows = [], set(), 0
+    # filled chromosome by chromosome; rows >= unique positions, so no copy is needed at the end
+    keys, donor, acceptor = np.empty(rows, np.int64), np.empty(rows, np.float32), np.empty(rows, np.float32)
+    filled, scored, inside_rows = 0, set(), 0
     for chrom in scored_chromosomes(tables, chromosomes):
         frame = chromosome_rows(tables, chrom)
         inside = frame.filter(inside_genes(frame, genes.filter(pl.col("chrom") == chrom)))
         inside_rows += inside.height
         scored |= set(inside.select("chrom", "strand").unique().iter_rows())
-        parts.append(unique_positions(inside, groups, paths))
+        part = unique_positions(inside, groups, paths)
+        for column, values in zip((keys, donor, acceptor), part):
+            column[filled : filled + len(values)] = values
+        filled += len(part[0])
     if inside_rows == 0:
         raise InputError(
             label, "position", "no scored position lies inside a selected gene of the annotation"
         )
     check_strands_scored(label, scored, genes)
-    keys, donor, acceptor = (np.concatenate(columns) for columns in zip(*parts))
-    scores = Scores(keys, donor, acceptor, groups)
+    scores = Scores(keys[:filled], donor[:filled], acceptor[:filled], groups)
     return scores, {
         "score_tables": len(paths),
         "score_rows": rows,
