@@ -1,5 +1,6 @@
 # Calls made by the pipeline (calling.start scores | annotation; docs/calling.md):
-# annotation -> annotate_sites -> [score_base_model] -> make_calls -> results/calls/calls.parquet
+# annotation -> annotate_sites -> [score_base_model, one job per shard] -> make_calls
+#   -> results/calls/calls.parquet
 
 
 rule annotate_sites:
@@ -36,11 +37,14 @@ rule score_base_model:
         sequence="results/genome/sequence.npy",
         weights=base_model_weights(),
     output:
-        scores="results/base_model/scores.parquet",
+        scores=SCORE_SHARD,
     log:
-        "logs/score_base_model.log",
+        "logs/score_base_model/{shard}-of-{shards}.log",
     benchmark:
-        "results/benchmarks/score_base_model.tsv"
+        "results/benchmarks/score_base_model/{shard}-of-{shards}.tsv"
+    wildcard_constraints:
+        shard=r"[1-9][0-9]*",
+        shards=r"[1-9][0-9]*",
     conda:
         "../envs/train.yaml"
     threads: 2
@@ -54,12 +58,13 @@ rule score_base_model:
     shell:
         "python -m workflow_scripts.rules.score_base_model --config {params.config:q} "
         "--genes {input.genes:q} --genome {params.genome:q} --weights {input.weights:q} "
+        "--shard {wildcards.shard} --shards {wildcards.shards} "
         "--out {output.scores:q} > {log:q} 2>&1"
 
 
 rule make_calls:
     input:
-        scores=scores_table(),
+        scores=scores_tables(),
         sites="results/annotation/sites.parquet",
         genes="results/annotation/genes.parquet",
         index="results/genome/index.tsv",

@@ -181,11 +181,16 @@ def calls_table():
     return "results/calls/calls.parquet"
 
 
-def scores_table():
-    """The user's scores table (calling.start scores), else the score_base_model rule's output."""
+SCORE_SHARD = "results/base_model/shards/{shard}-of-{shards}.parquet"
+
+
+def scores_tables():
+    """The user's scores table (calling.start scores), else every score_base_model shard's output
+    (calling.base_model.shards of them, gathered by make_calls)."""
     if calling_start() == "scores":
-        return config["calling"]["scores"]
-    return "results/base_model/scores.parquet"
+        return [config["calling"]["scores"]]
+    shards = config["calling"]["base_model"]["shards"]
+    return expand(SCORE_SHARD, shard=range(1, shards + 1), shards=shards)
 
 
 def calling_annotation():

@@ -18,6 +18,7 @@ SLOW_MODULES = {
     "test_pretrain_workflow",
     "test_readme_commands",
     "test_safety",
+    "test_shard_workflow",
     "test_slurm",
     "test_strategies",
     "test_summary_workflow",

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from tests.slurm_cluster import PARTITION, slurm_cluster, why_slurm_cannot_run
+from tests.test_shard_workflow import CALLS, SHARD, annotation_workdir
 from tests.workflow_helpers import start_snakemake, subprocess_env
 from workflow_scripts.artifacts import PLOTS
 
@@ -249,3 +250,37 @@ def test_demo_pipeline_runs_on_slurm_with_one_two_gpu_torchrun(cluster, demo_in_
     # the GPUs SLURM bound to the job: two of the node's four (which two depends on the other test)
     bound = re.search(r"CUDA_VISIBLE_DEVICES=(\d+),(\d+)\b", train_log)
     assert bound and len(set(bound.groups())) == TRAIN_GPUS, train_log
+
+
+def slurm_time(text: str) -> float:
+    return time.mktime(time.strptime(text, "%Y-%m-%dT%H:%M:%S"))
+
+
+def test_base_model_shards_are_gpu_jobs_that_run_at_once_and_are_gathered(cluster, tmp_path):
+    """calling.start annotation with two shards: two score_base_model jobs, one fake GPU each,
+    running at the same time (SLURM's own start and end times overlap), then make_calls."""
+    workdir = tmp_path / "work"
+    annotation_workdir(workdir, shards=2)
+    write_yaml(workdir / "test-config.yaml", yaml.safe_load((workdir / "calling.yaml").read_text()))
+    profile = write_test_profile(tmp_path / "profile", {"set-threads": {"score_base_model": 1}})
+    workflow = start_snakemake(
+        workdir,
+        *profile_args(workdir, profile),
+        CALLS,
+        output=tmp_path / "snakemake.out",
+        env=cluster_env(cluster),
+        cores=None,
+    )
+    returncode = finish(workflow, timeout=400)
+    output = (tmp_path / "snakemake.out").read_text()
+    assert returncode == 0, failure_report(workdir, cluster, f"{output}\nexit code {returncode}")
+    shards = jobs_of_rule(cluster, "score_base_model", workdir)
+    assert len(shards) == 2 and {job["JobState"] for job in shards} == {"COMPLETED"}, shards
+    assert all(job.get("TresPerJob", "").endswith("gpu:1") for job in shards), shards  # --gpus=1 each
+    (first, second) = sorted(shards, key=lambda job: job["StartTime"])
+    assert slurm_time(second["StartTime"]) < slurm_time(first["EndTime"]), (first, second)  # at once
+    (calls_job,) = jobs_of_rule(cluster, "make_calls", workdir)
+    assert slurm_time(calls_job["StartTime"]) >= max(slurm_time(job["EndTime"]) for job in shards)
+    for shard in (1, 2):
+        assert (workdir / SHARD.format(shard, 2)).exists()
+    assert (workdir / CALLS).exists()

@@ -78,7 +78,7 @@ def read_genes(path: str | Path, genome: Genome) -> pl.DataFrame:
 
 def plan_regions(genes: pl.DataFrame, genome: Genome, merge_gap: int) -> list[Region]:
     """Genes (chrom, start, end 1-based inclusive, strand) grouped into regions, in genome order."""
-    order = genes.with_row_index("row").sort("chrom", "strand", "start", "end")
+    order = genes.with_row_index("row").sort("chrom", "strand", "start", "end", "row")
     regions: list[Region] = []
     for row, chrom, strand, start, end in order.select("row", "chrom", "strand", "start", "end").iter_rows():
         gene = Region(genome.index_of[chrom], strand == "-", start - 1, end, (row,))

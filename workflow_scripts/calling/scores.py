@@ -1,11 +1,13 @@
-"""The base model's per-position scores, read once into sorted integer keys.
+"""The base model's per-position scores, read into sorted integer keys one chromosome at a time.
 
 A scores table (written by score_base_model, or the user's own for any model) has one row per
 scored position: gene_id, chrom, strand, position (1-based), donor, acceptor (probabilities on
 the gene's strand, in [0, 1]). TSV, CSV or parquet. Rows outside the selected genes' spans (on
 the same strand) are dropped; a position scored in several genes must carry one score, every
-chromosome strand that holds selected genes must be scored, and at least MIN_SCORED_SHARE of the
-genes' positions (a table of peaks only would leave no TN to draw).
+chromosome strand that holds selected genes must be scored, positions lie within their
+chromosome, and at least MIN_SCORED_SHARE of the genes' positions are scored (a table of peaks
+only would leave no TN to draw). Several tables (one per score_base_model shard) are read as one:
+a position may lie in two of them, with one score.
 
 Positions are handled as int64 keys `group << 40 | position`, one group per (chromosome,
 strand), so "within ±w nt on the same chromosome and strand" is one `searchsorted`.
@@ -14,12 +16,13 @@ strand), so "within ±w nt on the same chromosome and strand" is one `searchsort
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from workflow_scripts.calling.contract import SCORE_COLUMNS
-from workflow_scripts.data.tables import ROW, fail_on_first, numbered_rows, read_table
+from workflow_scripts.data.tables import ROW, collect_table, fail_on_first, scan_table
 from workflow_scripts.errors import InputError
 
 SPLICE_TYPES = ("donor", "acceptor")
@@ -87,8 +90,7 @@ def as_number(frame: pl.DataFrame, column: str, dtype) -> pl.Expr:
 
 
 def typed_scores(frame: pl.DataFrame, path) -> pl.DataFrame:
-    """Cast and check the columns, naming the first bad row."""
-    frame = numbered_rows(frame)
+    """Cast and check the columns (rows numbered: ROW), naming the first bad row."""
     parsed = frame.with_columns(
         pl.col("chrom").cast(pl.String).str.strip_chars(),
         pl.col("strand").cast(pl.String).str.strip_chars(),
@@ -132,6 +134,8 @@ def typed_scores(frame: pl.DataFrame, path) -> pl.DataFrame:
 
 def inside_genes(frame: pl.DataFrame, genes: pl.DataFrame) -> pl.Series:
     """Whether each row lies in a gene span on its strand (merged spans, one searchsorted)."""
+    if genes.height == 0:
+        return pl.Series(np.zeros(frame.height, dtype=bool))
     groups = genome_groups(sorted(set(genes["chrom"].to_list()) | set(frame["chrom"].unique().to_list())))
     starts = encode(genes.select("chrom", "strand", pl.col("start").alias("position")), groups)
     ends = encode(genes.select("chrom", "strand", pl.col("end").alias("position")), groups)
@@ -145,14 +149,10 @@ def inside_genes(frame: pl.DataFrame, genes: pl.DataFrame) -> pl.Series:
 DUPLICATE_TOLERANCE = 1e-6  # rows of overlapping genes repeat one position's score
 
 
-def conflicting_rows() -> pl.Expr:
-    return pl.any_horizontal((pl.col(c).max() - pl.col(c).min()) > DUPLICATE_TOLERANCE for c in SPLICE_TYPES)
-
-
-def check_strands_scored(path, inside: pl.DataFrame, genes: pl.DataFrame) -> None:
-    """Every chromosome and strand that holds selected genes has scored positions: a table of one
-    strand only would leave the other strand's sites silently unscored (no calls there)."""
-    scored = set(inside.select("chrom", "strand").unique().iter_rows())
+def check_strands_scored(path, scored: set[tuple[str, str]], genes: pl.DataFrame) -> None:
+    """Every chromosome and strand that holds selected genes has scored positions (`scored`: the
+    (chrom, strand) pairs with a row inside a gene): a table of one strand only would leave the
+    other strand's sites silently unscored (no calls there)."""
     for chrom, strand, n_genes in (
         genes.group_by("chrom", "strand").agg(pl.len()).sort("chrom", "strand").iter_rows()
     ):
@@ -165,25 +165,83 @@ def check_strands_scored(path, inside: pl.DataFrame, genes: pl.DataFrame) -> Non
             )
 
 
-def check_on_chromosomes(frame: pl.DataFrame, chrom_lengths: dict[str, int], path) -> None:
-    """Known chromosomes, positions within them (a huge position would alias onto another strand)."""
-    lengths = pl.DataFrame(
-        {"chrom": list(chrom_lengths), "chrom_length": list(chrom_lengths.values())},
-        schema={"chrom": pl.String, "chrom_length": pl.Int64},
-    )
-    placed = frame.join(lengths, on="chrom", how="left", maintain_order="left")
-    unknown = placed.filter(pl.col("chrom_length").is_null()).head(1)
-    if unknown.height:
-        raise InputError(
-            path, f"column 'chrom' row {unknown[ROW][0]}", f"chromosome '{unknown['chrom'][0]}' not in genome"
+def source_label(paths: list) -> str:
+    """How errors name several tables (score_base_model's shards): the first and how many."""
+    return str(paths[0]) if len(paths) == 1 else f"{paths[0]} (and {len(paths) - 1} more scores tables)"
+
+
+def clean_chrom() -> pl.Expr:
+    return pl.col("chrom").cast(pl.String).str.strip_chars()
+
+
+def scored_chromosomes(tables: list[tuple], chromosomes: list[str]) -> list[str]:
+    """The genome's chromosomes that the tables score, in genome order; a chromosome the genome
+    lacks is one error naming its first row."""
+    found: set[str] = set()
+    for path, table in tables:
+        unknown = collect_table(
+            table.filter(clean_chrom().is_null() | ~clean_chrom().is_in(chromosomes)).head(1), path
         )
-    beyond = placed.filter(pl.col("position") > pl.col("chrom_length")).head(1)
+        if unknown.height:
+            raise InputError(
+                path,
+                f"column 'chrom' row {unknown[ROW][0]}",
+                f"chromosome '{unknown['chrom'][0]}' not in genome",
+            )
+        found |= set(collect_table(table.select(clean_chrom().unique()), path)["chrom"].to_list())
+    return [chrom for chrom in chromosomes if chrom in found]
+
+
+def table_rows(tables: list[tuple]) -> int:
+    return sum(collect_table(table.select(pl.len()), path).item() for path, table in tables)
+
+
+def chromosome_rows(tables: list[tuple], chrom: str) -> pl.DataFrame:
+    """Every table's rows on one chromosome, typed and checked, with `source` (the table's index)."""
+    frames = [
+        typed_scores(collect_table(table.filter(clean_chrom() == chrom), path), path).with_columns(
+            source=pl.lit(index, dtype=pl.Int64)
+        )
+        for index, (path, table) in enumerate(tables)
+    ]
+    return pl.concat(frames)
+
+
+def unique_positions(frame: pl.DataFrame, groups, paths: list) -> tuple[np.ndarray, ...]:
+    """Sorted unique keys (chromosome, strand, position) with their donor and acceptor scores.
+    One position scored with two values (in one table or two) is one error naming its first row
+    (`frame` is in table and row order; the stable sort keeps that order among equal keys)."""
+    if frame.height == 0:
+        return np.empty(0, np.int64), np.empty(0, np.float32), np.empty(0, np.float32)
+    keys = encode(frame, groups)
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    values, conflict = [], np.zeros(len(starts), dtype=bool)
+    for column in SPLICE_TYPES:
+        scores = frame[column].to_numpy()[order]
+        high, low = np.maximum.reduceat(scores, starts), np.minimum.reduceat(scores, starts)
+        conflict |= high - low > DUPLICATE_TOLERANCE
+        values.append(high)
+    if conflict.any():
+        first = int(order[starts[np.argmax(conflict)]])
+        raise InputError(
+            paths[frame["source"][first]],
+            f"column 'position' row {frame[ROW][first]}",
+            "scored twice with different donor/acceptor values (one position, one strand: one score) "
+            f"(got {frame['position'][first]!r})",
+        )
+    return keys[starts], *values
+
+
+def check_within_chromosome(frame: pl.DataFrame, length: int, paths: list) -> None:
+    """A position past the chromosome's end (a huge one would alias onto another strand's key)."""
+    beyond = frame.filter(pl.col("position") > length).head(1)
     if beyond.height:
         raise InputError(
-            path,
+            paths[beyond["source"][0]],
             f"column 'position' row {beyond[ROW][0]}",
-            f"{beyond['position'][0]:,} is past the end of chromosome '{beyond['chrom'][0]}' "
-            f"({beyond['chrom_length'][0]:,} nt)",
+            f"{beyond['position'][0]:,} is past the end of chromosome '{beyond['chrom'][0]}' ({length:,} nt)",
         )
 
 
@@ -202,54 +260,57 @@ def gene_positions(genes: pl.DataFrame) -> int:
     return int(merged.agg((pl.col("end").max() - pl.col("start").min() + 1).alias("n"))["n"].sum())
 
 
-def check_scored_share(path, n_scored: int, genes: pl.DataFrame) -> None:
+def check_scored_share(label: str, n_scored: int, genes: pl.DataFrame) -> None:
     """A table of peaks only (or of some genes) leaves sites unscored and no TN to draw: refused."""
     n_positions = gene_positions(genes)
     if n_scored < MIN_SCORED_SHARE * n_positions:
         raise InputError(
-            path,
+            label,
             "position",
             f"scores {n_scored:,} of the selected genes' {n_positions:,} positions ({n_scored / n_positions:.1%}); "
             "calls and TN are drawn from scored positions, so score every position of every gene",
         )
 
 
-def read_scores(path, genes: pl.DataFrame, chrom_lengths: dict[str, int]) -> tuple[Scores, dict]:
-    """`chrom_lengths`: the genome's chromosomes, name -> length, in genome order."""
-    frame = read_table(path, required=SCORE_COLUMNS, columns=SCORE_COLUMNS[1:], field="calling.scores")
-    if frame.height == 0:
-        raise InputError(path, "rows", "scores table has no rows")
-    frame = typed_scores(frame, path)
-    check_on_chromosomes(frame, chrom_lengths, path)
+def read_scores(paths, genes: pl.DataFrame, chrom_lengths: dict[str, int]) -> tuple[Scores, dict]:
+    """One or several scores tables (score_base_model's shards) gathered into Scores, read one
+    chromosome at a time: the rows of one chromosome are the most held as a table at once; what
+    stays is 16 bytes per scored position (key, donor, acceptor). `chrom_lengths`: the genome's
+    chromosomes, name -> length, in genome order."""
     chromosomes = list(chrom_lengths)
-    inside = frame.filter(inside_genes(frame, genes))
-    if inside.height == 0:
-        raise InputError(path, "position", "no scored position lies inside a selected gene of the annotation")
-    check_strands_scored(path, inside, genes)
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    tables = [
+        (path, scan_table(path, required=SCORE_COLUMNS, columns=SCORE_COLUMNS[1:], field="calling.scores"))
+        for path in paths
+    ]
+    label = source_label(paths)
+    rows = table_rows(tables)
+    if rows == 0:
+        raise InputError(label, "rows", "scores table has no rows")
     groups = genome_groups(chromosomes)
-    keyed = (
-        inside.with_columns(pl.Series("key", encode(inside, groups)))
-        .group_by("key")
-        .agg(
-            pl.col("donor").max(),
-            pl.col("acceptor").max(),
-            pl.col(ROW).min(),
-            conflict=conflicting_rows(),
-            position=pl.col("position").first(),
+    # filled chromosome by chromosome; rows >= unique positions, so no copy is needed at the end
+    keys, donor, acceptor = np.empty(rows, np.int64), np.empty(rows, np.float32), np.empty(rows, np.float32)
+    filled, scored, inside_rows = 0, set(), 0
+    for chrom in scored_chromosomes(tables, chromosomes):
+        frame = chromosome_rows(tables, chrom)
+        check_within_chromosome(frame, chrom_lengths[chrom], paths)
+        inside = frame.filter(inside_genes(frame, genes.filter(pl.col("chrom") == chrom)))
+        inside_rows += inside.height
+        scored |= set(inside.select("chrom", "strand").unique().iter_rows())
+        part = unique_positions(inside, groups, paths)
+        for column, values in zip((keys, donor, acceptor), part):
+            column[filled : filled + len(values)] = values
+        filled += len(part[0])
+    if inside_rows == 0:
+        raise InputError(
+            label, "position", "no scored position lies inside a selected gene of the annotation"
         )
-        .sort("key")
-    )
-    fail_on_first(
-        keyed,
-        pl.col("conflict"),
-        path,
-        "position",
-        "scored twice with different donor/acceptor values (one position, one strand: one score)",
-    )
-    check_scored_share(path, keyed.height, genes)
-    scores = Scores(keyed["key"].to_numpy(), keyed["donor"].to_numpy(), keyed["acceptor"].to_numpy(), groups)
+    check_strands_scored(label, scored, genes)
+    check_scored_share(label, filled, genes)
+    scores = Scores(keys[:filled], donor[:filled], acceptor[:filled], groups)
     return scores, {
-        "score_rows": frame.height,
+        "score_tables": len(paths),
+        "score_rows": rows,
         "scored_positions": len(scores),
-        "rows_outside_genes": frame.height - inside.height,
+        "rows_outside_genes": rows - inside_rows,
     }

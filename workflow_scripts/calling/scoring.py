@@ -12,7 +12,11 @@ cut into chunks of `chunk_length` scored positions, each read with its flanks, b
 `batch_size` at a time. A position's score depends only on the sequence around it, so the cutting
 changes no score (tests/test_scoring.py checks this against one pass over each whole gene).
 
-Output: scores.parquet, one row per gene position (a position inside two overlapping genes of one
+A whole genome is scored in shards (calling.base_model.shards): every job plans the same regions,
+splits them with calling/shards.py and scores only its own shard, so shards run as separate jobs
+(one GPU each on SLURM) and make_calls gathers their tables.
+
+Output: a scores table per shard, one row per gene position (a position inside two overlapping genes of one
 strand is a row of each): gene_id, chrom, strand, position (1-based), donor, acceptor (float32).
 Why parquet: it is the same table format users give when they bring their own model's scores
 (`calling.scores`), it is typed (Int64 positions and float32 probabilities come back exactly, no
@@ -33,6 +37,7 @@ import torch
 
 from workflow_scripts.calling.contract import SCORE_COLUMNS
 from workflow_scripts.calling.regions import Region, plan_regions
+from workflow_scripts.calling.shards import plan_shards
 from workflow_scripts.calling.spliceai import ACCEPTOR, DONOR, SpliceAIEnsemble, one_hot
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.data.tables import ParquetParts
@@ -151,10 +156,13 @@ class RegionScorer:
 
 
 class Progress:
-    """A log line every `every_s` seconds and at the end: genes/s and scored nt/s."""
+    """A log line every `every_s` seconds and at the end: genes and nt done of the total, nt/s and
+    the time left at that rate. `label` starts each line (e.g. "score_base_model shard 2 of 8")."""
 
-    def __init__(self, n_genes: int, total_nt: int, every_s: float = 30.0, stream=None):
-        self.n_genes, self.total_nt, self.every_s = n_genes, total_nt, every_s
+    def __init__(
+        self, n_genes: int, total_nt: int, every_s: float = 30.0, stream=None, label: str = "score_base_model"
+    ):
+        self.n_genes, self.total_nt, self.every_s, self.label = n_genes, total_nt, every_s, label
         self.stream = stream or sys.stderr
         self.genes = self.nt = 0
         self.began = self.last = time.perf_counter()
@@ -175,13 +183,26 @@ class Progress:
             "genes_per_s": self.genes / elapsed,
             "nt_per_s": self.nt / elapsed,
         }
+        left = (self.total_nt - self.nt) / rates["nt_per_s"] if self.nt else float("inf")
         print(
-            f"score_base_model {what}: {self.genes:,}/{self.n_genes:,} genes, {self.nt:,}/{self.total_nt:,} nt "
-            f"in {elapsed:.1f} s: {rates['genes_per_s']:.2f} genes/s, {rates['nt_per_s']:,.0f} nt/s",
+            f"{self.label} {what}: {self.genes:,}/{self.n_genes:,} genes, {self.nt:,}/{self.total_nt:,} nt "
+            f"in {elapsed:.1f} s: {rates['genes_per_s']:.2f} genes/s, {rates['nt_per_s']:,.0f} nt/s, "
+            f"time left {duration(left)}",
             file=self.stream,
             flush=True,
         )
         return rates
+
+
+def duration(seconds: float) -> str:
+    """'1 h 05 min', '4 min 10 s', '12 s'; 'unknown' before any rate is known."""
+    if seconds == float("inf"):
+        return "unknown"
+    whole = round(seconds)
+    hours, minutes, secs = whole // 3600, whole // 60 % 60, whole % 60
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    return f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"
 
 
 SCORE_PART_ROWS = 4_000_000  # rows gathered per parquet part (~100 MB of scores)
@@ -218,20 +239,27 @@ def score_genes(
     out: str | Path,
     settings: dict,
     progress_every_s: float = 30.0,
+    shard: tuple[int, int] = (1, 1),
 ) -> dict:
-    """Score every gene of `genes` (gene_id, chrom, start, end, strand; checked) into `out`."""
+    """Score the genes of shard `shard` = (i, n), 1-based (calling/shards.py), of `genes` (gene_id,
+    chrom, start, end, strand; checked) into `out`; (1, 1) scores every gene."""
+    index, count = shard
     device = resolve_device(settings["device"])
     scorer = RegionScorer(ensemble, genome, device, settings["batch_size"], settings["chunk_length"])
-    regions = plan_regions(genes, genome, merge_gap=ensemble.context)
+    planned = plan_regions(genes, genome, merge_gap=ensemble.context)
+    regions = plan_shards(planned, count)[index - 1]
     spans = genes.select(gene_id="gene_id", start="start", end="end", strand="strand")
-    total_nt = int((genes["end"] - genes["start"] + 1).sum())
+    rows = [row for region in regions for row in region.genes]
+    total_nt = int((genes["end"] - genes["start"] + 1).gather(rows).sum())
+    label = f"score_base_model shard {index} of {count}"
     print(
-        f"score_base_model: {genes.height:,} genes ({total_nt:,} nt) in {len(regions):,} regions, "
-        f"{len(ensemble.models)} models, context {ensemble.flank_left}+{ensemble.flank_right} nt, "
-        f"device {device}, batch {settings['batch_size']} x {settings['chunk_length']:,} nt",
+        f"{label}: {len(rows):,} of {genes.height:,} genes ({total_nt:,} nt) in {len(regions):,} of "
+        f"{len(planned):,} regions, {len(ensemble.models)} models, context "
+        f"{ensemble.flank_left}+{ensemble.flank_right} nt, device {device}, "
+        f"batch {settings['batch_size']} x {settings['chunk_length']:,} nt",
         file=sys.stderr,
     )
-    progress = Progress(genes.height, total_nt, progress_every_s)
+    progress = Progress(len(rows), total_nt, progress_every_s, label=label)
     with ParquetParts(out, pl.DataFrame(schema=SCORE_SCHEMA), part_rows=SCORE_PART_ROWS) as writer:
         for region, scores in scorer.scores(regions):
             frame = gene_rows(spans, region, scores, genome)

@@ -131,6 +131,34 @@ def read_table(
     return frame.rename(dict(zip(frame.columns, wanted)))
 
 
+def scan_table(
+    path: str | Path, required: Sequence[str] = (), columns: Sequence[str] | None = None, field: str = "file"
+) -> pl.LazyFrame:
+    """read_table as a lazy frame with ROW numbers: a parquet table is scanned, so a filter
+    (one chromosome, say) reads only what it keeps; a text table is read whole. Errors that
+    show only when the scan runs come from `collect_table`."""
+    import polars as pl
+
+    suffix = table_suffix(path, field)
+    if suffix not in PARQUET_SUFFIXES:
+        return numbered_rows(read_table(path, required, columns, field)).lazy()
+    names = [clean_name(name) for name in raw_columns(path, field)]
+    require_columns(path, table_columns(path, field), [*required, *(columns or ())])
+    wanted = list(columns) if columns else [name for name in names if name]
+    raw = list(pl.read_parquet_schema(path))
+    scan = pl.scan_parquet(path).select(pl.col(raw[names.index(name)]).alias(name) for name in wanted)
+    return scan.with_row_index(ROW, offset=1)
+
+
+def collect_table(frame: pl.LazyFrame, path: str | Path, field: str = "file") -> pl.DataFrame:
+    import polars as pl
+
+    try:
+        return frame.collect(engine="streaming")
+    except (pl.exceptions.PolarsError, OSError) as error:
+        raise unreadable(path, field, table_suffix(path, field), error) from None
+
+
 def unreadable(path: str | Path, field: str, suffix: str, error: Exception) -> InputError:
     first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
     return InputError(path, field, f"cannot be read as a {suffix.lstrip('.')} table ({first_line})")

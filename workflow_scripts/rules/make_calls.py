@@ -2,7 +2,8 @@
 
 `--config` holds the `calling` section; this rule reads the keys MAKE_CALLS_KEYS of
 calling/contract.py (threshold, consensus_window, negatives). `--scores` is the score_base_model
-output or the user's own table (gene_id, chrom, strand, position, donor, acceptor).
+shards' outputs (gathered, read one chromosome at a time) or the user's own table (gene_id, chrom,
+strand, position, donor, acceptor).
 docs/calling.md has the rules.
 """
 
@@ -27,7 +28,12 @@ from workflow_scripts.io_utils import write_json, write_parquet
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scores", required=True, help="scores table (.parquet, .tsv, .csv)")
+    parser.add_argument(
+        "--scores",
+        required=True,
+        nargs="+",
+        help="scores tables (.parquet, .tsv, .csv): one, or every shard's",
+    )
     parser.add_argument("--sites", required=True, help="sites.parquet (annotate_sites)")
     parser.add_argument("--genes", required=True, help="genes.parquet (annotate_sites)")
     parser.add_argument(

@@ -1,8 +1,9 @@
 """The `score_base_model` rule: a SpliceAI-family ensemble's donor/acceptor probabilities at every
-position of every selected gene (scores.parquet; see workflow_scripts/calling/scoring.py).
+position of every gene of one shard (see workflow_scripts/calling/scoring.py and shards.py).
 
 `--weights`: the Keras .h5 models (files, or a directory of them), from calling.base_model.weights.
 `--config` holds the section calling (its base_model keys: batch_size, chunk_length, device).
+`--shard I --shards N` (1-based): score the I-th of N shards; 1 of 1 (the default) scores every gene.
 CPU threads: torch takes OMP_NUM_THREADS, which Snakemake sets to the rule's threads.
 """
 
@@ -18,7 +19,7 @@ from workflow_scripts.calling.scoring import score_genes
 from workflow_scripts.calling.spliceai import load_ensemble
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
 from workflow_scripts.data.fasta import open_genome
-from workflow_scripts.errors import run_cli
+from workflow_scripts.errors import InputError, run_cli
 
 SECTIONS = ("calling",)
 
@@ -35,12 +36,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--weights", required=True, nargs="+", help="Keras .h5 models, or one directory of them"
     )
     parser.add_argument("--out", required=True, help="output scores parquet")
+    parser.add_argument("--shard", type=int, default=1, help="which shard to score, 1..--shards")
+    parser.add_argument("--shards", type=int, default=1, help="how many shards the genes are split into")
     add_config_argument(parser, *SECTIONS)
     return parser.parse_args(argv)
 
 
+def check_shard(shard: int, shards: int) -> None:
+    if shards < 1 or not 1 <= shard <= shards:
+        raise InputError("--shard", str(shard), f"not a shard of 1..{shards} (--shards {shards})")
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    check_shard(args.shard, args.shards)
     settings = parse_rule_config(args.config, required=SECTIONS)["calling"]["base_model"]
     ensemble = load_ensemble(args.weights[0] if len(args.weights) == 1 else args.weights)
     genome = open_genome(args.genome)
@@ -50,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{torch.get_num_threads()} CPU threads",
         file=sys.stderr,
     )
-    score_genes(ensemble, genome, genes, args.out, settings)
+    score_genes(ensemble, genome, genes, args.out, settings, shard=(args.shard, args.shards))
 
 
 if __name__ == "__main__":
