@@ -80,7 +80,7 @@ rule make_calls:
         "../envs/data.yaml"
     params:
         code=rule_code("make_calls"),
-        inputs=user_input_digests(scores_table()),
+        inputs=user_input_digests(scores_tables()),
         config=calling_config(MAKE_CALLS_KEYS),
         genome=genome_index_dir,
     shell:
