@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--work-dir", type=Path, default=Path("/tmp/errorseq-scale"))
     args = parser.parse_args(argv)
     sizes = [float(size) for size in args.sizes.split(",")]
-    per_size, job_rows = {}, []
+    per_size = {}
     for mb in sizes:
         inputs, stats = genome_inputs(args.work_dir, mb)
         run = args.work_dir / f"run_{mb:g}mb_{args.shards}shards"
@@ -109,25 +109,13 @@ def main(argv: list[str] | None = None) -> None:
         wall = run_pipeline(run, write_config(run, inputs, args.shards), args.cores)
         jobs = job_benchmarks(run)
         per_size[mb] = jobs.with_columns(pl.col("job").map_elements(rule_of, pl.String).alias("rule"))
-        job_rows += [
-            [f"{mb:g}", stats["genes"], stats["transcripts"], r["job"], r["s"], r["max_rss_mb"]]
-            for r in jobs.iter_rows(named=True)
-        ]
-        job_rows.append(
-            [
-                f"{mb:g}",
-                stats["genes"],
-                stats["transcripts"],
-                "whole run (wall)",
-                wall,
-                float(jobs["max_rss_mb"].max()),
-            ]
+        size = [f"{mb:g}", stats["genes"], stats["transcripts"]]
+        rows = [[*size, r["job"], r["s"], r["max_rss_mb"]] for r in jobs.iter_rows(named=True)]
+        print_table(
+            f"Genome scale, {mb:g} Mb, tiny random model, {args.shards} shards, {args.cores} cores; {load_line()}",
+            ["genome Mb", "genes", "transcripts", "job", "s", "peak RSS MB"],
+            [*rows, [*size, "whole run (wall)", wall, float(jobs["max_rss_mb"].max())]],
         )
-    print_table(
-        f"Genome scale, tiny random model, {args.shards} shards, {args.cores} cores; {load_line()}",
-        ["genome Mb", "genes", "transcripts", "job", "s", "peak RSS MB"],
-        job_rows,
-    )
     print_growth(per_size, sizes)
 
 
