@@ -49,7 +49,7 @@ def scores_workdir(directory: Path, **calling) -> Path:
 
 def test_scores_mode_plans_annotation_and_calls(tmp_path):
     config = scores_workdir(tmp_path)
-    result = snakemake(tmp_path, "-n", "--configfile", str(config))
+    result = snakemake(tmp_path, "-n", "-p", "--configfile", str(config))  # -p: the commands, with the region
     assert result.returncode == 0, result.stderr[-3000:]
     assert planned_front(result.stdout) == {"index_genome", "annotate_sites", "make_calls"}
     assert "results/calls/calls.parquet" in result.stdout
@@ -70,7 +70,7 @@ def test_annotation_mode_plans_the_base_model(tmp_path):
             "calling": {"start": "annotation", "annotation": GTF, "base_model": {"weights": weights}},
         },
     )
-    result = snakemake(tmp_path, "-n", "--configfile", str(config))
+    result = snakemake(tmp_path, "-n", "-p", "--configfile", str(config))  # -p: the commands, with the region
     assert result.returncode == 0, result.stderr[-3000:]
     assert planned_front(result.stdout) == {
         "index_genome",
@@ -150,7 +150,7 @@ def test_real_genome_example_config_plans_the_whole_chain(tmp_path):
         pytest.skip("the example's paths are those of a Python 3.11 venv")
     (tmp_path / ".venv").symlink_to(venv)
     config = Path(__file__).parents[1] / "config" / "athaliana_chr1.yaml"
-    result = snakemake(tmp_path, "-n", "--configfile", str(config))
+    result = snakemake(tmp_path, "-n", "-p", "--configfile", str(config))  # -p: the commands, with the region
     assert result.returncode == 0, result.stderr[-3000:]
     assert planned_front(result.stdout) == {
         "index_genome",

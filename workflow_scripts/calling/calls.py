@@ -21,6 +21,8 @@ canonical, see `motifs.py`); `tn_strategy` says how a TN was drawn.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -176,11 +178,7 @@ def sample_negatives(
         canonical = free[is_canonical(dinucleotides(genome, scores.keys[free], splice_type), splice_type)]
         chosen = canonical[match_scores(values[canonical], target_scores(fn_scores, n, rng), rng)]
     chosen = np.sort(chosen)
-    return scores.keys[chosen], {
-        "tn_wanted": n,
-        "tn": len(chosen),
-        "ks_fn_vs_tn_score": ks_distance(fn_scores, values[chosen]),
-    }
+    return scores.keys[chosen], {"tn_wanted": n, "tn": len(chosen)}
 
 
 def containing_genes(frame: pl.DataFrame, genes: pl.DataFrame) -> pl.DataFrame:
@@ -225,8 +223,51 @@ def describe_calls(calls: pl.DataFrame, scores: Scores, genome: Genome, window: 
 def make_calls(
     scores: Scores, sites: pl.DataFrame, genes: pl.DataFrame, genome: Genome, settings: CallSettings
 ) -> tuple[pl.DataFrame, dict]:
-    rng = np.random.default_rng(settings.seed)
-    keyed = sites.with_columns(pl.Series("key", encode(sites, scores.groups)))
+    """Calls from every chromosome's scores in one Scores (the rule reads them chromosome by
+    chromosome: make_calls_by_chromosome)."""
+    return make_calls_by_chromosome(split_by_chromosome(scores, genome), sites, genes, genome, settings)
+
+
+def split_by_chromosome(scores: Scores, genome: Genome) -> Iterator[tuple[str, Scores]]:
+    """Views of one chromosome's positions each (keys are sorted by chromosome, then strand)."""
+    chrom_of_key = scores.keys >> (POSITION_BITS + 1)
+    for index in np.unique(chrom_of_key):
+        part = slice(*np.searchsorted(chrom_of_key, [index, index + 1]))
+        yield (
+            genome.names[index],
+            Scores(scores.keys[part], scores.donor[part], scores.acceptor[part], scores.groups),
+        )
+
+
+def make_calls_by_chromosome(
+    parts: Iterable[tuple[str, Scores]],
+    sites: pl.DataFrame,
+    genes: pl.DataFrame,
+    genome: Genome,
+    settings: CallSettings,
+) -> tuple[pl.DataFrame, dict]:
+    """Each chromosome called on its own, so memory follows the largest chromosome, not the
+    genome; its TN are drawn with a generator seeded by (seed, chromosome index), so a
+    chromosome's calls do not depend on which other chromosomes are scored."""
+    tables: list[pl.DataFrame] = []
+    reports: dict[str, Counter] = {t: Counter() for t in SPLICE_TYPES}
+    for chrom, scores in parts:
+        rng = np.random.default_rng([settings.seed, genome.index_of[chrom]])
+        on_chrom = pl.col("chrom") == chrom
+        calls, chrom_reports = call_chromosome(
+            scores, sites.filter(on_chrom), genes.filter(on_chrom), genome, settings, rng
+        )
+        tables.append(calls)
+        for splice_type, report in chrom_reports.items():
+            reports[splice_type].update(report)
+    calls = pl.concat(tables).sort("chrom", "position", "strand", "splice_type")
+    return calls, summarise(calls, {t: dict(r) for t, r in reports.items()}, settings)
+
+
+def call_chromosome(
+    scores: Scores, sites: pl.DataFrame, genes: pl.DataFrame, genome: Genome, settings: CallSettings, rng
+) -> tuple[pl.DataFrame, dict]:
+    keyed = sites.with_columns(pl.Series("key", encode(sites, scores.groups), dtype=pl.Int64))
     occupied = occupied_positions(scores, keyed, settings.threshold)
     frames: list[pl.DataFrame] = []
     reports, drawn = {}, np.empty(0, dtype=np.int64)
@@ -239,12 +280,14 @@ def make_calls(
     calls = describe_calls(pl.concat(frames, how="diagonal"), scores, genome, settings.consensus_window)
     calls = containing_genes(calls.with_row_index("row"), genes).drop("row")
     spans = genes.select("gene_id", pl.col("start").alias("gene_start"), pl.col("end").alias("gene_end"))
-    calls = (
-        calls.join(spans, on="gene_id", how="left")
-        .select(CALLS_COLUMNS)
-        .sort("chrom", "position", "strand", "splice_type")
-    )
-    return calls, summarise(calls, reports, settings)
+    return calls.join(spans, on="gene_id", how="left").select(CALLS_COLUMNS), reports
+
+
+def fn_vs_tn_distance(calls: pl.DataFrame, splice_type: str) -> float:
+    """How close the decoy TN scores came to the FN scores (KS statistic; negatives.py)."""
+    typed = calls.filter(pl.col("splice_type") == splice_type)
+    scores = [typed.filter(pl.col("pred_type") == p)["score"].to_numpy().astype(float) for p in ("FN", "TN")]
+    return ks_distance(*scores)
 
 
 def summarise(calls: pl.DataFrame, reports: dict, settings: CallSettings) -> dict:
@@ -266,6 +309,8 @@ def summarise(calls: pl.DataFrame, reports: dict, settings: CallSettings) -> dic
         "canonical_dinucleotide": {},
         **{f"{t}_report": r for t, r in reports.items()},
     }
+    for splice_type in reports:
+        summary[f"{splice_type}_report"]["ks_fn_vs_tn_score"] = fn_vs_tn_distance(calls, splice_type)
     for row in counts.iter_rows(named=True):
         summary["counts"].setdefault(row["splice_type"], {})[row["pred_type"]] = row["len"]
     for row in shares.iter_rows(named=True):

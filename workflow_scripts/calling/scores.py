@@ -15,6 +15,7 @@ strand), so "within ±w nt on the same chromosome and strand" is one `searchsort
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -272,45 +273,65 @@ def check_scored_share(label: str, n_scored: int, genes: pl.DataFrame) -> None:
         )
 
 
+class ScoreTables:
+    """One or several scores tables (score_base_model's shards) read one chromosome at a time, so
+    a job holds one chromosome's rows as a table and 16 bytes per scored position of that
+    chromosome (key, donor, acceptor). `chrom_lengths`: the genome's chromosomes, name -> length,
+    in genome order. Iterate `by_chromosome()`, then `report()` runs the checks that need every
+    chromosome (strands scored, share of gene positions scored)."""
+
+    def __init__(self, paths, genes: pl.DataFrame, chrom_lengths: dict[str, int]):
+        self.paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+        self.genes, self.chrom_lengths = genes, chrom_lengths
+        self.tables = [
+            (
+                path,
+                scan_table(path, required=SCORE_COLUMNS, columns=SCORE_COLUMNS[1:], field="calling.scores"),
+            )
+            for path in self.paths
+        ]
+        self.label = source_label(self.paths)
+        self.rows = table_rows(self.tables)
+        if self.rows == 0:
+            raise InputError(self.label, "rows", "scores table has no rows")
+        self.groups = genome_groups(list(chrom_lengths))
+        self.scored: set[tuple[str, str]] = set()
+        self.inside_rows = self.positions = 0
+
+    def by_chromosome(self) -> Iterator[tuple[str, Scores]]:
+        for chrom in scored_chromosomes(self.tables, list(self.chrom_lengths)):
+            frame = chromosome_rows(self.tables, chrom)
+            check_within_chromosome(frame, self.chrom_lengths[chrom], self.paths)
+            inside = frame.filter(inside_genes(frame, self.genes.filter(pl.col("chrom") == chrom)))
+            del frame
+            self.inside_rows += inside.height
+            self.scored |= set(inside.select("chrom", "strand").unique().iter_rows())
+            keys, donor, acceptor = unique_positions(inside, self.groups, self.paths)
+            scores = Scores(keys, donor, acceptor, self.groups)
+            self.positions += len(scores)
+            yield chrom, scores
+
+    def report(self) -> dict:
+        if self.inside_rows == 0:
+            raise InputError(
+                self.label, "position", "no scored position lies inside a selected gene of the annotation"
+            )
+        check_strands_scored(self.label, self.scored, self.genes)
+        check_scored_share(self.label, self.positions, self.genes)
+        return {
+            "score_tables": len(self.paths),
+            "score_rows": self.rows,
+            "scored_positions": self.positions,
+            "rows_outside_genes": self.rows - self.inside_rows,
+        }
+
+
 def read_scores(paths, genes: pl.DataFrame, chrom_lengths: dict[str, int]) -> tuple[Scores, dict]:
-    """One or several scores tables (score_base_model's shards) gathered into Scores, read one
-    chromosome at a time: the rows of one chromosome are the most held as a table at once; what
-    stays is 16 bytes per scored position (key, donor, acceptor). `chrom_lengths`: the genome's
-    chromosomes, name -> length, in genome order."""
-    chromosomes = list(chrom_lengths)
-    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    tables = [
-        (path, scan_table(path, required=SCORE_COLUMNS, columns=SCORE_COLUMNS[1:], field="calling.scores"))
-        for path in paths
-    ]
-    label = source_label(paths)
-    rows = table_rows(tables)
-    if rows == 0:
-        raise InputError(label, "rows", "scores table has no rows")
-    groups = genome_groups(chromosomes)
-    # filled chromosome by chromosome; rows >= unique positions, so no copy is needed at the end
-    keys, donor, acceptor = np.empty(rows, np.int64), np.empty(rows, np.float32), np.empty(rows, np.float32)
-    filled, scored, inside_rows = 0, set(), 0
-    for chrom in scored_chromosomes(tables, chromosomes):
-        frame = chromosome_rows(tables, chrom)
-        check_within_chromosome(frame, chrom_lengths[chrom], paths)
-        inside = frame.filter(inside_genes(frame, genes.filter(pl.col("chrom") == chrom)))
-        inside_rows += inside.height
-        scored |= set(inside.select("chrom", "strand").unique().iter_rows())
-        part = unique_positions(inside, groups, paths)
-        for column, values in zip((keys, donor, acceptor), part):
-            column[filled : filled + len(values)] = values
-        filled += len(part[0])
-    if inside_rows == 0:
-        raise InputError(
-            label, "position", "no scored position lies inside a selected gene of the annotation"
-        )
-    check_strands_scored(label, scored, genes)
-    check_scored_share(label, filled, genes)
-    scores = Scores(keys[:filled], donor[:filled], acceptor[:filled], groups)
-    return scores, {
-        "score_tables": len(paths),
-        "score_rows": rows,
-        "scored_positions": len(scores),
-        "rows_outside_genes": rows - inside_rows,
-    }
+    """Every chromosome's scores in one Scores (tests and small tables; make_calls goes by chromosome)."""
+    tables = ScoreTables(paths, genes, chrom_lengths)
+    parts = [scores for _, scores in tables.by_chromosome()]
+    report = tables.report()
+    keys, donor, acceptor = (
+        np.concatenate([getattr(p, n) for p in parts]) for n in ("keys", "donor", "acceptor")
+    )
+    return Scores(keys, donor, acceptor, tables.groups), report

@@ -2,7 +2,8 @@
 
 `--config` holds the `calling` section; this rule reads the keys MAKE_CALLS_KEYS of
 calling/contract.py (threshold, consensus_window, negatives). `--scores` is the score_base_model
-shards' outputs (gathered, read one chromosome at a time) or the user's own table (gene_id, chrom,
+shards' outputs (gathered, read and called one chromosome at a time, so memory follows the
+largest chromosome) or the user's own table (gene_id, chrom,
 strand, position, donor, acceptor).
 docs/calling.md has the rules.
 """
@@ -15,10 +16,10 @@ import time
 
 import polars as pl
 
-from workflow_scripts.calling.calls import CallSettings, make_calls
+from workflow_scripts.calling.calls import CallSettings, make_calls_by_chromosome
 from workflow_scripts.calling.contract import GENE_COLUMNS, SITE_COLUMNS
 from workflow_scripts.calling.genome_checks import check_chromosomes
-from workflow_scripts.calling.scores import read_scores
+from workflow_scripts.calling.scores import ScoreTables
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.tables import read_table
@@ -63,9 +64,9 @@ def main(argv: list[str] | None = None) -> None:
     genes = read_table(args.genes, required=GENE_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
     check_chromosomes(genes, genome, args.genes, "column 'chrom'")
     check_chromosomes(sites, genome, args.sites, "column 'chrom'")
-    scores, read_report = read_scores(args.scores, genes, genome.chrom_lengths())
-    calls, summary = make_calls(scores, sites, genes, genome, settings)
-    summary = {**summary, **read_report, "seconds": round(time.perf_counter() - began, 2)}
+    tables = ScoreTables(args.scores, genes, genome.chrom_lengths())
+    calls, summary = make_calls_by_chromosome(tables.by_chromosome(), sites, genes, genome, settings)
+    summary = {**summary, **tables.report(), "seconds": round(time.perf_counter() - began, 2)}
     write_parquet(calls, args.out)
     if args.out_summary:
         write_json(args.out_summary, summary)
