@@ -49,7 +49,7 @@ rule score_base_model:
         "../envs/train.yaml"
     threads: 2
     resources:
-        gpu=1,
+        gpu=GPU_ON_THIS_MACHINE,
     params:
         code=rule_code("score_base_model"),
         inputs=user_input_digests(base_model_weights()),

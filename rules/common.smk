@@ -14,7 +14,11 @@ from workflow_scripts.calling.contract import (
     SCORE_BASE_MODEL_KEYS,
 )
 from workflow_scripts.calling.model_files import weight_files
-from workflow_scripts.config.preflight import check_input_files, is_user_file
+from workflow_scripts.config.preflight import (
+    check_input_files,
+    is_user_file,
+    nvidia_gpu_present,
+)
 from workflow_scripts.config.runs import run_config_json, runs_of_config
 from workflow_scripts.config.sections import rule_config_json, schema
 from workflow_scripts.config.validate import check_config_file, validate_config
@@ -128,6 +132,10 @@ def explain_report_outputs():
     flagged = [report(p, caption=c, category="{experiment}") for c, p in pairs]
     return flagged
 
+
+# score_base_model's `gpu` resource where Snakemake runs the job itself: 1 where the NVIDIA driver
+# is loaded, else 0, so a CPU-only run does not show gpu=1 (SLURM's profile sets its own).
+GPU_ON_THIS_MACHINE = int(nvidia_gpu_present())
 
 SUMMARY_DIR = "results/summary"
 

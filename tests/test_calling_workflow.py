@@ -4,6 +4,8 @@ The default (calls) plans no calling rule: test_workflow.py's dry run plans exac
 
 from __future__ import annotations
 
+import re
+
 import importlib.util
 import shutil
 import sys
@@ -159,3 +161,5 @@ def test_real_genome_example_config_plans_the_whole_chain(tmp_path):
         "make_calls",
     }
     assert "NC_003070.9:1-1000000" in result.stdout
+    gpu = int(Path("/dev/nvidiactl").exists())  # the resource says what the job gets here
+    assert re.search(rf"resources: .*gpu={gpu}", result.stdout), result.stdout[-3000:]

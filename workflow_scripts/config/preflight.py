@@ -97,3 +97,11 @@ def check_fasta(path: str, key: str) -> None:
 def check_table(path: str, key: str, required: tuple[str, ...]) -> None:
     check_readable_file(path, key)
     require_columns(path, table_columns(path, key), required)
+
+
+NVIDIA_CONTROL_DEVICE = Path("/dev/nvidiactl")  # present where the NVIDIA driver is loaded
+
+
+def nvidia_gpu_present() -> bool:
+    """Whether this machine has an NVIDIA GPU, without importing torch while the DAG is built."""
+    return NVIDIA_CONTROL_DEVICE.exists()
