@@ -4,9 +4,8 @@ The default (calls) plans no calling rule: test_workflow.py's dry run plans exac
 
 from __future__ import annotations
 
-import re
-
 import importlib.util
+import re
 import shutil
 import sys
 from pathlib import Path
