@@ -110,6 +110,25 @@ def test_orientation_is_learned_on_train_never_on_test():
     assert details["orientation"] == 1
 
 
+def test_score_and_type_finds_what_the_type_alone_tells():
+    """Donor windows are mostly errors, acceptor windows mostly not, at the same scores: the score
+    alone ranks at chance, the score with the splice type does not (the model is given the type)."""
+    rng = np.random.default_rng(3)
+    n = 2000
+    donor = rng.random(n) < 0.5
+    labels = (rng.random(n) < np.where(donor, 0.8, 0.2)).astype(int)
+    frame = pl.DataFrame(
+        {"label": labels, "score": rng.random(n), "splice_type": np.where(donor, "donor", "acceptor")}
+    )
+    train, test = frame.head(1000), frame.tail(1000)
+    alone, _ = baselines.oriented_column(train, test, "score")
+    with_type, details = baselines.score_and_type_scores(train, test)
+    assert abs(roc_auc(test["label"], alone) - 0.5) < 0.05
+    assert roc_auc(test["label"], with_type) > 0.75 and details["coefficients"][1] > 0
+    with pytest.raises(baselines.BaselineUnavailable, match="no 'splice_type' column"):
+        baselines.score_and_type_scores(train.drop("splice_type"), test)
+
+
 def test_missing_or_incomplete_columns_make_a_baseline_unavailable():
     train = pl.DataFrame({"label": [1, 0], "score": [0.5, None]})
     with pytest.raises(baselines.BaselineUnavailable, match="missing for 1 train"):
@@ -244,7 +263,10 @@ def test_without_score_or_splice_type_the_document_says_so():
     rng = np.random.default_rng(5)
     frame = full_windows(rng, 30).drop("score", "splice_type")
     report = compare_with_baselines(frame, predictions_of(frame, rng, signal=1.0), CONFIG)
-    assert report["skipped"] == {"base_score": "the windows have no 'score' column"}
+    assert report["skipped"] == {
+        "base_score": "the windows have no 'score' column",
+        "base_score_type": "the windows have no 'score' column",
+    }
     assert "base_score" not in report["overall"]["predictors"]
     assert report["per_splice_type"] == {}
 

@@ -94,7 +94,7 @@ def test_html_and_figure_show_every_experiment_and_predictor(metrics_files, tmp_
         assert name in html
     documents = [json.loads(path.read_text()) for path in metrics_files]
     rows = [row for document in documents for row in overall_rows(document)]
-    assert len(rows) == len(METRICS) * (3 * len(PREDICTORS) - 1)  # no_score has no base_score rows
+    assert len(rows) == len(METRICS) * (3 * len(PREDICTORS) - 2)  # no_score: no base_score(_type) rows
     fig = summary_figure(rows)
     labels = [tick.get_text() for tick in fig.axes[0].get_yticklabels()]
     assert labels == ["fp_vs_tp", "fn_vs_tn", "no_score"]

@@ -5,6 +5,9 @@ Each baseline returns a test score where higher means "more likely an error" (la
 * base_score: the base model's `score` column. Its direction depends on the experiment (for FP vs
   TP a high score is more often correct; for FN vs TN a low score is the error), so the sign is
   chosen on the TRAIN split (the one giving ROC-AUC >= 0.5 there), never on the test split.
+* base_score_type: the base score together with the splice type the model also sees (a logistic
+  regression on logit(score), is-donor and their product, fitted on train): FP rates differ by
+  splice type, so a model given the type could beat base_score on the type alone.
 * kmer: a logistic regression on 1..k-mer counts divided by the window length (each feature then
   scaled by its train standard deviation so the penalty treats k-mer sizes alike), class_weight
   balanced, its strength C picked on the validation split's ROC-AUC from C_GRID. (As C goes to 0
@@ -71,6 +74,41 @@ def oriented_column(train: pl.DataFrame, test: pl.DataFrame, column: str) -> tup
     sign = orientation_on_train(train["label"].to_numpy(), values)
     train_auc = roc_auc(train["label"].to_numpy(), sign * values)
     return sign * test[column].cast(pl.Float64).to_numpy(), {"orientation": sign, "train_roc_auc": train_auc}
+
+
+SCORE_EPSILON = 1e-6  # keeps logit(score) finite at scores of exactly 0 or 1
+
+
+def score_type_features(frame: pl.DataFrame) -> np.ndarray:
+    """logit(score), is-donor and their product, one row per window."""
+    score = np.clip(frame["score"].cast(pl.Float64).to_numpy(), SCORE_EPSILON, 1 - SCORE_EPSILON)
+    logit = np.log(score / (1 - score))
+    donor = (frame["splice_type"] == "donor").to_numpy().astype(float)
+    return np.column_stack([logit, donor, logit * donor])
+
+
+def score_and_type_scores(train: pl.DataFrame, test: pl.DataFrame) -> tuple[np.ndarray, dict]:
+    """base_score_type: what the base score and the splice type alone tell, fitted on train."""
+    for column in ("score", "splice_type"):
+        for split, frame in (("train", train), ("test", test)):
+            if column not in frame.columns:
+                raise BaselineUnavailable(f"the windows have no '{column}' column")
+            if frame[column].null_count():
+                raise BaselineUnavailable(
+                    f"'{column}' is missing for {frame[column].null_count()} {split} windows"
+                )
+    labels = train["label"].to_numpy()
+    if labels.min() == labels.max():
+        raise BaselineUnavailable("the train split has one class")
+    fitted = LogisticRegression(class_weight="balanced", max_iter=1000).fit(
+        score_type_features(train), labels
+    )
+    train_auc = roc_auc(labels, fitted.decision_function(score_type_features(train)))
+    return fitted.decision_function(score_type_features(test)), {
+        "coefficients": [float(c) for c in fitted.coef_[0]],
+        "features": ["logit(score)", "donor", "logit(score) x donor"],
+        "train_roc_auc": train_auc,
+    }
 
 
 def chance_scores(n: int) -> np.ndarray:

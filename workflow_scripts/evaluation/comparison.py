@@ -19,6 +19,7 @@ from workflow_scripts.evaluation import baselines
 from workflow_scripts.evaluation.bootstrap import compare_predictors
 from workflow_scripts.evaluation.comparison_fields import (
     BASE_SCORE,
+    BASE_SCORE_TYPE,
     CHANCE,
     CONFIDENCE,
     DINUCLEOTIDE,
@@ -32,6 +33,7 @@ from workflow_scripts.evaluation.comparison_fields import (
 
 DESCRIPTIONS = {
     BASE_SCORE: "the base model's score, sign chosen on the train split",
+    BASE_SCORE_TYPE: "the base model's score and the splice type, logistic regression fitted on train",
     KMER: "logistic regression on 1..k-mer frequencies, trained on train, C chosen on val",
     CHANCE: "a constant score (ROC-AUC 0.5, PR-AUC = prevalence)",
     LENGTH: "leak detector: window length alone, sign chosen on the train split",
@@ -81,6 +83,7 @@ def score_baselines(
     """Every baseline fitted on train (and val) and scored on `test`; unavailable ones skipped."""
     fitters = {
         BASE_SCORE: lambda: baselines.oriented_column(train, test, "score"),
+        BASE_SCORE_TYPE: lambda: baselines.score_and_type_scores(train, test),
         KMER: lambda: baselines.kmer_scores(train, val, test, cfg.kmer_max_k),
         CHANCE: lambda: (baselines.chance_scores(test.height), {}),
         LENGTH: lambda: baselines.oriented_column(train, test, "length"),

@@ -38,11 +38,12 @@ from typing import Any, TypedDict
 
 MODEL = "model"
 BASE_SCORE = "base_score"  # the base splice-site model's own score, oriented on train
+BASE_SCORE_TYPE = "base_score_type"  # the base score and the splice type, a logistic fit on train
 KMER = "kmer"  # 1..k-mer frequency logistic regression trained on train
 CHANCE = "chance"  # one constant score: ROC-AUC 0.5, PR-AUC = prevalence
 LENGTH = "length"  # leak detector: window length alone, oriented on train
 DINUCLEOTIDE = "dinucleotide"  # leak detector: the intron dinucleotide at the site alone
-BASELINES = (BASE_SCORE, KMER, CHANCE, LENGTH, DINUCLEOTIDE)
+BASELINES = (BASE_SCORE, BASE_SCORE_TYPE, KMER, CHANCE, LENGTH, DINUCLEOTIDE)
 LEAK_DETECTORS = (LENGTH, DINUCLEOTIDE)
 PREDICTORS = (MODEL, *BASELINES)
 METRICS = ("roc_auc", "pr_auc")

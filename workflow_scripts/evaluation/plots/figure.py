@@ -45,6 +45,7 @@ METRIC_LABELS = {"roc_auc": "ROC-AUC", "pr_auc": "PR-AUC (average precision)"}
 PREDICTOR_STYLE = {  # name: (label, colour); leak detectors in greys, drawn hollow or dotted
     "model": ("error model", "black"),
     "base_score": ("base model's score", "tab:blue"),
+    "base_score_type": ("base score + splice type", "tab:cyan"),
     "kmer": ("k-mer logistic regression", "tab:orange"),
     "chance": ("chance", "silver"),
     "length": ("window length (leak detector)", "dimgrey"),
