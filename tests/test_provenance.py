@@ -9,6 +9,8 @@ import subprocess
 import pytest
 import yaml
 
+from tests.test_calling_workflow import scores_workdir
+from tests.workflow_helpers import snakemake
 from workflow_scripts.config.sections import schema
 from workflow_scripts.config.validate import validate_config
 from workflow_scripts.errors import InputError
@@ -21,6 +23,7 @@ from workflow_scripts.evaluation.provenance import (
 )
 from workflow_scripts.evaluation.provenance_html import provenance_section
 
+SUMMARY = "results/summary/provenance.json"
 ERRORSEQ_SHA256 = "08dcee07aed2b0269e976da545017a0dc94116d74cc45860ee163e297d423c2c"  # of b"errorseq\n"
 
 
@@ -127,3 +130,22 @@ def test_the_commit_of_a_git_checkout_and_unknown_outside_one(tmp_path):
     inner = checkout / "inner"  # a folder of a repository is not a checkout of its own
     inner.mkdir()
     assert errorseq_source(inner)["commit"] == UNKNOWN
+
+
+def summarize_inputs(dry_run: str) -> str:
+    block = dry_run[dry_run.index("rule summarize:") :]
+    return next(line for line in block.splitlines() if line.strip().startswith("input:"))
+
+
+def test_summarize_reads_the_calls_counts_only_when_the_pipeline_made_the_calls(tmp_path):
+    """Real Snakemake dry runs: calling.start scores (make_calls' summary.json is an input) and the
+    demo's calls table (it is not)."""
+    made = tmp_path / "made"
+    made.mkdir()
+    config = scores_workdir(made)
+    plan = snakemake(made, "-n", SUMMARY, "--configfile", str(config))
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    assert "results/calls/summary.json" in summarize_inputs(plan.stdout)
+    plan = snakemake(tmp_path, "-n", SUMMARY)
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    assert "results/calls/summary.json" not in summarize_inputs(plan.stdout)
