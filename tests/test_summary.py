@@ -15,9 +15,9 @@ from tests.evaluation_fixtures import evaluate_untrained_models
 from tests.workflow_helpers import subprocess_env
 from workflow_scripts.artifacts import summary_fields
 from workflow_scripts.evaluation.comparison_fields import BASELINES, METRICS, PREDICTORS
-from workflow_scripts.evaluation.plots.figure import DPI
+from workflow_scripts.evaluation.plots.figure import DPI, predictor_label
 from workflow_scripts.evaluation.summary import overall_rows, summary_table, write_summary
-from workflow_scripts.evaluation.summary_figure import summary_figure
+from workflow_scripts.evaluation.summary_figure import summary_figure, without_silent
 
 FAST = {"evaluate": {"batch_size": 64, "bootstrap_replicates": 200, "kmer_max_k": 3}}
 
@@ -107,7 +107,9 @@ def test_html_and_figure_show_every_experiment_and_predictor(metrics_files, tmp_
     assert fig.get_size_inches()[0] * DPI >= 1000  # shown at its own size in summary.html
     assert min(text.get_fontsize() for text in fig.findobj(Text) if text.get_text()) >= 9
     legend = [text.get_text() for text in fig.legends[0].get_texts()]
-    assert len(legend) == 1 + len(BASELINES)
+    silent = without_silent(rows)[1]  # e.g. the dinucleotide of windows without a site offset
+    assert len(legend) == 1 + len(BASELINES) - len(silent)
+    assert all(f"{predictor_label(name)}: left out" in fig.get_suptitle() for name in silent)
     assert outputs["plot"].read_bytes().startswith(b"\x89PNG")
 
 
@@ -163,3 +165,20 @@ def test_rule_entry_point_writes_provenance_and_tells_the_console(metrics_files,
     assert document["inputs"]["genome"]["sha256"] == hashlib.sha256(b">chr1\nACGT\n").hexdigest()
     html = (tmp_path / "s.html").read_text()
     assert html.index(lines[0].replace("'", "&#x27;")) < html.index("Made from") < html.index("<img")
+
+
+def long_row(predictor: str, metric: str, estimate: float, low: float, high: float) -> dict:
+    """One evaluation/summary.py long row; every baseline 0.1 [0.05, 0.15] below the model."""
+    paired = (None, None, None, None) if predictor == "model" else (0.1, 0.05, 0.15, "better")
+    row = {"experiment": "fp_vs_tp", "group": "overall", "predictor": predictor, "metric": metric}
+    row |= {"estimate": estimate, "low": low, "high": high}
+    return row | dict(zip(("difference", "difference_low", "difference_high", "verdict"), paired))
+
+
+def test_a_baseline_constant_by_construction_is_left_out_of_the_figure_and_said_once():
+    rows = [long_row(p, m, 0.5, 0.5, 0.5) for p in ("chance", "length") for m in METRICS]
+    rows += [long_row(p, m, 0.8, 0.7, 0.9) for p in ("model", "kmer") for m in METRICS]
+    fig = summary_figure(rows)
+    legend = [text.get_text() for text in fig.legends[0].get_texts()]
+    assert legend == ["error model", "k-mer logistic regression", "chance"]
+    assert "window length (leak detector): left out, the same score for every window" in fig.get_suptitle()

@@ -93,6 +93,21 @@ def test_the_console_ends_with_the_answer_in_a_sentence(tiny_demo_run):
     )
 
 
+def test_the_answer_survives_a_console_redirected_to_a_file(finished_run, tmp_path):
+    """`snakemake ... > run.log 2>&1`: summarize writes at Snakemake's own file offset (fd 3 is a
+    copy of its stderr), so neither overwrites the other."""
+    workdir = copy_of_run(finished_run[0], tmp_path / "run")
+    tiny = workdir / finished_run[1].name
+    rerun = snakemake(
+        workdir, "--forcerun", "summarize", "--configfile", str(tiny), output=tmp_path / "run.log"
+    )
+    assert rerun.returncode == 0, rerun.stdout[-3000:]
+    metrics = json.loads((workdir / "results/fp_vs_tp/evaluation/metrics.json").read_text())
+    lines, sentence = rerun.stdout.splitlines(), answer_sentence(metrics)
+    assert sentence in lines, lines[-20:]
+    assert any("(Rule: all)" in line for line in lines[lines.index(sentence) :]), lines[-20:]
+
+
 def test_provenance_names_the_inputs_their_hashes_and_the_checkout(tiny_demo_run):
     workdir = tiny_demo_run.workdir
     document = json.loads((workdir / "results/summary/provenance.json").read_text())

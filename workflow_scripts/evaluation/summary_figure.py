@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from workflow_scripts.evaluation.comparison_fields import METRICS, PREDICTORS
+from workflow_scripts.evaluation.answer import says_nothing
+from workflow_scripts.evaluation.comparison_fields import CHANCE, METRICS, PREDICTORS
 from workflow_scripts.evaluation.plots.comparison import AUC_AXIS, draw_point, point_from_row
-from workflow_scripts.evaluation.plots.figure import DPI, METRIC_LABELS, new_figure
+from workflow_scripts.evaluation.plots.figure import DPI, METRIC_LABELS, new_figure, predictor_label
 
 SUMMARY_WIDTH_IN = 9.0
 SUMMARY_WIDTH_PX = round(SUMMARY_WIDTH_IN * DPI)  # 1080
@@ -46,8 +47,21 @@ def summary_panel(ax, rows: list[dict], metric: str) -> None:
     ax.grid(axis="x", alpha=0.3)
 
 
+def without_silent(rows: list[dict]) -> tuple[list[dict], list[str]]:
+    """The rows without the baselines (chance kept) whose ROC-AUC says nothing by construction in
+    that run (answer.says_nothing), and the names of those left out."""
+    silent = {
+        (row["experiment"], row["predictor"])
+        for row in rows
+        if row["metric"] == "roc_auc" and row["predictor"] != CHANCE and says_nothing(row)
+    }
+    kept = [row for row in rows if (row["experiment"], row["predictor"]) not in silent]
+    return kept, sorted({predictor for _, predictor in silent})
+
+
 def summary_figure(rows: list[dict]) -> Figure:
     """rows: evaluation/summary.py's long rows (experiment, predictor, metric, estimate, low, high, ...)."""
+    rows, silent = without_silent(rows)
     n_experiments = len({row["experiment"] for row in rows})
     fig, axes = new_figure(
         1,
@@ -64,7 +78,8 @@ def summary_figure(rows: list[dict]) -> Figure:
     )
     fig.suptitle(
         "Every run: the model and its baselines on the test genes (95% intervals over genes)\n"
-        "hollow grey = leak detector; dashed = chance",
+        "hollow grey = leak detector; dashed = chance"
+        + "".join(f"\n{predictor_label(name)}: left out, the same score for every window" for name in silent),
         fontsize=SUMMARY_FONT_PT + 1,
     )
     return fig
