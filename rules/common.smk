@@ -23,7 +23,9 @@ from workflow_scripts.config.runs import run_config_json, runs_of_config
 from workflow_scripts.config.sections import rule_config_json, schema
 from workflow_scripts.config.validate import check_config_file, validate_config
 from workflow_scripts.errors import InputError
+from workflow_scripts.evaluation.provenance import workflow_facts
 from workflow_scripts.input_digest import input_digests
+from workflow_scripts.shown_digest import ShownDigest
 from workflow_scripts.source_digest import rule_code_digest
 from workflow_scripts.tokenization.tokenizers import resolve_tokenizer_kind
 from workflow_scripts.training.cluster_env import CLUSTER_ENV_VARIABLE
@@ -76,8 +78,11 @@ def rule_code(rule):
     """A digest of the errorseq code that runs for `rule` (workflow_scripts/source_digest.py).
     It is the `code` param of each rule, so an edit of that code reruns it and `snakemake -n`
     says why; train and pretrain then train afresh (their checkpoints are keyed on it too).
+    A function of the wildcards: Snakemake keeps what it returns as it is (a string param
+    becomes a plain str), so the report shows the ShownDigest's text.
     """
-    return rule_code_digest(rule)
+    shown = ShownDigest(rule_code_digest(rule), rule)
+    return lambda wildcards: shown
 
 
 def user_input_digests(*inputs):
@@ -105,10 +110,46 @@ def plot_paths(experiment="{experiment}"):
     return [f"results/{experiment}/plots/{plot_file_name(name)}" for name in PLOTS]
 
 
+# Snakemake's report lists a category's files by their first label (by path without one): these
+# orders give each file a numbered label, so a page lists them as a reader looks at them.
+READING_ORDER = (
+    "model_vs_baselines",
+    "roc",
+    "precision_recall",
+    "confusion_matrix",
+    "training_curves",
+    "length_histogram",
+)
+FIGURE_ORDER = (
+    *READING_ORDER,
+    *(name for name in PLOTS if name not in READING_ORDER),
+    *(f"explain: {name}" for name in EXPLAIN_PLOTS),
+)
+SUMMARY_ORDER = ("summary.html", "summary.png", "summary.tsv", "provenance.json")
+
+
+def ordered_label(order, name, key):
+    """{key: "3. precision recall"}: the place of `name` in `order`, then its name."""
+    digits = len(str(len(order)))
+    place = f"{order.index(name) + 1:0{digits}d}"
+    return {key: f"{place}. {name.replace('_', ' ')}"}
+
+
+def figure_label(name):
+    return ordered_label(FIGURE_ORDER, name, "figure")
+
+
+def summary_label(name):
+    return ordered_label(SUMMARY_ORDER, name, "file")
+
+
 def plot_report_output(name, path):
     """One plot flagged for the report, with its caption report/plots/<name>.rst."""
     flagged = report(
-        path, caption=f"../report/plots/{name}.rst", category="{experiment}"
+        path,
+        caption=f"../report/plots/{name}.rst",
+        category="{experiment}",
+        labels=figure_label(name),
     )
     return flagged
 
@@ -127,9 +168,17 @@ def explain_plot_paths(experiment="{experiment}"):
 
 def explain_report_outputs():
     """explain_plot_paths() flagged for the report, captions report/explain/<name>.rst."""
-    captions = [f"../report/explain/{name}.rst" for name in EXPLAIN_PLOTS]
-    pairs = zip(captions, explain_plot_paths())
-    flagged = [report(p, caption=c, category="{experiment}") for c, p in pairs]
+    pairs = zip(EXPLAIN_PLOTS, explain_plot_paths())
+    return [explain_report_output(name, path) for name, path in pairs]
+
+
+def explain_report_output(name, path):
+    flagged = report(
+        path,
+        caption=f"../report/explain/{name}.rst",
+        category="{experiment}",
+        labels=figure_label(f"explain: {name}"),
+    )
     return flagged
 
 
@@ -140,13 +189,34 @@ GPU_ON_THIS_MACHINE = int(nvidia_gpu_present())
 SUMMARY_DIR = "results/summary"
 
 
+def summary_provenance():
+    """The summarize rule's --provenance: the inputs and settings provenance.json describes.
+    Any config change changes it (the config's digest), so summarize reruns and says which.
+    """
+    return json.dumps(workflow_facts(config, workflow.configfiles))
+
+
+def calls_summary_input():
+    """make_calls' summary.json (the calls' counts) if the pipeline made the calls."""
+    if uses_sequences_table() or calling_start() == "calls":
+        return []
+    return "results/calls/summary.json"
+
+
+def calls_summary_args(wildcards, input):
+    if input.calls_summary:
+        return f"--calls-summary {shlex_quote(input.calls_summary)}"
+    return ""
+
+
 def all_outputs():
     plots = [path for experiment in EXPERIMENTS for path in plot_paths(experiment)]
     plots += [path for e in EXPERIMENTS for path in explain_plot_paths(e)]
     metrics = expand(
         "results/{experiment}/evaluation/metrics.json", experiment=EXPERIMENTS
     )
-    return plots + metrics + [f"{SUMMARY_DIR}/summary.tsv"]
+    summary = [f"{SUMMARY_DIR}/summary.tsv", f"{SUMMARY_DIR}/provenance.json"]
+    return plots + metrics + summary
 
 
 def experiment_rule_config(*sections):

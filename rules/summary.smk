@@ -3,21 +3,31 @@ rule summarize:
         metrics=expand(
             "results/{experiment}/evaluation/metrics.json", experiment=EXPERIMENTS
         ),
+        calls_summary=calls_summary_input(),
     output:
         table=report(
             f"{SUMMARY_DIR}/summary.tsv",
             caption="../report/summary_table.rst",
             category="Summary",
+            labels=summary_label("summary.tsv"),
         ),
         plot=report(
             f"{SUMMARY_DIR}/summary.png",
             caption="../report/summary_plot.rst",
             category="Summary",
+            labels=summary_label("summary.png"),
         ),
         html=report(
             f"{SUMMARY_DIR}/summary.html",
             caption="../report/summary_html.rst",
             category="Summary",
+            labels=summary_label("summary.html"),
+        ),
+        provenance=report(
+            f"{SUMMARY_DIR}/provenance.json",
+            caption="../report/provenance.rst",
+            category="Summary",
+            labels=summary_label("provenance.json"),
         ),
     log:
         "logs/summary/summarize.log",
@@ -28,8 +38,11 @@ rule summarize:
     params:
         code=rule_code("summarize"),
         config=rule_config("experiments", "split", "train"),
+        provenance=summary_provenance(),
+        calls_summary=calls_summary_args,
     shell:
         "python -m workflow_scripts.rules.summarize --config {params.config:q} "
-        "--metrics {input.metrics:q} "
+        "--metrics {input.metrics:q} {params.calls_summary} "
+        "--provenance {params.provenance:q} --out-provenance {output.provenance:q} "
         "--out-table {output.table:q} --out-plot {output.plot:q} "
-        "--out-html {output.html:q} > {log:q} 2>&1"
+        "--out-html {output.html:q} --console-fd 3 3>&2 > {log:q} 2>&1"

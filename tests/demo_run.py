@@ -12,6 +12,7 @@ machine.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -91,7 +92,9 @@ def run_demo(base: Path, config: dict) -> DemoRun:
     guard.mkdir()
     (guard / "sitecustomize.py").write_text(NETGUARD)
     net_log = base / "network.log"
-    env = subprocess_env(PYTHONPATH=str(guard), ERRORSEQ_NETGUARD_LOG=str(net_log))
+    # The guard goes first; a PYTHONPATH already set (a checkout other than the installed one) stays.
+    python_path = os.pathsep.join(filter(None, (str(guard), os.environ.get("PYTHONPATH"))))
+    env = subprocess_env(PYTHONPATH=python_path, ERRORSEQ_NETGUARD_LOG=str(net_log))
     before = set(base.iterdir())
     result = snakemake(workdir, "--configfile", str(config_file), env=env)
     return DemoRun(base, workdir, config_file, result, net_log, before)

@@ -59,7 +59,13 @@ def test_no_network_access_at_run_time(weird_run):
 
 # ---- static checks ----------------------------------------------------------------------------
 # Unquoted params must be numbers or text the workflow quoted itself (shlex_quote in common.smk).
-UNQUOTED_PARAMS_OK = {"genome", "init", "source", "tokenizer"}  # options built with shlex_quote'd paths
+UNQUOTED_PARAMS_OK = {
+    "calls_summary",
+    "genome",
+    "init",
+    "source",
+    "tokenizer",
+}  # options built with shlex_quote'd paths
 
 
 def test_config_values_reach_shell_commands_only_quoted():

@@ -1,6 +1,7 @@
 """The summarize rule: one row per experiment from the metrics.json files evaluate wrote, the same
 numbers as those files, empty cells for a baseline that was not scored, one line for a bad file."""
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -8,13 +9,15 @@ import sys
 import polars as pl
 import pytest
 from matplotlib import pyplot as plt
+from matplotlib.text import Text
 
 from tests.evaluation_fixtures import evaluate_untrained_models
 from tests.workflow_helpers import subprocess_env
 from workflow_scripts.artifacts import summary_fields
 from workflow_scripts.evaluation.comparison_fields import BASELINES, METRICS, PREDICTORS
-from workflow_scripts.evaluation.plots.comparison import summary_figure
+from workflow_scripts.evaluation.plots.figure import DPI, predictor_label
 from workflow_scripts.evaluation.summary import overall_rows, summary_table, write_summary
+from workflow_scripts.evaluation.summary_figure import summary_figure, without_silent
 
 FAST = {"evaluate": {"batch_size": 64, "bootstrap_replicates": 200, "kmer_max_k": 3}}
 
@@ -89,17 +92,24 @@ def test_the_same_experiment_twice_is_refused(metrics_files):
 def test_html_and_figure_show_every_experiment_and_predictor(metrics_files, tmp_path):
     outputs = summarize(metrics_files, tmp_path)
     html = outputs["html"].read_text()
-    assert "<html" not in html and html.count("<table") == 2  # a fragment the report includes
+    assert "<html" not in html and html.count("<table") == 3  # a fragment the report includes
     for name in ("fp_vs_tp", "fn_vs_tn", "no_score", "leak detector", "worse"):
         assert name in html
+    answer = html.index("Does the model beat its baselines?")
+    assert answer < html.index("fp_vs_tp (ROC-AUC ") < html.index("<table") < html.index("<img")
+    assert "white-space:nowrap" in html and 'width="1080"' in html
     documents = [json.loads(path.read_text()) for path in metrics_files]
     rows = [row for document in documents for row in overall_rows(document)]
     assert len(rows) == len(METRICS) * (3 * len(PREDICTORS) - 2)  # no_score: no base_score(_type) rows
     fig = summary_figure(rows)
     labels = [tick.get_text() for tick in fig.axes[0].get_yticklabels()]
     assert labels == ["fp_vs_tp", "fn_vs_tn", "no_score"]
+    assert fig.get_size_inches()[0] * DPI >= 1000  # shown at its own size in summary.html
+    assert min(text.get_fontsize() for text in fig.findobj(Text) if text.get_text()) >= 9
     legend = [text.get_text() for text in fig.legends[0].get_texts()]
-    assert len(legend) == 1 + len(BASELINES)
+    silent = without_silent(rows)[1]  # e.g. the dinucleotide of windows without a site offset
+    assert len(legend) == 1 + len(BASELINES) - len(silent)
+    assert all(f"{predictor_label(name)}: left out" in fig.get_suptitle() for name in silent)
     assert outputs["plot"].read_bytes().startswith(b"\x89PNG")
 
 
@@ -130,3 +140,45 @@ def test_rule_entry_point_and_a_bad_metrics_file_is_one_line(metrics_files, tmp_
     result = subprocess.run(args, capture_output=True, text=True, env=subprocess_env(), timeout=120)
     assert result.returncode == 0, result.stderr
     assert pl.read_csv(tmp_path / "s.tsv", separator="\t").height == 2
+
+
+def test_rule_entry_point_writes_provenance_and_tells_the_console(metrics_files, tmp_path):
+    genome, calls = tmp_path / "genome.fa", tmp_path / "calls.tsv"
+    genome.write_text(">chr1\nACGT\n")
+    calls.write_text("chrom\tposition\n")
+    facts = {"config_files": ["run.yaml"], "config_digest": "ab" * 32, "sequences": None}
+    facts |= {"genome": str(genome), "calls": str(calls), "calling": {"start": "calls", "region": None}}
+    args = [sys.executable, "-m", "workflow_scripts.rules.summarize", "--metrics", *map(str, metrics_files)]
+    args += ["--out-table", str(tmp_path / "s.tsv"), "--out-plot", str(tmp_path / "s.png")]
+    args += ["--out-html", str(tmp_path / "s.html"), "--provenance", json.dumps(facts)]
+    args += ["--out-provenance", str(tmp_path / "provenance.json")]
+    with (tmp_path / "console").open("w") as console:  # the rule's fd 3; the log is stderr
+        args += ["--console-fd", str(console.fileno())]
+        result = subprocess.run(
+            args, capture_output=True, text=True, env=subprocess_env(), pass_fds=(console.fileno(),)
+        )
+    assert result.returncode == 0, result.stderr
+    lines = (tmp_path / "console").read_text().splitlines()
+    assert [line.split(" (ROC-AUC")[0] for line in lines] == ["fp_vs_tp", "fn_vs_tn", "no_score"]
+    assert "the base model's score was not scored" in lines[2]
+    document = json.loads((tmp_path / "provenance.json").read_text())
+    assert document["inputs"]["genome"]["sha256"] == hashlib.sha256(b">chr1\nACGT\n").hexdigest()
+    html = (tmp_path / "s.html").read_text()
+    assert html.index(lines[0].replace("'", "&#x27;")) < html.index("Made from") < html.index("<img")
+
+
+def long_row(predictor: str, metric: str, estimate: float, low: float, high: float) -> dict:
+    """One evaluation/summary.py long row; every baseline 0.1 [0.05, 0.15] below the model."""
+    paired = (None, None, None, None) if predictor == "model" else (0.1, 0.05, 0.15, "better")
+    row = {"experiment": "fp_vs_tp", "group": "overall", "predictor": predictor, "metric": metric}
+    row |= {"estimate": estimate, "low": low, "high": high}
+    return row | dict(zip(("difference", "difference_low", "difference_high", "verdict"), paired))
+
+
+def test_a_baseline_constant_by_construction_is_left_out_of_the_figure_and_said_once():
+    rows = [long_row(p, m, 0.5, 0.5, 0.5) for p in ("chance", "length") for m in METRICS]
+    rows += [long_row(p, m, 0.8, 0.7, 0.9) for p in ("model", "kmer") for m in METRICS]
+    fig = summary_figure(rows)
+    legend = [text.get_text() for text in fig.legends[0].get_texts()]
+    assert legend == ["error model", "k-mer logistic regression", "chance"]
+    assert "window length (leak detector): left out, the same score for every window" in fig.get_suptitle()

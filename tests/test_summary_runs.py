@@ -14,8 +14,8 @@ from tests.workflow_helpers import subprocess_env
 from workflow_scripts.artifacts import summary_aggregated_fields, summary_fields
 from workflow_scripts.config.runs import expand_runs
 from workflow_scripts.config.sections import section_defaults
-from workflow_scripts.evaluation.plots.comparison import summary_figure
 from workflow_scripts.evaluation.summary import overall_rows, summary_table, write_summary
+from workflow_scripts.evaluation.summary_figure import summary_figure
 
 FAST = {"evaluate": {"batch_size": 64, "bootstrap_replicates": 100, "kmer_max_k": 2}}
 EXPERIMENTS = [
@@ -110,7 +110,7 @@ def test_html_shows_every_run_and_the_mean_sd_table(metrics_files, tmp_path):
     outputs = [tmp_path / name for name in ("summary.tsv", "summary.png", "summary.html")]
     write_summary([str(p) for p in metrics_files], *map(str, outputs), workflow_runs())
     html = outputs[2].read_text()
-    assert html.count("<table") == 3 and "Across runs: folds and seeds (mean ± sd)" in html
+    assert html.count("<table") == 4 and "Across runs: folds and seeds (mean ± sd)" in html
     for name in RUN_NAMES:
         assert name in html
     table = pl.read_csv(outputs[0], separator="\t")

@@ -1,5 +1,6 @@
 """The real workflow with split.folds 2 on a small demo, up to the summary: two runs whose test
-genes together are every gene once, a row each in summary.tsv and the experiment's mean and sd."""
+genes together are every gene once, a row each in summary.tsv and the experiment's mean and sd, and
+on the console a sentence per run and one for their spread."""
 
 import polars as pl
 import pytest
@@ -38,3 +39,9 @@ def test_two_folds_end_to_end(tmp_path):
     assert summary["model_roc_auc"][3] == pytest.approx(abs(runs[0] - runs[1]) / 2**0.5)
     assert summary["n"][:2].sum() == sum(w.filter(pl.col("split") == "test").height for w in folds)
     assert not (tmp_path / "results/fp_vs_tp").exists()  # no run under the plain experiment name
+    console = (result.stdout + result.stderr).splitlines()  # the answer: a line per run, then their spread
+    answers = [line for line in console if line.startswith("fp_vs_tp")]
+    assert [line.split(" ")[0] for line in answers] == ["fp_vs_tp_fold1", "fp_vs_tp_fold2", "fp_vs_tp:"]
+    assert answers[2].startswith(
+        f"fp_vs_tp: 2 runs, mean ± sd: model ROC-AUC {summary['model_roc_auc'][2]:.3f}"
+    )

@@ -1,11 +1,17 @@
 """The real Snakemake workflow on a tiny demo: dry run, full run, rerun-only-evaluation, report."""
 
+import hashlib
 import json
 import os
+import re
+import subprocess
+from pathlib import Path
 
 import pytest
 
-from tests.workflow_helpers import TINY_CONFIG, copy_of_run, planned_rules, snakemake, write_config
+from tests.demo_run import WEIRD_CALLS, WEIRD_GENOME
+from tests.workflow_helpers import ROOT, TINY_CONFIG, copy_of_run, planned_rules, snakemake, write_config
+from workflow_scripts.evaluation.answer import answer_sentence
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +83,51 @@ def test_the_console_carries_no_json_config(tiny_demo_run):
     assert "train fp_vs_tp: done" in console
 
 
+def test_the_console_ends_with_the_answer_in_a_sentence(tiny_demo_run):
+    console = (tiny_demo_run.result.stdout + tiny_demo_run.result.stderr).splitlines()
+    metrics = json.loads((tiny_demo_run.workdir / "results/fp_vs_tp/evaluation/metrics.json").read_text())
+    sentence = answer_sentence(metrics)
+    assert sentence.startswith("fp_vs_tp (ROC-AUC ") and sentence in console
+    assert console.index(sentence) > next(
+        i for i, line in enumerate(console) if "train fp_vs_tp: done" in line
+    )
+
+
+def test_the_answer_survives_a_console_redirected_to_a_file(finished_run, tmp_path):
+    """`snakemake ... > run.log 2>&1`: summarize writes at Snakemake's own file offset (fd 3 is a
+    copy of its stderr), so neither overwrites the other."""
+    workdir = copy_of_run(finished_run[0], tmp_path / "run")
+    tiny = workdir / finished_run[1].name
+    rerun = snakemake(
+        workdir, "--forcerun", "summarize", "--configfile", str(tiny), output=tmp_path / "run.log"
+    )
+    assert rerun.returncode == 0, rerun.stdout[-3000:]
+    metrics = json.loads((workdir / "results/fp_vs_tp/evaluation/metrics.json").read_text())
+    lines, sentence = rerun.stdout.splitlines(), answer_sentence(metrics)
+    assert sentence in lines, lines[-20:]
+    assert any("(Rule: all)" in line for line in lines[lines.index(sentence) :]), lines[-20:]
+
+
+def test_provenance_names_the_inputs_their_hashes_and_the_checkout(tiny_demo_run):
+    workdir = tiny_demo_run.workdir
+    document = json.loads((workdir / "results/summary/provenance.json").read_text())
+    genome = document["inputs"]["genome"]
+    assert genome["path"] == WEIRD_GENOME
+    assert genome["sha256"] == hashlib.sha256((workdir / WEIRD_GENOME).read_bytes()).hexdigest()
+    assert document["base_model"]["source"] == "calls table given"
+    assert document["base_model"]["files"][0]["path"] == WEIRD_CALLS
+    assert str(tiny_demo_run.config) in document["config"]["files"]
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    assert document["errorseq"]["commit"] == (head.stdout.strip() if head.returncode == 0 else "unknown")
+    html = (workdir / "results/summary/summary.html").read_text()
+    assert f"sha256 {genome['sha256'][:12]}" in html
+
+
+def report_results(html: str) -> dict:
+    """The report's files by path, as its page script holds them (labels, job parameters, ...)."""
+    return json.loads(re.search(r"var results = (\{.*?\});\n", html, re.S).group(1))
+
+
 def test_a_finished_run_has_nothing_left_to_do(finished_run):
     workdir, tiny = finished_run
     result = snakemake(workdir, "-n", "--configfile", str(tiny))
@@ -110,9 +161,33 @@ def test_report_opens_with_the_summary_and_captions_every_figure(finished_run, t
     html = report.read_text(errors="replace")
     for name in ("roc.png", "training_curves.png", "model_vs_baselines.png", "summary.png", "summary.tsv"):
         assert name in html
-    # the front page (workflow description): its text, the summary table and plot embedded in it
+    # the front page (workflow description): the answer first, where it came from, the plot, then the text
     description = html[html.index("does the error model beat its baselines") :]
-    assert "The model against its baselines" in description and "data:image/png;base64" in description
+    answer = description.index("fp_vs_tp (ROC-AUC ")
+    assert answer < description.index("Made from") < description.index("data:image/png;base64")
+    assert description.index("The model against its baselines") < description.index("How to read this report")
+    # an experiment's page lists its figures by label: model vs baselines first, explain last
+    results = report_results(html)
+    figures = sorted(
+        (entry["labels"]["figure"], path) for path, entry in results.items() if "/fp_vs_tp/" in path
+    )
+    assert [Path(path).stem for _, path in figures] == [
+        "model_vs_baselines",
+        "roc",
+        "precision_recall",
+        "confusion_matrix",
+        "training_curves",
+        "length_histogram",
+        "position_importance",
+        "sequence_logo",
+        "kmer_enrichment",
+    ]
+    summary = sorted(
+        (entry["labels"]["file"], path) for path, entry in results.items() if "/summary/" in path
+    )
+    assert [Path(path).name for _, path in summary][:2] == ["summary.html", "summary.png"]
+    roc = results["results/fp_vs_tp/plots/roc.png"]["job_properties"]["params"]
+    assert "(digest of the errorseq code the rule plot runs)" in roc
     # a caption per figure (report/plots/*.rst, rendered with the wildcard)
     for caption in (
         "ROC curve of the error model",

@@ -9,12 +9,15 @@ split and one seed cannot show.
     summary.tsv   a row per run, then a mean and an sd row per experiment with several runs,
                   artifacts.summary_fields() (for scripts)
     summary.png   ROC-AUC and PR-AUC of every predictor with intervals, runs down the axis
-    summary.html  the plot and readable tables (summary_html.py); the report's front page shows it
+    summary.html  the answer in a sentence per run, a compact table, where it came from
+                  (provenance.json), the plot and the detailed tables (summary_html.py); the
+                  report's front page shows it
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +32,13 @@ from workflow_scripts.artifacts import (
     summary_fields,
 )
 from workflow_scripts.config.runs import Run
+from workflow_scripts.evaluation.answer import summary_sentences
 from workflow_scripts.evaluation.comparison_fields import MODEL, OVERALL, comparison_rows
-from workflow_scripts.evaluation.plots.comparison import summary_figure
 from workflow_scripts.evaluation.plots.figure import save_figure
 from workflow_scripts.evaluation.plots.inputs import read_metrics
+from workflow_scripts.evaluation.summary_figure import summary_figure
 from workflow_scripts.evaluation.summary_html import summary_html
-from workflow_scripts.io_utils import atomic_path, write_text
+from workflow_scripts.io_utils import atomic_path, write_json, write_text
 
 ESTIMATE_KEYS = ("estimate", "low", "high")  # comparison_rows' fields behind SUMMARY_INTERVAL_SUFFIXES
 DIFFERENCE_KEYS = ("difference", "difference_low", "difference_high")
@@ -130,20 +134,36 @@ def spread_of(table: pl.DataFrame) -> list[dict]:
     return table.filter(pl.col("statistic") != SUMMARY_RUN).to_dicts()
 
 
+@dataclass(frozen=True)
+class Summary:
+    documents: list[dict]  # each run's metrics.json
+    table: pl.DataFrame  # summary.tsv
+
+    def sentences(self) -> list[str]:
+        """The answer in a sentence per run, then per experiment with several runs."""
+        return summary_sentences(self.documents, spread_of(self.table))
+
+
 def write_summary(
     metrics_paths: list[str],
     out_table: str,
     out_plot: str,
     out_html: str,
     runs: Mapping[str, Run] | None = None,
-) -> pl.DataFrame:
-    """Read every metrics.json first (a bad one is one line naming it), then write the three files.
-    runs: the workflow's runs by name (config/runs.py), for each run's experiment, fold and seed."""
+    provenance: tuple[dict, str] | None = None,
+) -> Summary:
+    """Read every metrics.json first (a bad one is one line naming it), then write the files.
+    runs: the workflow's runs by name (config/runs.py), for each run's experiment, fold and seed;
+    provenance: (the document, where to write it), also shown at the top of summary.html."""
     documents = [read_metrics(path) for path in metrics_paths]
     table = summary_table(documents, runs)
     long_rows = [row for document in documents for row in overall_rows(document)]
     with atomic_path(out_table) as tmp:
         table.write_csv(tmp, separator="\t", null_value="")
     save_figure(summary_figure(long_rows), out_plot)
-    write_text(out_html, summary_html(documents, long_rows, Path(out_plot).read_bytes(), spread_of(table)))
-    return table
+    document = provenance[0] if provenance else None
+    if provenance:
+        write_json(provenance[1], document)
+    png = Path(out_plot).read_bytes()
+    write_text(out_html, summary_html(documents, long_rows, png, spread_of(table), document))
+    return Summary(documents, table)

@@ -1,8 +1,8 @@
 """The model against its baselines: ROC-AUC and PR-AUC with 95% intervals, one point per predictor.
 
 `model_vs_baselines_figure(metrics)` draws one experiment (a row of panels per group: all test
-windows, then each splice type); `summary_figure(rows)` draws every experiment of the summary
-(evaluation/summary.py). Both read the comparison through comparison_fields' names only. The
+windows, then each splice type); evaluation/summary_figure.py draws every run of the summary with
+its points. Both read the comparison through comparison_fields' names only. The
 leak detectors (window length, the dinucleotide at the site) are drawn hollow, in grey, and
 named as such: a model that does not beat them has learned the windows' shape, not biology.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 from matplotlib.figure import Figure
 
 from workflow_scripts.evaluation.comparison_fields import (
@@ -19,7 +18,6 @@ from workflow_scripts.evaluation.comparison_fields import (
     CHANCE,
     METRICS,
     OVERALL,
-    PREDICTORS,
     WORSE,
     comparison_rows,
     predictor_kind,
@@ -167,49 +165,6 @@ def model_vs_baselines_figure(metrics: dict) -> Figure:
         "red = worse, grey = not better (the interval holds 0)"
         + (f"\n{skipped}" if skipped else "")
         + experiment_suffix(metrics),
-        fontsize=10,
-    )
-    return fig
-
-
-def summary_panel(ax, rows: list[dict], metric: str) -> None:
-    """Experiments down the axis, one short line per predictor within each experiment."""
-    experiments = list(dict.fromkeys(row["experiment"] for row in rows))
-    predictors = [p for p in PREDICTORS if any(row["predictor"] == p for row in rows)]
-    step = 0.8 / max(len(predictors), 1)
-    for index, experiment in enumerate(experiments):
-        for offset, predictor in enumerate(predictors):
-            row = next(
-                (
-                    r
-                    for r in rows
-                    if (r["experiment"], r["predictor"], r["metric"]) == (experiment, predictor, metric)
-                ),
-                None,
-            )
-            if row is not None:
-                draw_point(ax, point_from_row(row, -index - offset * step), with_label=index == 0)
-    if metric == "roc_auc":
-        ax.axvline(0.5, ls="--", lw=0.9, color="grey", zorder=0)
-    centres = -np.arange(len(experiments)) - 0.4 + step / 2
-    ax.set_yticks(centres, experiments, fontsize=9)
-    ax.set(xlim=AUC_AXIS, xlabel=METRIC_LABELS[metric], ylim=(-len(experiments) + 0.1, 0.3))
-    ax.grid(axis="x", alpha=0.3)
-
-
-def summary_figure(rows: list[dict]) -> Figure:
-    """rows: evaluation/summary.py's long rows (experiment, predictor, metric, estimate, low, high, ...)."""
-    n_experiments = len({row["experiment"] for row in rows})
-    fig, axes = new_figure(
-        1, len(METRICS), figsize=(12, 2.5 + 1.3 * n_experiments), squeeze=False, layout="constrained"
-    )
-    for col, metric in enumerate(METRICS):
-        summary_panel(axes[0, col], rows, metric)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 3), fontsize=8)
-    fig.suptitle(
-        "Every experiment: the model and its baselines on the test genes (95% intervals over genes)\n"
-        "hollow grey = leak detector; dashed = chance",
         fontsize=10,
     )
     return fig

@@ -1,0 +1,112 @@
+"""The "Made from" block of summary.html: provenance.json (provenance.py) as a two-column table.
+
+Hashes are shown by their first HASH_CHARS hex digits (the full sha256 is in the cell's tooltip
+and in provenance.json); sizes in kB/MB.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+HASH_CHARS = 12
+COUNTED_CLASSES = ("TP", "FP", "FN", "TN")
+
+
+def size(n_bytes: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.1f} {unit}"
+    return f"{n_bytes} B"
+
+
+def file_fact(fact: dict | None, absent: str) -> str:
+    if fact is None:
+        return escape(absent)
+    digest = fact["sha256"]
+    return (
+        f"<code>{escape(fact['path'])}</code> · {size(fact['bytes'])} · "
+        f'<span title="sha256 {digest}">sha256 {digest[:HASH_CHARS]}…</span>'
+    )
+
+
+def base_model_cell(base_model: dict) -> str:
+    files = "<br>".join(file_fact(fact, "") for fact in base_model["files"])
+    return escape(base_model["source"]) + (f": {files}" if files else "")
+
+
+def settings_text(settings: dict) -> str:
+    negatives = settings["negatives"] or {}
+    biotypes = settings["biotypes"]
+    return (
+        f"threshold {settings['threshold']}, a TP within ±{settings['consensus_window']} nt, "
+        f"negatives {negatives.get('kind')} ({negatives.get('per_error')} TN per FN, seed {negatives.get('seed')}), "
+        f"biotypes {biotypes if isinstance(biotypes, str) else ', '.join(biotypes)}, "
+        f"transcripts {settings['transcripts']}"
+    )
+
+
+def calling_cell(calling: dict, base_model: dict) -> str:
+    if calling["settings"] is None:
+        return escape(f"{base_model['source']} (calling.start {calling['start']})")
+    return escape(f"calling.start {calling['start']}: {settings_text(calling['settings'])}")
+
+
+def counts_cell(counts: dict) -> str:
+    return "<br>".join(
+        escape(f"{splice_type}: " + ", ".join(f"{kind} {per_class[kind]:,}" for kind in COUNTED_CLASSES))
+        for splice_type, per_class in counts.items()
+    )
+
+
+def region_text(region: str | None) -> str:
+    return "every gene of the annotation" if region is None else region
+
+
+def errorseq_cell(source: dict) -> str:
+    commit = source["commit"]
+    shown = commit if commit == "unknown" else commit[:HASH_CHARS]
+    modified = " (with uncommitted changes)" if source["modified"] else ""
+    return escape(f"{source['version']}, commit {shown}{modified}")
+
+
+def config_cell(config: dict) -> str:
+    files = ", ".join(f"<code>{escape(path)}</code>" for path in config["files"]) or "none"
+    digest = config["digest"]
+    return f'<span title="sha256 {digest}">digest {digest[:HASH_CHARS]}…</span> of {files}'
+
+
+def hashing_cell(document: dict) -> str:
+    hashing = document["hashing"]
+    return escape(
+        f"{document['created']}; {hashing['method']}: {size(hashing['bytes'])} in {hashing['seconds']:.2f} s"
+    )
+
+
+def provenance_rows(document: dict) -> list[tuple[str, str]]:
+    inputs = document["inputs"]
+    rows = [("genome", file_fact(inputs["genome"], "none: a sequences table was given"))]
+    if inputs["sequences"] is not None:
+        rows.append(("sequences", file_fact(inputs["sequences"], "")))
+    not_used = f"not used: {document['base_model']['source']}"
+    rows += [
+        ("annotation", file_fact(inputs["annotation"], not_used)),
+        (
+            "region",
+            escape(not_used if document["region"] == "not applied" else region_text(document["region"])),
+        ),
+        ("base model", base_model_cell(document["base_model"])),
+        ("calling", calling_cell(document["calling"], document["base_model"])),
+        *([("calls", counts_cell(document["calling"]["counts"]))] if document["calling"]["counts"] else []),
+        ("errorseq", errorseq_cell(document["errorseq"])),
+        ("config", config_cell(document["config"])),
+        ("made", hashing_cell(document)),
+    ]
+    return rows
+
+
+def provenance_section(document: dict) -> str:
+    rows = provenance_rows(document)
+    body = "".join(
+        f'<tr><th class="name">{name}</th><td class="name">{cell}</td></tr>' for name, cell in rows
+    )
+    return f'<h3>Made from</h3>\n<div class="scroll"><table class="errorseq">{body}</table></div>\n'
