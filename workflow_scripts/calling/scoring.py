@@ -62,6 +62,30 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+PRECISIONS = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def precision_dtype(precision: str, device: torch.device) -> torch.dtype:
+    """The convolutions' dtype under autocast (softmax and the ensemble mean stay fp32)."""
+    if precision != "fp32" and not fast_on(precision, device):
+        where = "a CPU without AVX-512/AMX" if device.type == "cpu" else "a GPU without bf16"
+        raise InputError(
+            "config",
+            "calling.base_model.precision",
+            f"{precision} on {where} runs emulated, ~10x slower than fp32 (docs/performance.md); "
+            "use fp32 here",
+        )
+    return PRECISIONS[precision]
+
+
+def fast_on(precision: str, device: torch.device) -> bool:
+    if device.type == "cuda":
+        return precision == "fp16" or torch.cuda.is_bf16_supported(including_emulation=False)
+    if precision == "bf16":
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    return bool(torch.ops.mkldnn._is_mkldnn_fp16_supported())
+
+
 def read_window(genome: Genome, chrom: int, start: int, end: int) -> np.ndarray:
     """Bases [start, end) of a chromosome as uint8; positions outside the chromosome are N."""
     window = np.full(end - start, N_BYTE, dtype=np.uint8)
@@ -84,11 +108,13 @@ class RegionScorer:
         device: torch.device,
         batch_size: int,
         chunk_length: int,
+        precision: str = "fp32",
     ):
         self.ensemble = ensemble.to(device)
         if device.type == "cuda":
             torch.backends.cudnn.allow_tf32 = False  # fp32 as Keras computed it (TF32 shifts ~1e-3)
             torch.backends.cudnn.benchmark = True  # every chunk has one shape: tune once
+        self.dtype = precision_dtype(precision, device)
         self.genome, self.device = genome, device
         self.batch_size, self.chunk_length = batch_size, chunk_length
 
@@ -110,7 +136,8 @@ class RegionScorer:
         x = one_hot(torch.from_numpy(codes).to(self.device))
         flip = torch.from_numpy(minus).to(self.device)
         x = torch.where(flip[:, None, None], x.flip(1, 2), x)  # reverse complement: ACGT → TGCA, 3' → 5'
-        with torch.inference_mode():
+        reduced = self.dtype != torch.float32
+        with torch.inference_mode(), torch.autocast(self.device.type, self.dtype, enabled=reduced):
             probabilities = self.ensemble(x)[:, [DONOR, ACCEPTOR]]
         probabilities = torch.where(flip[:, None, None], probabilities.flip(2), probabilities)
         return probabilities.float().cpu().numpy()
@@ -221,7 +248,9 @@ def score_genes(
 ) -> dict:
     """Score every gene of `genes` (gene_id, chrom, start, end, strand; checked) into `out`."""
     device = resolve_device(settings["device"])
-    scorer = RegionScorer(ensemble, genome, device, settings["batch_size"], settings["chunk_length"])
+    scorer = RegionScorer(
+        ensemble, genome, device, settings["batch_size"], settings["chunk_length"], settings["precision"]
+    )
     regions = plan_regions(genes, genome, merge_gap=ensemble.context)
     spans = genes.select(gene_id="gene_id", start="start", end="end", strand="strand")
     total_nt = int((genes["end"] - genes["start"] + 1).sum())
