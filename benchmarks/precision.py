@@ -11,7 +11,11 @@ other, donor and acceptor counted apart, as a share of the reference's calls). A
 convolution FLOPs per input nt (2·k·Cin·Cout per layer, all models), per scored gene nt (with the
 flanks each chunk reads), and the achieved FLOP per CPU-second against one core's fp32 peak (GHz
 from /proc/cpuinfo × FLOPs per cycle: 2 FMA units × vector lanes × 2). `--emulated` runs bf16/fp16
-on a CPU without fast kernels for them, which score_base_model refuses.
+on a CPU without fast kernels for them, which score_base_model refuses; `bf16-sim` (or `fp16-sim`)
+runs fp32 with the operands and output of every convolution and batch norm rounded to bf16 (fp32
+accumulation, as oneDNN and cuDNN accumulate; residual sums stay fp32), close to the numerics of
+bf16 autocast at fp32 speed, so that the calls changed can be counted on a long stretch where the
+emulation is too slow.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import torch
+import torch.nn.functional as F
 
 from benchmarks.base_model import CHROM, package_dir, read_region
 from benchmarks.common import load_line, print_table
@@ -47,6 +52,23 @@ def core_peak_gflops(flops_per_cycle: int | None) -> tuple[float, int]:
     if flops_per_cycle is None:
         flops_per_cycle = 64 if torch.backends.cpu.get_cpu_capability().startswith("AVX512") else 32
     return mhz / 1000 * flops_per_cycle, flops_per_cycle
+
+
+def rounded(layer, dtype: torch.dtype):
+    """Where autocast is on: `layer` on operands rounded to `dtype`, computed in fp32 (autocast off),
+    its output rounded to `dtype`. Where the model turns autocast off: `layer` as it is."""
+
+    def rounded_layer(*args, **kwargs):
+        if not torch.is_autocast_enabled("cpu"):
+            return layer(*args, **kwargs)
+
+        def cast(value):
+            return value.to(dtype).float() if isinstance(value, torch.Tensor) else value
+
+        with torch.autocast("cpu", enabled=False):
+            return cast(layer(*map(cast, args), **{key: cast(value) for key, value in kwargs.items()}))
+
+    return rounded_layer
 
 
 def changed_calls(reference: pl.DataFrame, other: pl.DataFrame) -> tuple[int, int, float]:
@@ -83,20 +105,23 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    if args.emulated:
+    if args.emulated or "-sim" in args.precisions:
         scoring.fast_on = lambda *_: True
     sequence, genes, _ = read_region(args.end)
     genome = Genome([CHROM], np.array([len(sequence)]), np.frombuffer(sequence, np.uint8))
     ensemble = load_ensemble(package_dir("spliceai") / "models")
     flops = conv_flops_per_input_nt(ensemble)
     peak, per_cycle = core_peak_gflops(args.flops_per_cycle)
-    rows, reference = [], None
+    rows, reference, originals = [], None, (F.conv1d, F.batch_norm)
     for precision in args.precisions.split(","):
+        simulated = precision.endswith("-sim")
+        dtype = scoring.PRECISIONS[precision[:4]]
+        F.conv1d, F.batch_norm = (rounded(f, dtype) for f in originals) if simulated else originals
         settings = {
             "batch_size": args.batch_size,
             "chunk_length": args.chunk_length,
             "device": args.device,
-            "precision": precision,
+            "precision": precision[:4],
         }
         with tempfile.TemporaryDirectory() as folder:
             out = Path(folder) / "scores.parquet"
@@ -107,7 +132,7 @@ def main(argv: list[str] | None = None) -> None:
         if reference is None:
             reference, reference_rate = scores, summary["nt"] / cpu_s
         calls, changed, largest = changed_calls(reference, scores)
-        input_nt = summary["chunks"] * (args.chunk_length + ensemble.context)
+        input_nt = summary["input_nt"]
         rows.append(
             [
                 precision,
@@ -126,6 +151,7 @@ def main(argv: list[str] | None = None) -> None:
                 f"{changed:,} of {calls:,} ({100 * changed / max(calls, 1):.3f} %)",
             ]
         )
+    F.conv1d, F.batch_norm = originals
     print_table(
         f"Base-model precision (5 SpliceAI-10k models) on TAIR10 chr1:1-{args.end:,}, chunks of "
         f"{args.chunk_length:,} nt, batch {args.batch_size}; {flops / 1e6:.2f} MFLOP per input nt; "

@@ -54,19 +54,20 @@ def score(folder, precision: str, capsys) -> tuple[np.ndarray, str]:
 @pytest.mark.parametrize("precision", ["bf16", "fp16"])
 def test_reduced_precision_scores_are_close_to_fp32(inputs, capsys, monkeypatch, precision):
     monkeypatch.setattr(scoring, "fast_on", lambda *_: True)  # runs (emulated) on any CPU
-    calls: list[torch.dtype] = []
+    calls: set[tuple[int, torch.dtype]] = set()  # (output channels, output dtype) of each convolution
     convolution = torch.nn.functional.conv1d
 
-    def recorded(*args, **kwargs):
-        calls.append(convolution(*args, **kwargs).dtype)
-        return convolution(*args, **kwargs)
+    def recorded(x, weight, *args, **kwargs):
+        calls.add((weight.shape[0], convolution(x, weight, *args, **kwargs).dtype))
+        return convolution(x, weight, *args, **kwargs)
 
     monkeypatch.setattr(torch.nn.functional, "conv1d", recorded)
     reference, _ = score(inputs, "fp32", capsys)
-    assert set(calls) == {torch.float32}
+    assert {dtype for _, dtype in calls} == {torch.float32}
     calls.clear()
     reduced, _ = score(inputs, precision, capsys)
-    assert set(calls) == {scoring.PRECISIONS[precision]}
+    hidden = {channels for channels, _ in calls} - {3}
+    assert calls == {(3, torch.float32)} | {(c, scoring.PRECISIONS[precision]) for c in hidden}  # fp32 logits
     difference = np.abs(reduced - reference)
     assert reference.max() > 0.3 and 0 < difference.max() < 0.03, difference.max()
     assert difference.mean() < 3e-3, difference.mean()
