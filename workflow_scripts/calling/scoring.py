@@ -68,7 +68,7 @@ PRECISIONS = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float
 
 
 def precision_dtype(precision: str, device: torch.device) -> torch.dtype:
-    """The convolutions' dtype under autocast (softmax and the ensemble mean stay fp32)."""
+    """The convolutions' dtype under autocast (the output layer and the ensemble mean stay fp32)."""
     if precision != "fp32" and not fast_on(precision, device):
         where = "a CPU without AVX-512/AMX" if device.type == "cpu" else "a GPU without bf16"
         raise InputError(
@@ -149,7 +149,7 @@ class RegionScorer:
         return sum(len(self.chunk_starts(r)) * (self.chunk_size(r) + self.ensemble.context) for r in regions)
 
     def run(self, codes: np.ndarray, minus: np.ndarray) -> np.ndarray:
-        """(batch, input length) bases in genome order → (batch, 2, chunk_length) donor, acceptor in genome order."""
+        """(batch, input length) bases in genome order → (batch, 2, chunk size) donor, acceptor in genome order."""
         x = one_hot(torch.from_numpy(codes).to(self.device))
         flip = torch.from_numpy(minus).to(self.device)
         x = torch.where(flip[:, None, None], x.flip(1, 2), x)  # reverse complement: ACGT → TGCA, 3' → 5'
