@@ -112,7 +112,12 @@ def main(argv: list[str] | None = None) -> None:
     for chunk_length in map(int, args.chunk_lengths.split(",")):
         with tempfile.TemporaryDirectory() as folder:
             out = Path(folder) / "scores.parquet"
-            settings = {"batch_size": args.batch_size, "chunk_length": chunk_length, "device": args.device}
+            settings = {
+                "batch_size": args.batch_size,
+                "chunk_length": chunk_length,
+                "device": args.device,
+                "precision": "fp32",
+            }
             cpu_began = time.process_time()
             summary = score_genes(ensemble, genome, genes, out, settings)
             cpu_s = time.process_time() - cpu_began

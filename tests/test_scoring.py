@@ -94,7 +94,7 @@ def direct_scores(ensemble, genome: Genome, gene: dict) -> np.ndarray:
 
 
 def settings(batch_size=3, chunk_length=32, device="cpu"):
-    return {"batch_size": batch_size, "chunk_length": chunk_length, "device": device}
+    return {"batch_size": batch_size, "chunk_length": chunk_length, "device": device, "precision": "fp32"}
 
 
 @pytest.mark.parametrize("batch_size,chunk_length", [(3, 32), (1, 1000), (64, 7)])

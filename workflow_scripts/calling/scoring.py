@@ -8,8 +8,9 @@ models (SpliceAI's own averaging).
 
 How the work is cut: genes on the same chromosome and strand that lie less than one context apart
 are scored as one region (scoring the gap costs less than a second pair of flanks), and regions are
-cut into chunks of `chunk_length` scored positions, each read with its flanks, batched
-`batch_size` at a time. A position's score depends only on the sequence around it, so the cutting
+cut into the fewest chunks of at most `chunk_length` scored positions, all of one length (so the
+last is not mostly past the region's end), each read with its flanks, batched `batch_size` at a
+time. A position's score depends only on the sequence around it, so the cutting
 changes no score (tests/test_scoring.py checks this against one pass over each whole gene).
 
 A whole genome is scored in shards (calling.base_model.shards): every job plans the same regions,
@@ -53,6 +54,7 @@ SCORE_SCHEMA = {
 }
 assert tuple(SCORE_SCHEMA) == SCORE_COLUMNS
 N_BYTE = ord("N")
+CUDA_CHUNK_STEP = 5000  # on a GPU chunk lengths are multiples of this: few shapes for cuDNN to tune
 
 
 def resolve_device(name: str) -> torch.device:
@@ -65,6 +67,30 @@ def resolve_device(name: str) -> torch.device:
     if name == "auto":
         name = "cuda" if torch.cuda.is_available() else "cpu"
     return torch.device(name)
+
+
+PRECISIONS = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def precision_dtype(precision: str, device: torch.device) -> torch.dtype:
+    """The convolutions' dtype under autocast (the output layer and the ensemble mean stay fp32)."""
+    if precision != "fp32" and not fast_on(precision, device):
+        where = "a CPU without AVX-512/AMX" if device.type == "cpu" else "a GPU without bf16"
+        raise InputError(
+            "config",
+            "calling.base_model.precision",
+            f"{precision} on {where} runs emulated, ~10x slower than fp32 (docs/performance.md); "
+            "use fp32 here",
+        )
+    return PRECISIONS[precision]
+
+
+def fast_on(precision: str, device: torch.device) -> bool:
+    if device.type == "cuda":
+        return precision == "fp16" or torch.cuda.is_bf16_supported(including_emulation=False)
+    if precision == "bf16":
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    return bool(torch.ops.mkldnn._is_mkldnn_fp16_supported())
 
 
 def read_window(genome: Genome, chrom: int, start: int, end: int) -> np.ndarray:
@@ -89,13 +115,16 @@ class RegionScorer:
         device: torch.device,
         batch_size: int,
         chunk_length: int,
+        precision: str = "fp32",
     ):
         self.ensemble = ensemble.to(device)
         if device.type == "cuda":
             torch.backends.cudnn.allow_tf32 = False  # fp32 as Keras computed it (TF32 shifts ~1e-3)
-            torch.backends.cudnn.benchmark = True  # every chunk has one shape: tune once
+            torch.backends.cudnn.benchmark = True  # few chunk shapes (CUDA_CHUNK_STEP): tune each once
+        self.dtype = precision_dtype(precision, device)
         self.genome, self.device = genome, device
         self.batch_size, self.chunk_length = batch_size, chunk_length
+        self.chunk_step = CUDA_CHUNK_STEP if device.type == "cuda" else 1
 
     def chunk_input(self, region: Region, offset: int) -> np.ndarray:
         """The chunk's bases in genome order; its first scored position is chunk_genome_start."""
@@ -103,19 +132,34 @@ class RegionScorer:
         left, right = self.ensemble.flank_left, self.ensemble.flank_right
         if region.minus:  # the model reads right to left: its left flank lies to our right
             left, right = right, left
-        return read_window(self.genome, region.chrom, first - left, first + self.chunk_length + right)
+        return read_window(self.genome, region.chrom, first - left, first + self.chunk_size(region) + right)
 
     def chunk_genome_start(self, region: Region, offset: int) -> int:
         if region.minus:  # chunk 0 holds the region's right end (the transcript's start)
-            return region.end - offset - self.chunk_length
+            return region.end - offset - self.chunk_size(region)
         return region.start + offset
 
+    def chunk_size(self, region: Region) -> int:
+        """The fewest chunks of at most chunk_length that cover the region, of one length (rounded up
+        to chunk_step): the last chunk is not mostly past the region's end (docs/performance.md)."""
+        length = region.end - region.start
+        even = -(-length // -(-length // self.chunk_length))
+        return min(self.chunk_length, -(-even // self.chunk_step) * self.chunk_step)
+
+    def chunk_starts(self, region: Region) -> range:
+        return range(0, region.end - region.start, self.chunk_size(region))
+
+    def input_nt(self, regions: list[Region]) -> int:
+        """Nucleotides the model reads for these regions: every chunk with its flanks."""
+        return sum(len(self.chunk_starts(r)) * (self.chunk_size(r) + self.ensemble.context) for r in regions)
+
     def run(self, codes: np.ndarray, minus: np.ndarray) -> np.ndarray:
-        """(batch, input length) bases in genome order → (batch, 2, chunk_length) donor, acceptor in genome order."""
+        """(batch, input length) bases in genome order → (batch, 2, chunk size) donor, acceptor in genome order."""
         x = one_hot(torch.from_numpy(codes).to(self.device))
         flip = torch.from_numpy(minus).to(self.device)
         x = torch.where(flip[:, None, None], x.flip(1, 2), x)  # reverse complement: ACGT → TGCA, 3' → 5'
-        with torch.inference_mode():
+        reduced = self.dtype != torch.float32
+        with torch.inference_mode(), torch.autocast(self.device.type, self.dtype, enabled=reduced):
             probabilities = self.ensemble(x)[:, [DONOR, ACCEPTOR]]
         probabilities = torch.where(flip[:, None, None], probabilities.flip(2), probabilities)
         return probabilities.float().cpu().numpy()
@@ -126,8 +170,11 @@ class RegionScorer:
         batch: list[tuple[int, int]] = []
         next_out = 0
         for index, region in enumerate(regions):
-            starts = region.chunk_starts(self.chunk_length)
+            starts = self.chunk_starts(region)
             pending[index] = (np.zeros((2, region.end - region.start), dtype=np.float32), len(starts))
+            if batch and self.chunk_size(regions[batch[0][0]]) != self.chunk_size(region):
+                self.score_batch(batch, regions, pending)  # a batch holds chunks of one length
+                batch = []
             for offset in starts:
                 batch.append((index, offset))
                 if len(batch) == self.batch_size:
@@ -150,7 +197,7 @@ class RegionScorer:
             region = regions[index]
             scores, left = pending[index]
             first = self.chunk_genome_start(region, offset) - region.start
-            keep = slice(max(first, 0), min(first + self.chunk_length, region.end - region.start))
+            keep = slice(max(first, 0), min(first + self.chunk_size(region), region.end - region.start))
             scores[:, keep] = chunk[:, keep.start - first : keep.stop - first]
             pending[index] = (scores, left - 1)
 
@@ -245,7 +292,9 @@ def score_genes(
     chrom, start, end, strand; checked) into `out`; (1, 1) scores every gene."""
     index, count = shard
     device = resolve_device(settings["device"])
-    scorer = RegionScorer(ensemble, genome, device, settings["batch_size"], settings["chunk_length"])
+    scorer = RegionScorer(
+        ensemble, genome, device, settings["batch_size"], settings["chunk_length"], settings["precision"]
+    )
     planned = plan_regions(genes, genome, merge_gap=ensemble.context)
     regions = plan_shards(planned, count)[index - 1]
     spans = genes.select(gene_id="gene_id", start="start", end="end", strand="strand")
@@ -270,5 +319,6 @@ def score_genes(
         **progress.report("done"),
         "device": str(device),
         "regions": len(regions),
-        "chunks": sum(len(r.chunk_starts(settings["chunk_length"])) for r in regions),
+        "chunks": sum(len(scorer.chunk_starts(r)) for r in regions),
+        "input_nt": scorer.input_nt(regions),
     }

@@ -60,6 +60,9 @@ class KerasConv1d(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if any(self.padding):
             x = F.pad(x, self.padding)
+        if self.activation == "softmax":  # the output layer: logits and probabilities in fp32 under autocast
+            with torch.autocast(x.device.type, enabled=False):
+                return activate(self.conv(x.float()), self.activation)
         return activate(self.conv(x), self.activation)
 
 
