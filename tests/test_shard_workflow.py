@@ -107,6 +107,9 @@ def test_killed_run_resumes_with_its_shards_and_gathers_the_unsharded_calls(tmp_
     result = snakemake(whole, CALLS, "--configfile", str(whole_config))
     assert result.returncode == 0, result.stderr[-4000:]
     one, three = (pl.read_parquet(folder / CALLS) for folder in (whole, sharded))
-    assert one.height > 0 and three.equals(one)
+    scores = ["score", "window_score"]  # a chunk's batch-mates move float32 rounding by an ulp
+    assert one.height > 0 and three.drop(scores).equals(one.drop(scores))
+    for column in scores:
+        assert (three[column] - one[column]).abs().max() < 1e-6
     shards = [pl.read_parquet(sharded / SHARD.format(n, 3)) for n in range(1, 4)]
     assert [part["gene_id"].n_unique() for part in shards] == [1, 1, 1]  # three regions, one each
