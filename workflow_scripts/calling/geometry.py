@@ -28,6 +28,12 @@ def check_exon_geometry(
         check_inside_chromosomes(exons, chrom_lengths, path)
 
 
+def first_by_line(frame: pl.DataFrame, violation: pl.Expr) -> dict | None:
+    """The violating row that comes first in the file, or None."""
+    hit = frame.filter(violation).sort("line").head(1)
+    return hit.row(0, named=True) if hit.height else None
+
+
 def check_one_place_per_gene(exons: pl.DataFrame, path) -> None:
     spread = (
         exons.group_by("gene_id")
@@ -54,9 +60,8 @@ def check_no_overlaps(exons: pl.DataFrame, path) -> None:
     ordered = exons.sort("transcript_id", "start", "end").with_columns(
         pl.col("start", "end", "line").shift(1).over("transcript_id").name.prefix("previous_")
     )
-    overlap = ordered.filter(pl.col("start") <= pl.col("previous_end")).sort("line").head(1)
-    if overlap.height:
-        row = overlap.row(0, named=True)
+    row = first_by_line(ordered, pl.col("start") <= pl.col("previous_end"))
+    if row:
         raise InputError(
             path,
             f"lines {row['previous_line']} and {row['line']}",
@@ -94,18 +99,13 @@ def span_frame(key: str, names: list[str], spans: list[tuple]) -> pl.DataFrame:
 
 
 def check_inside_parent(exons: pl.DataFrame, parents: pl.DataFrame, key: str, role: str, path) -> None:
-    outside = (
-        exons.join(parents, on=key, how="inner")
-        .filter(
-            (pl.col("chrom") != pl.col("parent_chrom"))
-            | (pl.col("start") < pl.col("parent_start"))
-            | (pl.col("end") > pl.col("parent_end"))
-        )
-        .sort("line")
-        .head(1)
+    row = first_by_line(
+        exons.join(parents, on=key, how="inner"),
+        (pl.col("chrom") != pl.col("parent_chrom"))
+        | (pl.col("start") < pl.col("parent_start"))
+        | (pl.col("end") > pl.col("parent_end")),
     )
-    if outside.height:
-        row = outside.row(0, named=True)
+    if row:
         raise InputError(
             path,
             f"line {row['line']}",
@@ -119,14 +119,8 @@ def check_inside_chromosomes(exons: pl.DataFrame, chrom_lengths: dict[str, int],
         {"chrom": list(chrom_lengths), "chrom_length": list(chrom_lengths.values())},
         schema={"chrom": pl.String, "chrom_length": pl.Int64},
     )
-    beyond = (
-        exons.join(lengths, on="chrom", how="inner")
-        .filter(pl.col("end") > pl.col("chrom_length"))
-        .sort("line")
-        .head(1)
-    )
-    if beyond.height:
-        row = beyond.row(0, named=True)
+    row = first_by_line(exons.join(lengths, on="chrom", how="inner"), pl.col("end") > pl.col("chrom_length"))
+    if row:
         raise InputError(
             path,
             f"line {row['line']}",
