@@ -65,7 +65,7 @@ def test_an_experiment_over_several_runs_is_mean_and_sd():
     sd = {"model_roc_auc": 0.01, "model_minus_base_score_roc_auc": 0.02, "model_minus_kmer_roc_auc": None}
     assert spread_sentence(mean, sd) == (
         "fp_vs_tp: 3 runs, mean ± sd: model ROC-AUC 0.900 ± 0.010, model - base_score 0.050 ± 0.020, "
-        "model - kmer not scored"
+        "model - base_score_type not scored, model - kmer not scored"
     )
 
 

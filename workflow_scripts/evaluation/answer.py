@@ -6,7 +6,7 @@
 
 ROC-AUC on all test windows, the paired difference model - baseline with its 95% interval, and the
 verdict of comparison_fields (better: the interval lies above 0). The base model's score and the
-k-mer model are always named; chance and the leak detectors with their numbers only when the model
+k-mer model are always named, and the base score with the splice type where it was scored; chance and the leak detectors with their numbers only when the model
 does not beat them. summary.html opens with these sentences and the summarize rule prints them on
 the console; an experiment with several runs gets `spread_sentence` too.
 """
@@ -19,6 +19,7 @@ from typing import Any
 from workflow_scripts.artifacts import SUMMARY_MEAN, SUMMARY_SD
 from workflow_scripts.evaluation.comparison_fields import (
     BASE_SCORE,
+    BASE_SCORE_TYPE,
     BETTER,
     CHANCE,
     DINUCLEOTIDE,
@@ -32,12 +33,13 @@ from workflow_scripts.evaluation.comparison_fields import (
 METRIC, METRIC_NAME = "roc_auc", "ROC-AUC"
 NAMES = {
     BASE_SCORE: "the base model's score",
+    BASE_SCORE_TYPE: "the base score with the splice type",
     KMER: "the k-mer model",
     CHANCE: "chance",
     LENGTH: "window length alone",
     DINUCLEOTIDE: "the site dinucleotide alone",
 }
-NAMED = (BASE_SCORE, KMER)  # the baselines a reader came for
+NAMED = (BASE_SCORE, BASE_SCORE_TYPE, KMER)  # the baselines a reader came for
 OTHERS = (CHANCE, LENGTH, DINUCLEOTIDE)  # named with numbers only when the model does not beat them
 
 
@@ -110,9 +112,9 @@ def answer_sentence(metrics: dict) -> str:
 
 
 def spread(mean: dict, sd: dict, column: str) -> str:
-    if mean[column] is None:
+    if mean.get(column) is None:
         return "not scored"
-    return f"{mean[column]:.3f} ± {sd[column]:.3f}" if sd[column] is not None else f"{mean[column]:.3f}"
+    return f"{mean[column]:.3f} ± {sd[column]:.3f}" if sd.get(column) is not None else f"{mean[column]:.3f}"
 
 
 def spread_sentence(mean: dict, sd: dict) -> str:
