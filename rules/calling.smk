@@ -1,6 +1,6 @@
 # Calls made by the pipeline (calling.start scores | annotation; docs/calling.md):
 # annotation -> annotate_sites -> [score_base_model, one job per shard] -> make_calls
-#   -> results/calls/calls.parquet
+#   -> results/calls/calls.parquet; annotate_sites -> cluster_genes -> make_calls (paralogs)
 
 
 rule annotate_sites:
@@ -11,6 +11,7 @@ rule annotate_sites:
     output:
         sites="results/annotation/sites.parquet",
         genes="results/annotation/genes.parquet",
+        exons="results/annotation/exons.parquet",
         summary="results/annotation/summary.json",
     log:
         "logs/annotate_sites.log",
@@ -27,7 +28,31 @@ rule annotate_sites:
         "python -m workflow_scripts.rules.annotate_sites --config {params.config:q} "
         "--annotation {input.annotation:q} --genome {params.genome:q} "
         "--out-sites {output.sites:q} --out-genes {output.genes:q} "
-        "--out-summary {output.summary:q} > {log:q} 2>&1"
+        "--out-exons {output.exons:q} --out-summary {output.summary:q} > {log:q} 2>&1"
+
+
+rule cluster_genes:
+    input:
+        exons="results/annotation/exons.parquet",
+        genes="results/annotation/genes.parquet",
+        index="results/genome/index.tsv",
+        sequence="results/genome/sequence.npy",
+    output:
+        clusters="results/annotation/gene_clusters.parquet",
+    log:
+        "logs/cluster_genes.log",
+    benchmark:
+        "results/benchmarks/cluster_genes.tsv"
+    conda:
+        "../envs/data.yaml"
+    params:
+        code=rule_code("cluster_genes"),
+        config=calling_config(CLUSTER_GENES_KEYS),
+        genome=genome_index_dir,
+    shell:
+        "python -m workflow_scripts.rules.cluster_genes --config {params.config:q} "
+        "--exons {input.exons:q} --genes {input.genes:q} --genome {params.genome:q} "
+        "--out {output.clusters:q} > {log:q} 2>&1"
 
 
 rule score_base_model:
@@ -67,6 +92,7 @@ rule make_calls:
         scores=scores_tables(),
         sites="results/annotation/sites.parquet",
         genes="results/annotation/genes.parquet",
+        clusters="results/annotation/gene_clusters.parquet",
         index="results/genome/index.tsv",
         sequence="results/genome/sequence.npy",
     output:
@@ -86,5 +112,5 @@ rule make_calls:
     shell:
         "python -m workflow_scripts.rules.make_calls --config {params.config:q} "
         "--scores {input.scores:q} --sites {input.sites:q} --genes {input.genes:q} "
-        "--genome {params.genome:q} --out {output.calls:q} "
+        "--gene-clusters {input.clusters:q} --genome {params.genome:q} --out {output.calls:q} "
         "--out-summary {output.summary:q} > {log:q} 2>&1"

@@ -10,6 +10,7 @@ from snakemake.settings.types import DeploymentMethod
 from workflow_scripts.artifacts import EXPLAIN_PLOTS, PLOTS, plot_file_name
 from workflow_scripts.calling.contract import (
     ANNOTATE_SITES_KEYS,
+    CLUSTER_GENES_KEYS,
     MAKE_CALLS_KEYS,
     SCORE_BASE_MODEL_KEYS,
 )

@@ -62,6 +62,7 @@ class SiteTables:
     sites: pl.DataFrame
     genes: pl.DataFrame
     summary: dict
+    exons: pl.DataFrame  # the selected transcripts' exons: gene_id, chrom, start, end, strand
 
 
 def exon_frame(annotation: Annotation) -> pl.DataFrame:
@@ -262,4 +263,4 @@ def build_site_tables(
         "abutting_exons": abutting,
         "canonical_fallbacks": fallbacks,
     }
-    return SiteTables(sites, genes, summary)
+    return SiteTables(sites, genes, summary, chosen.select("gene_id", "chrom", "start", "end", "strand"))

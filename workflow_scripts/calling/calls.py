@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from workflow_scripts.calling.contract import CALLS_COLUMNS
+from workflow_scripts.calling.contract import CALLS_COLUMNS, GENE_CLUSTER
 from workflow_scripts.calling.motifs import as_text, intron_dinucleotides, is_canonical
 from workflow_scripts.calling.negatives import (
     how_many,
@@ -279,8 +279,11 @@ def call_chromosome(
         drawn = np.union1d(drawn, typed_frames[-1]["key"].to_numpy())
     calls = describe_calls(pl.concat(frames, how="diagonal"), scores, genome, settings.consensus_window)
     calls = containing_genes(calls.with_row_index("row"), genes).drop("row")
-    spans = genes.select("gene_id", pl.col("start").alias("gene_start"), pl.col("end").alias("gene_end"))
-    return calls.join(spans, on="gene_id", how="left").select(CALLS_COLUMNS), reports
+    clusters = [GENE_CLUSTER] if GENE_CLUSTER in genes.columns else []
+    spans = genes.select(
+        "gene_id", pl.col("start").alias("gene_start"), pl.col("end").alias("gene_end"), *clusters
+    )
+    return calls.join(spans, on="gene_id", how="left").select(*CALLS_COLUMNS, *clusters), reports
 
 
 def fn_vs_tn_distance(calls: pl.DataFrame, splice_type: str) -> float:

@@ -12,6 +12,11 @@ from __future__ import annotations
 SITE_COLUMNS = ("gene_id", "transcript_id", "chrom", "position", "strand", "splice_type")
 # results/annotation/genes.parquet: start, end 1-based inclusive.
 GENE_COLUMNS = ("gene_id", "chrom", "start", "end", "strand", "biotype")
+# results/annotation/exons.parquet: the selected transcripts' exons (1-based inclusive).
+EXON_COLUMNS = ("gene_id", "chrom", "start", "end", "strand")
+# results/annotation/gene_clusters.parquet (cluster_genes, calling/paralogs.py): make_calls carries
+# the cluster into the calls, and data splits keep each cluster in one split.
+GENE_CLUSTER = "gene_cluster"
 # A scores table (score_base_model's output or the user's): one row per scored position.
 SCORE_COLUMNS = ("gene_id", "chrom", "strand", "position", "donor", "acceptor")
 # results/calls/calls.parquet: the calls table's columns (data/calls.py) and more.
@@ -33,5 +38,6 @@ CALLS_COLUMNS = (
 
 # The calling: keys each rule's entry point reads (the others take the schema defaults there).
 ANNOTATE_SITES_KEYS = ("biotypes", "transcripts", "region")
+CLUSTER_GENES_KEYS = ("paralogs",)
 MAKE_CALLS_KEYS = ("threshold", "consensus_window", "negatives")
 SCORE_BASE_MODEL_KEYS = ("base_model",)

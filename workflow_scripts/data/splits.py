@@ -10,7 +10,9 @@
   others train.
 
 Every gene's (or chromosome's) rows land in exactly one split, and the result depends only on
-the set of genes and their row counts, not on row order.
+the set of genes and their row counts, not on row order. Where the windows carry a `gene_cluster`
+column (calls made by the pipeline: neighbouring paralogs and overlapping genes, calling/paralogs.py)
+the unit is the cluster rather than the gene, so near-copies never straddle train and test.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from workflow_scripts.calling.contract import GENE_CLUSTER
 from workflow_scripts.config.sections import complete_section
 from workflow_scripts.errors import InputError
 
@@ -65,11 +68,19 @@ def assign_splits(frame: pl.DataFrame, split: dict, fold: int | None, source) ->
     check_split_config(split)
     if split["by"] == "chromosome":
         return assign_chromosome_splits(frame, split, source)
+    groups = split_groups(frame)
     if split["folds"] == 1:
-        return assign_gene_splits(frame["gene_id"], split_fractions(split), split["seed"])
+        return assign_gene_splits(groups, split_fractions(split), split["seed"])
     if fold is None or not 1 <= fold <= split["folds"]:
         raise ValueError(f"fold {fold} is not one of 1..{split['folds']} (split.folds)")
-    return assign_fold_splits(frame["gene_id"], split, fold, source)
+    return assign_fold_splits(groups, split, fold, source)
+
+
+def split_groups(frame: pl.DataFrame) -> pl.Series:
+    """What stays together in one split: the gene's cluster where the table names one, else the gene."""
+    if GENE_CLUSTER not in frame.columns:
+        return frame["gene_id"]
+    return frame.select(pl.coalesce(GENE_CLUSTER, "gene_id").alias("gene_id"))["gene_id"]
 
 
 def shuffled_genes(gene_ids: pl.Series, seed: int) -> tuple[pl.Series, np.ndarray]:

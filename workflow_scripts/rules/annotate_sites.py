@@ -31,6 +31,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--out-sites", required=True, help="sites parquet")
     parser.add_argument("--out-genes", required=True, help="gene spans parquet")
+    parser.add_argument(
+        "--out-exons", help="the selected transcripts' exons (parquet; cluster_genes reads it)"
+    )
     parser.add_argument("--out-summary", help="counts and GT/AG shares (JSON)")
     add_config_argument(parser, "calling")
     return parser.parse_args(argv)
@@ -59,6 +62,8 @@ def main(argv: list[str] | None = None) -> None:
     }
     write_parquet(tables.sites, args.out_sites)
     write_parquet(tables.genes, args.out_genes)
+    if args.out_exons:
+        write_parquet(tables.exons, args.out_exons)
     if args.out_summary:
         write_json(args.out_summary, summary)
     print(

@@ -17,13 +17,13 @@ import time
 import polars as pl
 
 from workflow_scripts.calling.calls import CallSettings, make_calls_by_chromosome
-from workflow_scripts.calling.contract import GENE_COLUMNS, SITE_COLUMNS
+from workflow_scripts.calling.contract import GENE_CLUSTER, GENE_COLUMNS, SITE_COLUMNS
 from workflow_scripts.calling.genome_checks import check_chromosomes
 from workflow_scripts.calling.scores import ScoreTables
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.tables import read_table
-from workflow_scripts.errors import run_cli
+from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_json, write_parquet
 
 
@@ -37,6 +37,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--sites", required=True, help="sites.parquet (annotate_sites)")
     parser.add_argument("--genes", required=True, help="genes.parquet (annotate_sites)")
+    parser.add_argument(
+        "--gene-clusters", help="gene_clusters.parquet (cluster_genes): carried into the calls"
+    )
     parser.add_argument(
         "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
     )
@@ -55,6 +58,18 @@ def count_line(summary: dict) -> str:
     return "; ".join(parts)
 
 
+def with_clusters(genes: pl.DataFrame, path: str) -> pl.DataFrame:
+    """The genes with their gene_cluster; every gene must have one."""
+    clusters = read_table(path, required=("gene_id", GENE_CLUSTER), columns=("gene_id", GENE_CLUSTER))
+    joined = genes.join(clusters, on="gene_id", how="left", maintain_order="left")
+    missing = joined.filter(pl.col(GENE_CLUSTER).is_null())
+    if missing.height:
+        raise InputError(
+            path, GENE_CLUSTER, f"gene '{missing['gene_id'][0]}' of the genes table has no cluster"
+        )
+    return joined
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     settings = CallSettings.from_config(parse_rule_config(args.config, required=("calling",))["calling"])
@@ -63,6 +78,8 @@ def main(argv: list[str] | None = None) -> None:
     sites = read_table(args.sites, required=SITE_COLUMNS).with_columns(pl.col("position").cast(pl.Int64))
     genes = read_table(args.genes, required=GENE_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
     check_chromosomes(genes, genome, args.genes, "column 'chrom'")
+    if args.gene_clusters:
+        genes = with_clusters(genes, args.gene_clusters)
     check_chromosomes(sites, genome, args.sites, "column 'chrom'")
     tables = ScoreTables(args.scores, genes, genome.chrom_lengths())
     calls, summary = make_calls_by_chromosome(tables.by_chromosome(), sites, genes, genome, settings)
