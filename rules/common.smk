@@ -100,9 +100,10 @@ def user_input_digests(*inputs):
 
 
 def input_paths(item, wildcards):
+    """The paths in a path, a list, a dict of either (unpack) or a function of the wildcards."""
     value = item(wildcards) if callable(item) else item
     if isinstance(value, dict):
-        value = list(value.values())
+        return [p for entry in value.values() for p in input_paths(entry, wildcards)]
     return [str(path) for path in ([value] if isinstance(value, str) else value)]
 
 
@@ -241,11 +242,14 @@ def uses_sequences_table():
 def extract_inputs(wildcards):
     if uses_sequences_table():
         return {"sequences": config["sequences"]}
-    return {
+    inputs = {
         "index": "results/genome/index.tsv",
         "sequence": "results/genome/sequence.npy",
         "calls": calls_table(),
     }
+    if calling_start() != "calls":  # the scores behind the calls: the windows' score profiles
+        inputs |= {"scores": scores_tables(), "genes": "results/annotation/genes.parquet"}
+    return inputs
 
 
 # ---- calls made by the pipeline (docs/calling.md) ----
@@ -297,11 +301,16 @@ def calling_config(keys):
 
 
 def extract_source_args(wildcards, input):
-    """--sequences TABLE, or --genome INDEX_DIR --calls CALLS (paths, quoted)."""
+    """--sequences TABLE, or --genome INDEX_DIR --calls CALLS [--scores TABLE... --genes GENES]
+    (paths, quoted; the scores when the pipeline made the calls: data/score_profiles.py)."""
     if uses_sequences_table():
         return f"--sequences {shlex_quote(input.sequences)}"
     genome_dir = os.path.dirname(input.index)
-    return f"--genome {shlex_quote(genome_dir)} --calls {shlex_quote(input.calls)}"
+    args = f"--genome {shlex_quote(genome_dir)} --calls {shlex_quote(input.calls)}"
+    if "scores" in input.keys():
+        scores = " ".join(shlex_quote(path) for path in input.scores)
+        args += f" --scores {scores} --genes {shlex_quote(input.genes)}"
+    return args
 
 
 # ---- models, tokenizers and pretraining (docs/models.md) ----

@@ -298,8 +298,12 @@ class ScoreTables:
         self.scored: set[tuple[str, str]] = set()
         self.inside_rows = self.positions = 0
 
-    def by_chromosome(self) -> Iterator[tuple[str, Scores]]:
+    def by_chromosome(self, only: set[str] | None = None) -> Iterator[tuple[str, Scores]]:
+        """Each scored chromosome's Scores in genome order; `only`: these chromosomes alone (extract
+        reads the ones its windows lie on; report() then counts only what was read)."""
         for chrom in scored_chromosomes(self.tables, list(self.chrom_lengths)):
+            if only is not None and chrom not in only:
+                continue
             frame = chromosome_rows(self.tables, chrom)
             check_within_chromosome(frame, self.chrom_lengths[chrom], self.paths)
             inside = frame.filter(inside_genes(frame, self.genes.filter(pl.col("chrom") == chrom)))

@@ -18,8 +18,11 @@ import time
 
 import polars as pl
 
+from workflow_scripts.calling.contract import GENE_COLUMNS
+from workflow_scripts.calling.scores import ScoreTables
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
 from workflow_scripts.data.fasta import open_genome
+from workflow_scripts.data.genome import Genome
 from workflow_scripts.data.quality import (
     check_splits,
     experiment_labels,
@@ -27,6 +30,8 @@ from workflow_scripts.data.quality import (
     summary_line,
     write_windows,
 )
+from workflow_scripts.data.score_profiles import with_score_profiles
+from workflow_scripts.data.tables import read_table
 from workflow_scripts.data.windows import (
     drop_all_n,
     split_windows,
@@ -43,6 +48,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--genome", help="genome index directory (index_genome) or a FASTA file")
     parser.add_argument("--calls", help="calls table: .tsv/.tsv.gz/.txt/.csv/.parquet")
     parser.add_argument("--sequences", help="ready-made windows table (sequence, label[, gene_id, id])")
+    parser.add_argument(
+        "--scores", nargs="+", help="calls mode: the scores tables the calls were made from (profiles)"
+    )
+    parser.add_argument("--genes", help="genes.parquet (annotate_sites): the spans the scores are read in")
     parser.add_argument("--out", required=True, help="output windows parquet")
     add_config_argument(parser, *SECTIONS)
     return parser.parse_args(argv)
@@ -55,9 +64,28 @@ def check_inputs(args: argparse.Namespace) -> None:
         )
     if not args.sequences and not (args.calls and args.genome):
         raise InputError("command line", "--calls/--genome", "both are required unless --sequences is given")
+    if bool(args.scores) != bool(args.genes) or (args.scores and args.sequences):
+        raise InputError("command line", "--scores/--genes", "both together, and only with --calls")
 
 
-def labelled_windows(args: argparse.Namespace, sections: dict) -> tuple[pl.DataFrame, dict, dict]:
+def with_profiles(frame: pl.DataFrame, args: argparse.Namespace, genome: Genome, flank: int) -> pl.DataFrame:
+    """The windows with their score profiles (calls mode with --scores), logged."""
+    genes = read_table(args.genes, required=GENE_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
+    tables = ScoreTables(args.scores, genes, genome.chrom_lengths())
+    parts = tables.by_chromosome(set(frame["chrom"].unique().to_list()))
+    frame, report = with_score_profiles(frame, parts, genome.chrom_lengths(), flank)
+    share = "no bases" if report["scored_share"] is None else f"{report['scored_share']:.1%}"
+    log(
+        f"extract: score profiles from {len(tables.paths)} scores table(s): {report['scored_bases']:,} of "
+        f"{report['bases']:,} window bases scored ({share}); the rest are 0.0 (outside the genes' spans "
+        "on the window's strand, or past a chromosome end)"
+    )
+    return frame
+
+
+def labelled_windows(
+    args: argparse.Namespace, sections: dict, genome: Genome | None
+) -> tuple[pl.DataFrame, dict, dict]:
     """The windows, the names of the error and correct classes, and the windows' shape (calls mode)."""
     experiment = sections["experiment"]
     if args.sequences:
@@ -66,7 +94,8 @@ def labelled_windows(args: argparse.Namespace, sections: dict) -> tuple[pl.DataF
             {"error": "label 1", "correct": "label 0"},
             {},
         )
-    frame = windows_from_calls(open_genome(args.genome), args.calls, experiment, sections["window"])
+    assert genome is not None  # check_inputs: calls mode has --genome
+    frame = windows_from_calls(genome, args.calls, experiment, sections["window"])
     flank = sections["window"]["flank"]
     return (
         frame,
@@ -80,8 +109,11 @@ def main(argv: list[str] | None = None) -> None:
     check_inputs(args)
     sections = parse_rule_config(args.config, required=SECTIONS)
     name, began = sections["experiment"]["name"], time.perf_counter()
-    frame, class_names, window = labelled_windows(args, sections)
+    genome = open_genome(args.genome) if args.genome else None
+    frame, class_names, window = labelled_windows(args, sections, genome)
     frame, all_n = drop_all_n(frame)
+    if args.scores and genome is not None:
+        frame = with_profiles(frame, args, genome, sections["window"]["flank"])
     source = args.sequences or args.calls
     frame = split_windows(frame, sections["split"], sections["experiment"].get("fold"), source)
     warnings = check_splits(frame, source, name, class_names, all_n)
