@@ -15,7 +15,7 @@ rule evaluate:
         "../envs/train.yaml"
     params:
         code=rule_code("evaluate"),
-        config=rule_config("evaluate"),
+        config=run_rule_config("evaluate", "train"),
     shell:
         "python -m workflow_scripts.rules.evaluate --config {params.config:q} "
         "--windows {input.windows:q} --manifest {input.manifest:q} "

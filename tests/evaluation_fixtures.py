@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 import pytest
 import torch
+from threadpoolctl import threadpool_limits
 
 from workflow_scripts.bucketing.assign import BucketSettings, bucket_windows
 from workflow_scripts.config.sections import complete_section
@@ -29,10 +30,15 @@ BOUNDARIES = [150, 2 * FLANK + 2, 1000, 3001]  # token lengths (CLS included)
 MODEL = {"arch": "cnn", "d_model": 8, "n_layers": 1}
 
 
-def make_windows(path: Path, n: int = 600, seed: int = 0, with_score: bool = True) -> Path:
+def make_windows(
+    path: Path, n: int = 600, seed: int = 0, with_score: bool = True, fn_vs_decoy_tn: bool = False
+) -> Path:
     """Windows like extract writes: most are unclipped (2 * FLANK + 1 nt, one spike of lengths),
     the rest clipped at gene ends (shorter) or from a wider source (longer); with the call columns
-    of a calls table, and (with_score) a base-model score that is lower for errors (labels 1)."""
+    of a calls table, and (with_score) a base-model score that is lower for errors (labels 1) and
+    the base model's score profiles along each window (donor_scores, acceptor_scores: random, one
+    value per base), as extract writes them when the pipeline made the calls. fn_vs_decoy_tn: the
+    calls are FN and decoy TN (make_calls' tn_strategy), else FP and TP."""
     rng = np.random.default_rng(seed)
     lengths = np.where(rng.random(n) < 0.6, 2 * FLANK + 1, rng.integers(40, 3000, n))
     labels = rng.integers(0, 2, n)
@@ -51,13 +57,26 @@ def make_windows(path: Path, n: int = 600, seed: int = 0, with_score: bool = Tru
                 "position": (1000 * np.arange(1, n + 1)).astype(np.int64),
                 "strand": np.where(np.arange(n) % 2 == 0, "+", "-"),
                 "splice_type": np.where(np.arange(n) % 4 < 2, "donor", "acceptor"),
-                "pred_type": np.where(labels == 1, "FP", "TP"),
+                "pred_type": np.where(labels == 1, *(("FN", "TN") if fn_vs_decoy_tn else ("FP", "TP"))),
                 "score": np.clip(0.7 - 0.3 * labels + 0.2 * rng.normal(size=n), 0, 1),
             }
-        ).drop([] if with_score else ["score"]),
+        )
+        .with_columns(random_profiles(rng, lengths))
+        .with_columns(tn_strategy=pl.when(pl.col("pred_type") == "TN").then(pl.lit("decoy")))
+        .drop([] if with_score else ["score", *PROFILES]),
         path,
     )
     return path
+
+
+PROFILES = ("donor_scores", "acceptor_scores")
+
+
+def random_profiles(rng: np.random.Generator, lengths: np.ndarray) -> list[pl.Series]:
+    return [
+        pl.Series(name, [rng.random(length) * 0.1 for length in lengths.tolist()], dtype=pl.List(pl.Float32))
+        for name in PROFILES
+    ]
 
 
 def write_buckets(windows: Path, directory: Path) -> dict[str, Path]:
@@ -108,6 +127,12 @@ def run_evaluate(
     experiment: str = "toy_experiment",
 ) -> dict[str, Path]:
     paths = {"predictions": directory / "predictions.parquet", "metrics": directory / "metrics.json"}
+    with threadpool_limits(limits=1, user_api="openmp"):  # the evaluate job's OMP_NUM_THREADS (threads 1)
+        run_evaluate_main(windows, manifest, model, paths, config, experiment)
+    return paths
+
+
+def run_evaluate_main(windows, manifest, model, paths, config, experiment) -> None:
     evaluate_main(
         [
             "--windows",
@@ -128,18 +153,20 @@ def run_evaluate(
             json.dumps(config or {"evaluate": {"batch_size": 64}}),
         ]
     )
-    return paths
 
 
 def evaluate_untrained_models(
     tmp_path_factory: pytest.TempPathFactory, config: dict, runs: list[tuple[str, int, bool]], n: int
 ) -> list[Path]:
     """metrics.json of each run (experiment, seed, with_score), in that order: n make_windows of the
-    run's seed in a folder of their own, their buckets and an untrained model, through evaluate."""
+    run's seed in a folder of their own, their buckets and an untrained model, through evaluate.
+    An experiment named fn_vs_tn gets FN and decoy TN calls."""
     paths = []
     for experiment, seed, with_score in runs:
         directory = tmp_path_factory.mktemp(experiment)
-        windows = make_windows(directory / "windows.parquet", n=n, seed=seed, with_score=with_score)
+        windows = make_windows(
+            directory / "windows.parquet", n, seed, with_score, fn_vs_decoy_tn=experiment == "fn_vs_tn"
+        )
         buckets = write_buckets(windows, directory)
         model = write_untrained_model(directory, 3001)
         paths.append(

@@ -65,7 +65,25 @@ def test_an_experiment_over_several_runs_is_mean_and_sd():
     sd = {"model_roc_auc": 0.01, "model_minus_base_score_roc_auc": 0.02, "model_minus_kmer_roc_auc": None}
     assert spread_sentence(mean, sd) == (
         "fp_vs_tp: 3 runs, mean ± sd: model ROC-AUC 0.900 ± 0.010, model - base_score 0.050 ± 0.020, "
-        "model - base_score_type not scored, model - kmer not scored"
+        "model - base_score_type not scored, model - score_profile_tree not scored, model - kmer not scored"
+    )
+
+
+def test_the_profile_trees_are_named_and_fn_vs_decoy_tn_says_the_base_score_is_matched_by_design():
+    metrics = metrics_of(
+        {
+            "base_score": (0.30, 0.25, 0.35),
+            "score_profile_tree": (-0.05, -0.09, -0.01),
+            "kmer": (0.1, 0.05, 0.15),
+        }
+    )
+    metrics["experiment"] = "fn_vs_tn"
+    metrics["comparison"]["matched_by_design"] = {"base_score": "matched"}
+    assert answer_sentence(metrics) == (
+        "fn_vs_tn (ROC-AUC 0.91 [0.88, 0.94]): the model beats the base model's score by +0.30 [0.25, 0.35] "
+        "and the k-mer model by +0.10 [0.05, 0.15] ROC-AUC; it is worse than the trees on the base model's "
+        "score profiles (-0.05 [-0.09, -0.01]); by design, the decoy TN are matched to the FN scores "
+        "(make_calls, calling.negatives decoy), so beating the base model's score is true by construction."
     )
 
 

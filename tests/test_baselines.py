@@ -5,6 +5,7 @@ import json
 import numpy as np
 import polars as pl
 import pytest
+from threadpoolctl import threadpool_limits
 
 from workflow_scripts.evaluation import baselines
 from workflow_scripts.evaluation.comparison import BaselineConfig, compare_with_baselines
@@ -21,7 +22,16 @@ from workflow_scripts.evaluation.comparison_fields import (
 )
 from workflow_scripts.evaluation.metrics import roc_auc
 
-CONFIG = BaselineConfig(kmer_max_k=3, bootstrap_replicates=200, bootstrap_seed=0)
+
+@pytest.fixture(autouse=True)
+def one_openmp_thread():
+    """score_profile_tree's fits on one thread, as in the evaluate job (OMP_NUM_THREADS = its
+    threads): OpenMP threads waiting for each other on busy cores make them many times slower."""
+    with threadpool_limits(limits=1, user_api="openmp"):
+        yield
+
+
+CONFIG = BaselineConfig(kmer_max_k=3, bootstrap_replicates=200, bootstrap_seed=0, profile_flank=2, seed=0)
 SPLITS = ("train", "val", "test")
 
 
@@ -207,17 +217,23 @@ def predictions_of(frame, rng, signal):
 
 
 def full_windows(rng, n_per_split=60):
-    """Calls-mode-like windows: splice types, a base score (errors score low), positions, 3 windows per gene."""
+    """Calls-mode-like windows: splice types, a base score (errors score low), positions, 3 windows
+    per gene, and random score profiles (one value per base)."""
     splits, labels = split_labels(n_per_split)
     n = labels.size
+    sequences = motif_windows(rng, labels)
     return windows_frame(
-        motif_windows(rng, labels),
+        sequences,
         labels,
         splits,
         gene_id=[f"g{i // 3}" for i in range(n)],
         splice_type=np.where(np.arange(n) % 4 < 2, "donor", "acceptor").tolist(),
         score=(0.8 - 0.3 * labels + 0.2 * rng.random(n)).tolist(),
         position=list(range(n)),
+        **{
+            name: [rng.random(len(s)).tolist() for s in sequences]
+            for name in ("donor_scores", "acceptor_scores")
+        },
     )
 
 
@@ -282,5 +298,11 @@ def test_predictions_must_be_test_windows():
 
 
 def test_config_is_read_from_the_completed_section():
-    section = {"threshold": 0.5, "kmer_max_k": 6, "bootstrap_replicates": 1000, "bootstrap_seed": 0}
-    assert BaselineConfig.from_section(section) == BaselineConfig(6, 1000, 0)
+    section = {
+        "threshold": 0.5,
+        "kmer_max_k": 6,
+        "bootstrap_replicates": 1000,
+        "bootstrap_seed": 0,
+        "profile_flank": 25,
+    }
+    assert BaselineConfig.from_section(section, seed=7) == BaselineConfig(6, 1000, 0, 25, 7)

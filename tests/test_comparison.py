@@ -7,7 +7,7 @@ from workflow_scripts.evaluation.comparison_fields import ComparisonReport, comp
 from workflow_scripts.evaluation.comparison_text import comparison_sentences
 
 
-def report_of(labels, scores, genes, per_splice_type=None) -> ComparisonReport:
+def report_of(labels, scores, genes, per_splice_type=None, matched=None) -> ComparisonReport:
     group = compare_predictors(labels, scores, genes, "model", 300, 0)
     return ComparisonReport(
         confidence=0.95,
@@ -17,6 +17,7 @@ def report_of(labels, scores, genes, per_splice_type=None) -> ComparisonReport:
         reference="model",
         baselines={},
         skipped={"base_score": "the windows have no 'score' column"},
+        matched_by_design=matched or {},
         overall=group,
         per_splice_type=per_splice_type or {},
     )
@@ -87,3 +88,21 @@ def test_a_dinucleotide_above_chance_is_named_sequence_content_not_shape():
     )
     found = [line for line in lines if "the dinucleotide at the site alone ranks errors above chance" in line]
     assert len(found) == 1 and "sequence content" in found[0] and "shape" not in found[0]
+
+
+def test_fn_vs_decoy_tn_says_in_the_log_that_beating_the_matched_baselines_is_true_by_construction():
+    rng = np.random.default_rng(3)
+    labels, model = separable(rng)
+    scores = {"model": model, "dinucleotide": rng.normal(size=labels.size)}
+    genes = np.arange(labels.size) // 3
+    assert not any("by design" in line for line in comparison_sentences(report_of(labels, scores, genes)))
+    matched = {"base_score": "each decoy TN ...", "dinucleotide": "every decoy TN carries ..."}
+    lines = comparison_sentences(report_of(labels, scores, genes, matched=matched))
+    at = lines.index(
+        "by design, the decoy TN are matched to the FN scores (make_calls, calling.negatives decoy), "
+        "so beating base_score and dinucleotide is true by construction:"
+    )
+    assert lines[at + 1 : at + 3] == [
+        "  base_score: each decoy TN ...",
+        "  dinucleotide: every decoy TN carries ...",
+    ]

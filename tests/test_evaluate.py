@@ -63,7 +63,8 @@ def test_predictions_keep_the_windows_call_columns_and_the_baseline_scores(train
     baseline_columns = [f"{BASELINE_SCORE_PREFIX}{name}" for name in BASELINES]
     assert predictions.columns == [*PREDICTION_COLUMNS, *carried, *baseline_columns]
     assert {"score", "chrom", "position", "strand", "splice_type"} <= set(carried)
-    assert "sequence" not in predictions.columns
+    assert not {"sequence", "donor_scores", "acceptor_scores"} & set(predictions.columns)  # windows' inputs
+    assert {"donor_scores", "acceptor_scores"} <= set(windows.columns)  # the tree baseline read them
     expected = windows.select("id", *carried).join(predictions.select("id"), on="id", how="semi")
     assert predictions.select("id", *carried).sort("id").equals(expected.sort("id"))
     # each baseline column ranks the test windows as the comparison reports

@@ -5,6 +5,7 @@ import hashlib
 import json
 import subprocess
 import sys
+from html import escape
 
 import polars as pl
 import pytest
@@ -14,6 +15,7 @@ from matplotlib.text import Text
 from tests.evaluation_fixtures import evaluate_untrained_models
 from tests.workflow_helpers import subprocess_env
 from workflow_scripts.artifacts import summary_fields
+from workflow_scripts.evaluation.answer import answer_sentence
 from workflow_scripts.evaluation.comparison_fields import BASELINES, METRICS, PREDICTORS
 from workflow_scripts.evaluation.plots.figure import DPI, predictor_label
 from workflow_scripts.evaluation.summary import overall_rows, summary_table, write_summary
@@ -83,6 +85,20 @@ def test_a_baseline_that_was_not_scored_leaves_empty_cells(metrics_files, tmp_pa
     assert scored["verdict_base_score_roc_auc"] in ("better", "not better", "worse")
 
 
+def test_fn_vs_decoy_tn_says_beating_the_base_score_is_true_by_construction(metrics_files, tmp_path):
+    outputs = summarize(metrics_files, tmp_path)
+    table = pl.read_csv(outputs["table"], separator="\t")
+    assert table["matched_by_design"].to_list() == [None, "base_score,base_score_type,dinucleotide", None]
+    sentences = [answer_sentence(json.loads(path.read_text())) for path in metrics_files]
+    said = "by design, the decoy TN are matched to the FN scores (make_calls, calling.negatives decoy)"
+    assert [said in sentence for sentence in sentences] == [False, True, False]
+    assert sentences[1].endswith(
+        "so beating the base model's score, the base score with the splice type and the site "
+        "dinucleotide alone is true by construction."
+    )
+    assert escape(sentences[1]) in outputs["html"].read_text()
+
+
 def test_the_same_experiment_twice_is_refused(metrics_files):
     document = json.loads(metrics_files[0].read_text())
     with pytest.raises(ValueError, match="appears twice"):
@@ -100,7 +116,9 @@ def test_html_and_figure_show_every_experiment_and_predictor(metrics_files, tmp_
     assert "white-space:nowrap" in html and 'width="1080"' in html
     documents = [json.loads(path.read_text()) for path in metrics_files]
     rows = [row for document in documents for row in overall_rows(document)]
-    assert len(rows) == len(METRICS) * (3 * len(PREDICTORS) - 2)  # no_score: no base_score(_type) rows
+    assert len(rows) == len(METRICS) * (
+        3 * len(PREDICTORS) - 3
+    )  # no_score: no base_score(_type), no profiles
     fig = summary_figure(rows)
     labels = [tick.get_text() for tick in fig.axes[0].get_yticklabels()]
     assert labels == ["fp_vs_tp", "fn_vs_tn", "no_score"]

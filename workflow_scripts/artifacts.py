@@ -128,7 +128,9 @@ EVALUATED_SPLIT = "test"
 # score, site_offset, ... where the windows have them), then one score column per scored baseline,
 # BASELINE_SCORE_PREFIX + its name (higher = more likely an error; see comparison_fields).
 PREDICTION_COLUMNS = ("id", "gene_id", "label", "prob", "pred", "bucket", "length")
-PREDICTION_DROPPED_WINDOW_COLUMNS = ("sequence",)
+# The window's inputs stay in windows.parquet (join on id): the sequence, and the base model's score
+# profiles along it (data/score_profiles.py; 2 values per base, the bulk of the table).
+PREDICTION_DROPPED_WINDOW_COLUMNS = ("sequence", "donor_scores", "acceptor_scores")
 BASELINE_SCORE_PREFIX = "baseline_"
 
 # ---- buckets/summary.json (bucket) ----------------------------------------------------------------
@@ -218,6 +220,9 @@ def plot_file_name(name: str) -> str:
 # and metric m (roc_auc, pr_auc) the estimate `p_m` and its 95% interval `p_m_low`, `p_m_high`; for
 # every baseline b the paired difference `model_minus_b_m` (+ _low, _high) and `verdict_b_m`
 # (better / not better / worse). A baseline that could not be scored: empty cells.
+# `matched_by_design`: the baselines the run's classes are matched on by design, comma-separated
+# (FN vs decoy TN: base_score,base_score_type,dinucleotide; beating them is true by construction,
+# evaluation/by_design.py); empty otherwise.
 # After the runs of an experiment with more than one run: a SUMMARY_MEAN and a SUMMARY_SD row
 # (`experiment` = `group` = the experiment, `runs` = how many), filling summary_aggregated_fields()
 # only: the mean and the sample standard deviation (n - 1) over the runs that have a value.
@@ -234,6 +239,7 @@ SUMMARY_TEST_FIELDS = (
     "f1",
     "mcc",
 )
+SUMMARY_NOTE_FIELDS = ("matched_by_design",)
 SUMMARY_INTERVAL_SUFFIXES = ("", "_low", "_high")
 
 
@@ -254,7 +260,7 @@ def summary_fields() -> tuple[str, ...]:
             f"verdict_{b}_{m}",
         )
     )
-    return (*SUMMARY_ID_FIELDS, *SUMMARY_TEST_FIELDS, *predictors, *differences)
+    return (*SUMMARY_ID_FIELDS, *SUMMARY_TEST_FIELDS, *SUMMARY_NOTE_FIELDS, *predictors, *differences)
 
 
 def summary_aggregated_fields() -> tuple[str, ...]:

@@ -7,8 +7,10 @@
 ROC-AUC on all test windows, the paired difference model - baseline with its 95% interval, and the
 verdict of comparison_fields (better: the interval lies above 0). The base model's score and the
 k-mer model are always named, and the base score with the splice type where it was scored; chance and the leak detectors with their numbers only when the model
-does not beat them. summary.html opens with these sentences and the summarize rule prints them on
-the console; an experiment with several runs gets `spread_sentence` too.
+does not beat them. Where the classes are matched on a baseline by design (FN vs decoy TN: the
+base score, also with the splice type, and the site dinucleotide; by_design.py) the sentence ends
+by saying that beating it is true by construction. summary.html opens with these sentences and the
+summarize rule prints them on the console; an experiment with several runs gets `spread_sentence` too.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from workflow_scripts.artifacts import SUMMARY_MEAN, SUMMARY_SD
+from workflow_scripts.evaluation.by_design import by_design_text
 from workflow_scripts.evaluation.comparison_fields import (
     BASE_SCORE,
     BASE_SCORE_TYPE,
@@ -26,6 +29,7 @@ from workflow_scripts.evaluation.comparison_fields import (
     KMER,
     LENGTH,
     MODEL,
+    SCORE_PROFILE_TREE,
     WORSE,
     Estimate,
 )
@@ -34,12 +38,13 @@ METRIC, METRIC_NAME = "roc_auc", "ROC-AUC"
 NAMES = {
     BASE_SCORE: "the base model's score",
     BASE_SCORE_TYPE: "the base score with the splice type",
+    SCORE_PROFILE_TREE: "the trees on the base model's score profiles",
     KMER: "the k-mer model",
     CHANCE: "chance",
     LENGTH: "window length alone",
     DINUCLEOTIDE: "the site dinucleotide alone",
 }
-NAMED = (BASE_SCORE, BASE_SCORE_TYPE, KMER)  # the baselines a reader came for
+NAMED = (BASE_SCORE, BASE_SCORE_TYPE, SCORE_PROFILE_TREE, KMER)  # the baselines a reader came for
 OTHERS = (CHANCE, LENGTH, DINUCLEOTIDE)  # named with numbers only when the model does not beat them
 
 
@@ -108,7 +113,9 @@ def answer_sentence(metrics: dict) -> str:
     if not said:
         return f"{head}: no baseline was scored."
     said[0] = "the model" + said[0].removeprefix("it")
-    return f"{head}: {'; '.join(said + skipped)}."
+    matched = [NAMES.get(name, name) for name in metrics["comparison"].get("matched_by_design", {})]
+    by_design = [by_design_text(matched)] if matched else []
+    return f"{head}: {'; '.join(said + skipped + by_design)}."
 
 
 def spread(mean: dict, sd: dict, column: str) -> str:

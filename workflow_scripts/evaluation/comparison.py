@@ -17,6 +17,7 @@ import polars as pl
 
 from workflow_scripts.evaluation import baselines
 from workflow_scripts.evaluation.bootstrap import compare_predictors
+from workflow_scripts.evaluation.by_design import matched_by_design
 from workflow_scripts.evaluation.comparison_fields import (
     BASE_SCORE,
     BASE_SCORE_TYPE,
@@ -27,13 +28,17 @@ from workflow_scripts.evaluation.comparison_fields import (
     LENGTH,
     MODEL,
     RESAMPLED_UNIT,
+    SCORE_PROFILE_TREE,
     ComparisonReport,
     GroupComparison,
 )
+from workflow_scripts.evaluation.profile_tree import score_profile_tree_scores
 
 DESCRIPTIONS = {
     BASE_SCORE: "the base model's score, sign chosen on the train split",
     BASE_SCORE_TYPE: "the base model's score and the splice type, logistic regression fitted on train",
+    SCORE_PROFILE_TREE: "gradient-boosted trees on the base model's donor and acceptor score profiles "
+    "around the site and the splice type, fitted on train, iterations chosen on val",
     KMER: "logistic regression on 1..k-mer frequencies, trained on train, C chosen on val",
     CHANCE: "a constant score (ROC-AUC 0.5, PR-AUC = prevalence)",
     LENGTH: "leak detector: window length alone, sign chosen on the train split",
@@ -48,13 +53,17 @@ class BaselineConfig:
     kmer_max_k: int
     bootstrap_replicates: int
     bootstrap_seed: int
+    profile_flank: int  # nt each side of the site that score_profile_tree reads
+    seed: int  # the run's train.seed: score_profile_tree's random_state
 
     @classmethod
-    def from_section(cls, section: Mapping) -> BaselineConfig:
+    def from_section(cls, section: Mapping, seed: int) -> BaselineConfig:
         return cls(
             kmer_max_k=int(section["kmer_max_k"]),
             bootstrap_replicates=int(section["bootstrap_replicates"]),
             bootstrap_seed=int(section["bootstrap_seed"]),
+            profile_flank=int(section["profile_flank"]),
+            seed=int(seed),
         )
 
 
@@ -84,6 +93,9 @@ def score_baselines(
     fitters = {
         BASE_SCORE: lambda: baselines.oriented_column(train, test, "score"),
         BASE_SCORE_TYPE: lambda: baselines.score_and_type_scores(train, test),
+        SCORE_PROFILE_TREE: lambda: score_profile_tree_scores(
+            train, val, test, cfg.profile_flank, full_length, cfg.seed
+        ),
         KMER: lambda: baselines.kmer_scores(train, val, test, cfg.kmer_max_k),
         CHANCE: lambda: (baselines.chance_scores(test.height), {}),
         LENGTH: lambda: baselines.oriented_column(train, test, "length"),
@@ -148,6 +160,7 @@ def compare_and_score(windows: pl.DataFrame, predictions: pl.DataFrame, cfg: Bas
         reference=MODEL,
         baselines=fitted.details,
         skipped=fitted.skipped,
+        matched_by_design={n: why for n, why in matched_by_design(test).items() if n in fitted.scores},
         overall=compare_group(test, scores, cfg),
         per_splice_type=per_splice_type,
     )

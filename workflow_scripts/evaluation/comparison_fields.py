@@ -10,6 +10,9 @@ summary read it with these names only. Every number is a plain float/int, undefi
       reference         "model": differences are reference - baseline on the same replicates
       baselines         {name: {"description": ..., details of how it was fitted}} (the ones scored)
       skipped           {name: why it could not be scored} (e.g. no score column)
+      matched_by_design {name: why}: baselines the classes are matched on by design (FN vs decoy
+                        TN: the base score, with the splice type, the site dinucleotide), so
+                        beating them is true by construction (by_design.py); {} otherwise
       overall           GroupComparison over all test windows
       per_splice_type   {"donor": GroupComparison, "acceptor": ...}; {} without a splice_type column
 
@@ -39,11 +42,12 @@ from typing import Any, TypedDict
 MODEL = "model"
 BASE_SCORE = "base_score"  # the base splice-site model's own score, oriented on train
 BASE_SCORE_TYPE = "base_score_type"  # the base score and the splice type, a logistic fit on train
+SCORE_PROFILE_TREE = "score_profile_tree"  # boosted trees on the base model's donor/acceptor profiles
 KMER = "kmer"  # 1..k-mer frequency logistic regression trained on train
 CHANCE = "chance"  # one constant score: ROC-AUC 0.5, PR-AUC = prevalence
 LENGTH = "length"  # leak detector: window length alone, oriented on train
 DINUCLEOTIDE = "dinucleotide"  # leak detector: the intron dinucleotide at the site alone
-BASELINES = (BASE_SCORE, BASE_SCORE_TYPE, KMER, CHANCE, LENGTH, DINUCLEOTIDE)
+BASELINES = (BASE_SCORE, BASE_SCORE_TYPE, SCORE_PROFILE_TREE, KMER, CHANCE, LENGTH, DINUCLEOTIDE)
 LEAK_DETECTORS = (LENGTH, DINUCLEOTIDE)
 PREDICTORS = (MODEL, *BASELINES)
 METRICS = ("roc_auc", "pr_auc")
@@ -84,6 +88,7 @@ class ComparisonReport(TypedDict):
     reference: str
     baselines: dict[str, dict[str, Any]]
     skipped: dict[str, str]
+    matched_by_design: dict[str, str]
     overall: GroupComparison
     per_splice_type: dict[str, GroupComparison]
 

@@ -4,11 +4,14 @@ Every baseline gets one line (both metrics, the paired difference with its 95% i
 verdict). A baseline the model does not beat gets a sentence of its own saying so, overall and per
 splice type, and a leak detector whose own interval lies above chance gets one too: the windows'
 length then tells the classes apart by itself (a shape leak), or the pair of bases at the site
-does (sequence content, which the model may use, but must do better than).
+does (sequence content, which the model may use, but must do better than). Baselines the classes
+are matched on by design (FN vs decoy TN: by_design.py) get a line saying that beating them is true
+by construction.
 """
 
 from __future__ import annotations
 
+from workflow_scripts.evaluation.by_design import by_design_text
 from workflow_scripts.evaluation.comparison_fields import (
     BETTER,
     LEAK_DETECTORS,
@@ -87,6 +90,13 @@ def leak_sentences(group: GroupComparison, where: str) -> list[str]:
     return sentences
 
 
+def by_design_lines(matched: dict[str, str]) -> list[str]:
+    """The baselines matched on by design, each with why (nothing when there are none)."""
+    if not matched:
+        return []
+    return [f"{by_design_text(list(matched))}:"] + [f"  {name}: {why}" for name, why in matched.items()]
+
+
 def comparison_sentences(report: ComparisonReport) -> list[str]:
     """The lines evaluate logs about the baselines, overall first, then per splice type."""
     overall = report["overall"]
@@ -96,6 +106,7 @@ def comparison_sentences(report: ComparisonReport) -> list[str]:
     ]
     lines += [f"  {baseline_line(overall, name)}" for name in overall["differences"]]
     lines += [f"  {name} not scored: {why}" for name, why in report["skipped"].items()]
+    lines += by_design_lines(report.get("matched_by_design", {}))
     groups = {OVERALL: overall, **report["per_splice_type"]}
     for group_name, group in groups.items():
         where = "" if group_name == OVERALL else f"{group_name} sites: "

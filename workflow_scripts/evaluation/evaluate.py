@@ -51,12 +51,13 @@ class EvaluateConfig:
     baselines: BaselineConfig
 
     @classmethod
-    def from_section(cls, section: Mapping) -> EvaluateConfig:
+    def from_section(cls, section: Mapping, seed: int) -> EvaluateConfig:
+        """`seed`: the run's train.seed (the fitted baselines' random state)."""
         threshold = section["threshold"]
         return cls(
             threshold=threshold if is_auto(threshold) else float(threshold),
             batch_size=int(section["batch_size"]),
-            baselines=BaselineConfig.from_section(section),
+            baselines=BaselineConfig.from_section(section, seed),
         )
 
 

@@ -42,7 +42,7 @@ from workflow_scripts.io_utils import atomic_path, write_json, write_text
 
 ESTIMATE_KEYS = ("estimate", "low", "high")  # comparison_rows' fields behind SUMMARY_INTERVAL_SUFFIXES
 DIFFERENCE_KEYS = ("difference", "difference_low", "difference_high")
-STRING_COLUMNS = ("experiment", "group", "statistic", "threshold_mode")
+STRING_COLUMNS = ("experiment", "group", "statistic", "threshold_mode", "matched_by_design")
 INTEGER_COLUMNS = ("fold", "seed", "runs", "n", "n_positive", "n_genes")
 
 
@@ -78,6 +78,7 @@ def summary_row(metrics: dict, runs: Mapping[str, Run]) -> dict:
             "threshold": metrics["threshold"],
             "threshold_mode": metrics["threshold_choice"]["mode"],
             **{key: metrics[key] for key in ("precision", "recall", "f1", "mcc")},
+            "matched_by_design": ",".join(metrics["comparison"].get("matched_by_design", {})) or None,
         }
     )
     for entry in overall_rows(metrics):

@@ -1,5 +1,7 @@
 """The `evaluate` rule: predict the test split (and the validation split when evaluate.threshold is
-auto), compare the model with its baselines, write predictions.parquet and metrics.json."""
+auto), compare the model with its baselines, write predictions.parquet and metrics.json.
+`--config` holds the sections evaluate and train (the run's: its seed is the fitted baselines'
+random state)."""
 
 from __future__ import annotations
 
@@ -19,17 +21,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--experiment", required=True, help="the experiment wildcard")
     parser.add_argument("--out-predictions", required=True)
     parser.add_argument("--out-metrics", required=True)
-    add_config_argument(parser, "evaluate")
+    add_config_argument(parser, "evaluate", "train")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    sections = parse_rule_config(args.config, required=("evaluate",))
+    sections = parse_rule_config(args.config, required=("evaluate", "train"))
     paths = EvaluatePaths(
         args.windows, args.manifest, args.model, args.model_config, args.out_predictions, args.out_metrics
     )
-    evaluate(paths, EvaluateConfig.from_section(sections["evaluate"]), args.experiment)
+    cfg = EvaluateConfig.from_section(sections["evaluate"], sections["train"]["seed"])
+    evaluate(paths, cfg, args.experiment)
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ PREDICTOR_STYLE = {  # name: (label, colour); leak detectors in greys, drawn hol
     "model": ("error model", "black"),
     "base_score": ("base model's score", "tab:blue"),
     "base_score_type": ("base score + splice type", "tab:cyan"),
+    "score_profile_tree": ("score-profile trees", "tab:brown"),
     "kmer": ("k-mer logistic regression", "tab:orange"),
     "chance": ("chance", "silver"),
     "length": ("window length (leak detector)", "dimgrey"),
