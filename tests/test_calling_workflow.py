@@ -5,6 +5,7 @@ The default (calls) plans no calling rule: test_workflow.py's dry run plans exac
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import shutil
 import sys
@@ -139,6 +140,42 @@ def test_scores_mode_runs_to_windows_and_a_new_threshold_reruns_only_calls(tmp_p
     changed = write_config(tmp_path, "threshold.yaml", {"calling": {"threshold": 0.3}})
     dry = snakemake(tmp_path, "-n", *targets, "--configfile", str(config), str(changed))
     assert planned_rules(dry.stdout) == {"make_calls", "extract"}, dry.stdout[-2000:]
+
+
+FAST = {
+    "train": {"epochs": 2, "log_every_steps": 5},
+    "evaluate": {"bootstrap_replicates": 100, "kmer_max_k": 3, "profile_flank": 10},
+    "explain": {"max_windows": 20},
+}
+
+
+def test_scores_mode_runs_end_to_end_with_the_score_profiles_and_the_profile_trees(tmp_path):
+    """The whole chain from a scores table: extract writes the profiles, every rule after it reads
+    windows.parquet with them, evaluate scores the trees, and FN vs decoy TN says it is matched."""
+    config = scores_workdir(tmp_path)
+    fast = write_config(tmp_path, "fast.yaml", FAST)
+    result = snakemake(tmp_path, "--configfile", str(config), str(fast), timeout=1800)
+    assert result.returncode == 0, result.stderr[-4000:]
+    windows = pl.read_parquet(tmp_path / "results/fp_vs_tp/windows.parquet")
+    assert windows.schema["donor_scores"] == windows.schema["acceptor_scores"] == pl.List(pl.Float32)
+    assert (windows["donor_scores"].list.len() == windows["sequence"].str.len_bytes()).all()
+    site = windows.select(
+        pl.when(pl.col("splice_type") == "donor")
+        .then(pl.col("donor_scores").list.get(pl.col("site_offset")))
+        .otherwise(pl.col("acceptor_scores").list.get(pl.col("site_offset")))
+    ).to_series()
+    assert ((site - windows["score"]).abs() < 1e-6).all()  # the profile at the site is the call's score
+    for experiment in ("fp_vs_tp", "fn_vs_tn"):
+        metrics = json.loads((tmp_path / f"results/{experiment}/evaluation/metrics.json").read_text())
+        assert "score_profile_tree" in metrics["comparison"]["baselines"]
+        predictions = pl.read_parquet(tmp_path / f"results/{experiment}/evaluation/predictions.parquet")
+        assert (
+            "baseline_score_profile_tree" in predictions.columns and "donor_scores" not in predictions.columns
+        )
+    assert "window bases scored" in (tmp_path / "logs/fp_vs_tp/extract.log").read_text()
+    assert "true by construction" in (tmp_path / "logs/fn_vs_tn/evaluate.log").read_text()
+    summary = pl.read_csv(tmp_path / "results/summary/summary.tsv", separator="\t")
+    assert summary["matched_by_design"].to_list() == [None, "base_score,base_score_type,dinucleotide"]
 
 
 def test_real_genome_example_config_plans_the_whole_chain(tmp_path):

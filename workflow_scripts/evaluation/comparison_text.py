@@ -90,11 +90,19 @@ def leak_sentences(group: GroupComparison, where: str) -> list[str]:
     return sentences
 
 
-def by_design_lines(matched: dict[str, str]) -> list[str]:
-    """The baselines matched on by design, each with why (nothing when there are none)."""
+def by_design_lines(matched: dict[str, str], overall: GroupComparison) -> list[str]:
+    """The baselines matched on by design, each with why, and how close the match came: the base
+    score's own ROC-AUC (near 0.5 when it held; make_calls logs the KS distance of the scores)."""
     if not matched:
         return []
-    return [f"{by_design_text(list(matched))}:"] + [f"  {name}: {why}" for name, why in matched.items()]
+    lines = [f"{by_design_text(list(matched))}:"] + [f"  {name}: {why}" for name, why in matched.items()]
+    roc = overall["predictors"].get("base_score", {}).get("roc_auc")
+    if roc is not None:
+        lines.append(
+            f"  how close the match came: base_score ranks FN against TN at ROC-AUC {number(roc['estimate'])} "
+            "(0.5 when the TN scores follow the FN's; make_calls logs the KS distance per splice type)"
+        )
+    return lines
 
 
 def comparison_sentences(report: ComparisonReport) -> list[str]:
@@ -106,7 +114,7 @@ def comparison_sentences(report: ComparisonReport) -> list[str]:
     ]
     lines += [f"  {baseline_line(overall, name)}" for name in overall["differences"]]
     lines += [f"  {name} not scored: {why}" for name, why in report["skipped"].items()]
-    lines += by_design_lines(report.get("matched_by_design", {}))
+    lines += by_design_lines(report.get("matched_by_design", {}), overall)
     groups = {OVERALL: overall, **report["per_splice_type"]}
     for group_name, group in groups.items():
         where = "" if group_name == OVERALL else f"{group_name} sites: "
