@@ -247,8 +247,12 @@ def extract_inputs(wildcards):
         "sequence": "results/genome/sequence.npy",
         "calls": calls_table(),
     }
-    if calling_start() != "calls":  # the scores behind the calls: the windows' score profiles
-        inputs |= {"scores": scores_tables(), "genes": "results/annotation/genes.parquet"}
+    # the scores behind the calls: the windows' score profiles (data/score_profiles.py)
+    if calling_start() != "calls":
+        inputs |= {
+            "scores": scores_tables(),
+            "genes": "results/annotation/genes.parquet",
+        }
     return inputs
 
 
@@ -302,7 +306,8 @@ def calling_config(keys):
 
 def extract_source_args(wildcards, input):
     """--sequences TABLE, or --genome INDEX_DIR --calls CALLS [--scores TABLE... --genes GENES]
-    (paths, quoted; the scores when the pipeline made the calls: data/score_profiles.py)."""
+    (paths, quoted; the scores when the pipeline made the calls: data/score_profiles.py).
+    """
     if uses_sequences_table():
         return f"--sequences {shlex_quote(input.sequences)}"
     genome_dir = os.path.dirname(input.index)

@@ -22,7 +22,9 @@ Both modes then drop windows without a single A, C, G or T (nothing to learn fro
 apply the same split (`split_windows`: by gene, k-fold or chromosome, data/splits.py) and check
 that every split holds both classes (quality.py). The table has the columns id, gene_id, split, label (Int8), sequence, length
 (Int32), in calls mode site_offset (Int32) and, after them, every other column of the input
-table in its order (calls: chrom, position, strand, splice_type, pred_type, score, ...).
+table in its order (calls: chrom, position, strand, splice_type, pred_type, score, ...), and last,
+when the extract rule is given the scores tables behind the calls, the base model's score profiles
+donor_scores and acceptor_scores (score_profiles.py).
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ Each baseline returns a test score where higher means "more likely an error" (la
 * base_score_type: the base score together with the splice type the model also sees (a logistic
   regression on logit(score), is-donor and their product, fitted on train): FP rates differ by
   splice type, so a model given the type could beat base_score on the type alone.
+* score_profile_tree: gradient-boosted trees on the base model's donor and acceptor score profiles
+  around the site and the splice type (profile_tree.py; only where the windows carry the profiles).
 * kmer: a logistic regression on 1..k-mer counts divided by the window length (each feature then
   scaled by its train standard deviation so the penalty treats k-mer sizes alike), class_weight
   balanced, its strength C picked on the validation split's ROC-AUC from C_GRID. (As C goes to 0

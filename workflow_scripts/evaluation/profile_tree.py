@@ -101,7 +101,7 @@ def chosen_iterations(model, val_x: np.ndarray, val_y: np.ndarray) -> tuple[int,
         iterations = min(FALLBACK_ITER, model.n_iter_)
         return iterations, {"iteration_choice": f"fixed {iterations}: the validation split has {reason}"}
     aucs = [roc_auc(val_y, values) for values in staged_scores(model, val_x)]
-    best = int(np.argmax(aucs))  # the first maximum: the fewest iterations
+    best = int(np.argmax([-np.inf if auc is None else auc for auc in aucs]))  # the first: the fewest
     return best + 1, {"iteration_choice": "validation roc_auc", "val_roc_auc": aucs[best]}
 
 
