@@ -29,6 +29,7 @@ from workflow_scripts.inference.kmers import kmer_enrichment
 from workflow_scripts.inference.predict_calls import TrainedModel
 from workflow_scripts.io_utils import write_text
 from workflow_scripts.models.call_inputs import CALL_INPUT_COLUMNS
+from workflow_scripts.models.score_channels import SCORE_CHANNEL_COLUMNS
 from workflow_scripts.training.batches import BatchCollator
 
 METHODS = {"gradient_x_input": gradient_x_input, "in_silico_mutagenesis": in_silico_mutagenesis}
@@ -72,16 +73,16 @@ class ExplainPaths:
 
 
 def read_windows(path: str) -> pl.DataFrame:
-    """sequence, label, split, length, splice_type and site_offset (ALL_TYPES / the centre where absent)."""
+    """sequence, label, split, length, splice_type and site_offset (ALL_TYPES / the centre where
+    absent), and the call inputs and score channels the table carries."""
     frame = pl.read_parquet(path)
     if "splice_type" not in frame.columns:
         frame = frame.with_columns(pl.lit(ALL_TYPES).alias("splice_type"))
     if "site_offset" not in frame.columns:
         frame = frame.with_columns((pl.col("length") // 2).alias("site_offset"))
-    call_inputs = [name for name in CALL_INPUT_COLUMNS if name in frame.columns and name != "splice_type"]
-    return frame.select(
-        "id", "split", "label", "sequence", "length", "splice_type", "site_offset", *call_inputs
-    )
+    inputs = [name for name in CALL_INPUT_COLUMNS if name in frame.columns and name != "splice_type"]
+    inputs += [name for name in SCORE_CHANNEL_COLUMNS if name in frame.columns]
+    return frame.select("id", "split", "label", "sequence", "length", "splice_type", "site_offset", *inputs)
 
 
 def chosen_windows(windows: pl.DataFrame, max_windows: int, seed: int) -> pl.DataFrame:
@@ -137,7 +138,8 @@ def attribution_table(chosen: pl.DataFrame, scores: list[np.ndarray]) -> pl.Data
 def window_scores(chosen: pl.DataFrame, paths: ExplainPaths, cfg: ExplainConfig) -> list[np.ndarray]:
     model = TrainedModel(paths.model, paths.model_config, cfg.batch_size)
     features = model.features(chosen, paths.windows)
-    data = model.as_split(chosen["sequence"].to_list(), chosen["length"].to_numpy(), features)
+    profiles = model.profiles(chosen, paths.windows)
+    data = model.as_split(chosen["sequence"].to_list(), chosen["length"].to_numpy(), features, profiles)
     collator = BatchCollator(data, model.tokenizer, model.saved["max_tokens"])
     return METHODS[resolved_method(cfg.method, model.tokenizer)](
         model.model, data, collator, cfg.batch_size, model.device
