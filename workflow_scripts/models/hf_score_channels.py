@@ -23,8 +23,10 @@ from workflow_scripts.models.score_channels import SETTING_KEY, ScoreProjection
 
 def input_embeddings(hf_model: nn.Module) -> nn.Module:
     """The module that turns token ids into vectors (the model's own, else its first Embedding)."""
-    getter = getattr(hf_model, "get_input_embeddings", None)
-    found = getter() if callable(getter) else None
+    try:
+        found = hf_model.get_input_embeddings()
+    except (AttributeError, NotImplementedError):  # remote code need not name them
+        found = None
     if found is None:
         found = next((m for m in hf_model.modules() if isinstance(m, nn.Embedding)), None)
     if found is None:
