@@ -6,12 +6,18 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pytest
+import torch
 
 from tests.train_fixtures import make_training_inputs
 from workflow_scripts.data.quality import read_notes, write_windows
+from workflow_scripts.models.builtin import build_model
+from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
+from workflow_scripts.training.batches import BatchCollator, load_split, model_inputs
 
 PEAK_REACH = 10  # an error window's acceptor peak lies within this many bases of the centre
 BACKGROUND = 0.01  # scores elsewhere are uniform in [0, BACKGROUND]
+CNN = {"arch": "cnn", "d_model": 16, "n_layers": 1, "kernel_size": 5, "dropout": 0.0}
 
 
 def score_profiles(labels: np.ndarray, lengths: np.ndarray, rng: np.random.Generator) -> tuple[list, list]:
@@ -53,3 +59,30 @@ def without_score_channels(paths: dict[str, Path], directory: Path) -> Path:
     windows = pl.read_parquet(paths["windows"]).drop("acceptor_scores")
     write_windows(windows, out, read_notes(paths["windows"]))
     return out
+
+
+@pytest.fixture
+def one_thread():
+    """One torch thread: small models train many times faster than with threads contending."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def train_small_cnn(paths, channels, epochs: int = 3) -> torch.nn.Module:
+    """A small CNN trained in-process on the train split (the model train builds)."""
+    torch.manual_seed(0)
+    tokenizer = NucleotideTokenizer(1)
+    train = load_split(paths["windows"], paths["manifest"], "train", (), channels)
+    model = build_model(CNN, tokenizer.vocab_size, 128, n_score_channels=len(channels))
+    optimiser = torch.optim.AdamW(model.parameters(), lr=0.01)
+    collator, order = BatchCollator(train, tokenizer, 128), np.random.default_rng(0)
+    for _ in range(epochs):
+        for indices in np.array_split(order.permutation(len(train)), len(train) // 16):
+            batch = collator(indices.tolist())
+            loss = torch.nn.functional.cross_entropy(model(*model_inputs(batch)), batch["labels"])
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+    return model.eval()

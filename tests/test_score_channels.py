@@ -10,7 +10,13 @@ import polars as pl
 import pytest
 import torch
 
-from tests.score_channel_fixtures import windows_with_score_channels, without_score_channels
+from tests.score_channel_fixtures import (  # noqa: F401  (one_thread: a fixture)
+    CNN,
+    one_thread,
+    train_small_cnn,
+    windows_with_score_channels,
+    without_score_channels,
+)
 from tests.train_fixtures import ROOT, launch_command, subprocess_env
 from workflow_scripts.bucketing.sampler import DistributedBucketBatchSampler
 from workflow_scripts.config.sections import complete_section
@@ -28,7 +34,6 @@ from workflow_scripts.tokenization.token_scores import kmer_token_spans, pack_to
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
 from workflow_scripts.training.batches import BatchCollator, load_split, model_inputs
 
-CNN = {"arch": "cnn", "d_model": 16, "n_layers": 1, "kernel_size": 5, "dropout": 0.0}
 TRANSFORMER = {"arch": "transformer", "d_model": 16, "n_layers": 1, "n_heads": 2, "dropout": 0.0}
 
 
@@ -164,39 +169,17 @@ def test_the_models_answer_to_the_scores_and_ignore_padding(cfg):
     assert build_model(cfg, vocab_size=8, max_tokens=32).eval()(ids, mask).shape == (2, 2)
 
 
-def trained_test_auc(paths, channels, epochs: int = 3) -> float:
-    """A small CNN trained in-process on the train split; its ROC-AUC on the test split."""
-    torch.manual_seed(0)
-    tokenizer = NucleotideTokenizer(1)
-    train, test = (
-        load_split(paths["windows"], paths["manifest"], s, (), channels) for s in ("train", "test")
-    )
-    model = build_model(CNN, tokenizer.vocab_size, 128, n_score_channels=len(channels))
-    optimiser = torch.optim.AdamW(model.parameters(), lr=0.01)
-    collator, order = BatchCollator(train, tokenizer, 128), np.random.default_rng(0)
-    for _ in range(epochs):
-        for indices in np.array_split(order.permutation(len(train)), len(train) // 16):
-            batch = collator(indices.tolist())
-            loss = torch.nn.functional.cross_entropy(model(*model_inputs(batch)), batch["labels"])
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-    batch = BatchCollator(test, tokenizer, 128)(list(range(len(test))))
+def trained_test_auc(paths, channels) -> float:
+    """train_small_cnn's ROC-AUC on the test split."""
+    model = train_small_cnn(paths, channels)
+    test = load_split(paths["windows"], paths["manifest"], "test", (), channels)
+    batch = BatchCollator(test, NucleotideTokenizer(1), 128)(list(range(len(test))))
     with torch.no_grad():
-        probs = torch.softmax(model.eval()(*model_inputs(batch)), -1)[:, 1].numpy()
+        probs = torch.softmax(model(*model_inputs(batch)), -1)[:, 1].numpy()
     return roc_auc(test.labels, probs)
 
 
-@pytest.fixture
-def one_thread():
-    """One torch thread: small models train many times faster than with threads contending."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-def test_a_label_carried_only_by_the_scores_is_learnt_with_the_channels_and_not_without(tmp_path, one_thread):
+def test_a_label_carried_only_by_the_scores_is_learnt_with_the_channels_and_not_without(tmp_path, one_thread):  # noqa: F811
     """Measured (3 epochs, 80 test windows): 1.0 with the channels; without, 0.46-0.62 over four
     data seeds, chance (one sd of a chance AUC on 80 windows: about 0.065)."""
     paths = windows_with_score_channels(tmp_path, n=800)

@@ -4,6 +4,7 @@ from the calls or windows, scored as evaluate scores, refused without them (one 
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import polars as pl
@@ -11,9 +12,15 @@ import pytest
 import torch
 
 from tests.evaluation_fixtures import MODEL, write_buckets
-from tests.score_channel_fixtures import windows_with_score_channels
+from tests.score_channel_fixtures import (  # noqa: F401  (one_thread: a fixture)
+    CNN,
+    PEAK_REACH,
+    one_thread,
+    train_small_cnn,
+    windows_with_score_channels,
+)
 from tests.test_predict import evaluated, one_line_error, run_predict  # noqa: F401  (the fixture)
-from workflow_scripts.artifacts import SCORE_CHANNELS_FIELD
+from workflow_scripts.artifacts import ATTRIBUTION_COLUMNS, SCORE_CHANNELS_FIELD
 from workflow_scripts.evaluation.predict import load_trained_model, predict_split
 from workflow_scripts.io_utils import write_parquet
 from workflow_scripts.models.builtin import build_model
@@ -102,17 +109,46 @@ def test_predict_refuses_calls_without_a_channel_in_one_line_naming_it(evaluated
     )
 
 
+def run_explain(windows, model: dict, out, **explain) -> tuple[pl.DataFrame, str]:
+    """The explain entry point; (attribution.tsv, its log)."""
+    config = {"explain": {"max_windows": 1, "kmer_k": 3, **explain}}
+    argv = [f"--windows={windows}", f"--model={model['model']}", f"--model-config={model['model-config']}"]
+    argv += ["--experiment=toy", f"--out-attribution={out / 'attribution.tsv'}"]
+    explain_main(
+        [*argv, f"--out-kmers={out / 'kmers.tsv'}", f"--out-dir={out}", "--config", json.dumps(config)]
+    )
+    return pl.read_csv(out / "attribution.tsv", separator="\t")
+
+
 @pytest.mark.parametrize("method", ["gradient_x_input", "in_silico_mutagenesis"])
 def test_explain_feeds_the_channels_to_a_model_trained_with_them(tmp_path, method):
     windows = windows_with_score_channels(tmp_path, n=40)["windows"]  # short windows: fast mutagenesis
     saved = {"model": MODEL, "max_tokens": 128, **trained_on({}, NucleotideTokenizer(1), [])}
-    model = channel_model(tmp_path, saved)
-    out = tmp_path / "explain"
-    config = {"explain": {"method": method, "max_windows": 1, "kmer_k": 3}}
-    explain_main(
-        [f"--windows={windows}", f"--model={model['model']}", f"--model-config={model['model-config']}"]
-        + ["--experiment=toy", f"--out-attribution={out / 'attribution.tsv'}"]
-        + [f"--out-kmers={out / 'kmers.tsv'}", f"--out-dir={out}", "--config", json.dumps(config)]
-    )
-    attribution = pl.read_csv(out / "attribution.tsv", separator="\t")
+    attribution = run_explain(windows, channel_model(tmp_path, saved), tmp_path / "explain", method=method)
+    assert attribution.columns == list(ATTRIBUTION_COLUMNS)
     assert attribution["importance"].abs().sum() > 0
+    channels = attribution.select(CHANNELS)
+    if method == "gradient_x_input":
+        assert channels.null_count().sum_horizontal().item() == 0 and channels.to_numpy().any()
+    else:  # mutagenesis perturbs bases only
+        assert channels.null_count().sum_horizontal().item() == 2 * attribution.height
+
+
+def test_channel_attribution_finds_the_acceptor_peak_that_makes_an_error(tmp_path, one_thread, capsys):  # noqa: F811
+    """The label lives in an acceptor peak within PEAK_REACH of the centre (the site): a model
+    trained on it attributes error windows to acceptor scores there, not to donor scores."""
+    paths = windows_with_score_channels(tmp_path, n=400)
+    torch.save(train_small_cnn(paths, CHANNELS).state_dict(), tmp_path / "model.pt")
+    saved = {"model": CNN, "max_tokens": 128, **trained_on({}, NucleotideTokenizer(1), [], CHANNELS)}
+    (tmp_path / "model.json").write_text(json.dumps(saved))
+    model = {"model": tmp_path / "model.pt", "model-config": tmp_path / "model.json"}
+    attribution = run_explain(paths["windows"], model, tmp_path / "explain", max_windows=50)
+    errors = attribution.filter(pl.col("class") == "error")
+    top = errors.sort("acceptor_scores", descending=True).head(5)["position"].to_numpy()
+    assert (np.abs(top) <= PEAK_REACH).all(), top
+    assert errors["acceptor_scores"].sum() > 10 * errors["donor_scores"].abs().sum()
+    log = capsys.readouterr().err
+    assert re.search(
+        r"score channels pushing towards error most: .*acceptor_scores in all windows \+[\d.]+ in all, most at \[",
+        log,
+    ), log

@@ -186,6 +186,10 @@ ATTRIBUTION_COLUMNS = (
     "G",
     "T",
     "n_windows",
+    # the mean attribution of the base model's score at that position, per score channel
+    # (inference/channel_attribution.py); empty without score channels or with mutagenesis
+    "donor_scores",
+    "acceptor_scores",
 )
 KMER_COLUMNS = (
     "kmer",

@@ -24,7 +24,7 @@ from workflow_scripts.models.score_channels import SETTING_KEY, ScoreProjection
 def input_embeddings(hf_model: nn.Module) -> nn.Module:
     """The module that turns token ids into vectors (the model's own, else its first Embedding)."""
     try:
-        found = hf_model.get_input_embeddings()
+        found = getattr(hf_model, "get_input_embeddings")()  # noqa: B009  (an nn.Module attribute to mypy)
     except (AttributeError, NotImplementedError):  # remote code need not name them
         found = None
     if found is None:
