@@ -22,7 +22,12 @@ from torch import nn
 from workflow_scripts.errors import InputError
 from workflow_scripts.models import hf_attention
 from workflow_scripts.models.call_inputs import FusedHead
-from workflow_scripts.models.hf_offline import load_offline, require_transformers
+from workflow_scripts.models.hf_offline import (
+    check_encoder_loaded,
+    load_offline,
+    materialise_plain_tensors,
+    require_transformers,
+)
 from workflow_scripts.models.hf_score_channels import embedding_width, scores_added
 from workflow_scripts.models.score_channels import ScoreProjection
 
@@ -226,38 +231,6 @@ def choose_attention(hf_model: nn.Module, model_cfg: dict, transformers) -> None
         hf_attention.use_for(hf_model, model_cfg["hf_attention"], transformers)
     except ValueError as error:  # transformers: the model's code does not offer that attention
         raise InputError(model_cfg["path"], "model.hf_attention", str(error).splitlines()[0]) from None
-
-
-def check_encoder_loaded(hf_model: nn.Module, missing_keys, path: str) -> None:
-    """Only the new head (and a pooler the checkpoint lacks) may start untrained."""
-    prefix = f"{hf_model.base_model_prefix}."
-    missing = [key for key in missing_keys if key.startswith(prefix) and ".pooler." not in key]
-    if missing:
-        raise InputError(
-            path,
-            "model.path",
-            f"{len(missing)} encoder tensors are not in the checkpoint "
-            f"(e.g. {missing[0]}): it does not hold weights for this architecture",
-        )
-
-
-def materialise_plain_tensors(hf_model: nn.Module, path: str) -> None:
-    """transformers builds models on the meta device and then loads the state dict, so a tensor
-    that remote code keeps as a plain attribute (DNABERT-2's ALiBi bias) stays empty. Rebuild
-    ALiBi biases on the CPU; any other such tensor is one clear error."""
-    for name, module in hf_model.named_modules():
-        for attribute, value in list(vars(module).items()):
-            if not (isinstance(value, torch.Tensor) and value.is_meta):
-                continue
-            if attribute == "alibi" and hasattr(module, "rebuild_alibi_tensor"):
-                module.rebuild_alibi_tensor(size=value.shape[-1], device="cpu")
-            else:
-                raise InputError(
-                    path,
-                    "model.path",
-                    f"the model's code keeps tensor "
-                    f"{name}.{attribute} outside its state dict and it was not loaded",
-                )
 
 
 def enable_checkpointing(hf_model: Any) -> None:
