@@ -70,15 +70,18 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
-def train_small_cnn(paths, channels, epochs: int = 3) -> torch.nn.Module:
-    """A small CNN trained in-process on the train split (the model train builds)."""
+def train_small_cnn(
+    paths, channels, epochs: int = 3, model_cfg: dict = CNN, lr: float = 0.01
+) -> torch.nn.Module:
+    """A model (by default a small CNN) trained in-process on the train split, as train builds it."""
     torch.manual_seed(0)
     tokenizer = NucleotideTokenizer(1)
     train = load_split(paths["windows"], paths["manifest"], "train", (), channels)
-    model = build_model(CNN, tokenizer.vocab_size, 128, n_score_channels=len(channels))
-    optimiser = torch.optim.AdamW(model.parameters(), lr=0.01)
+    model = build_model(model_cfg, tokenizer.vocab_size, 128, n_score_channels=len(channels))
+    optimiser = torch.optim.AdamW(model.parameters(), lr=lr)
     collator, order = BatchCollator(train, tokenizer, 128), np.random.default_rng(0)
     for _ in range(epochs):
+        model.train()
         for indices in np.array_split(order.permutation(len(train)), len(train) // 16):
             batch = collator(indices.tolist())
             loss = torch.nn.functional.cross_entropy(model(*model_inputs(batch)), batch["labels"])

@@ -19,7 +19,7 @@ from tests.score_channel_fixtures import (  # noqa: F401  (one_thread: a fixture
 )
 from tests.train_fixtures import ROOT, launch_command, subprocess_env
 from workflow_scripts.bucketing.sampler import DistributedBucketBatchSampler
-from workflow_scripts.config.sections import complete_section
+from workflow_scripts.config.sections import complete_section, section_defaults
 from workflow_scripts.errors import InputError
 from workflow_scripts.evaluation.metrics import roc_auc
 from workflow_scripts.evaluation.predict import load_trained_model, predict_split
@@ -169,9 +169,9 @@ def test_the_models_answer_to_the_scores_and_ignore_padding(cfg):
     assert build_model(cfg, vocab_size=8, max_tokens=32).eval()(ids, mask).shape == (2, 2)
 
 
-def trained_test_auc(paths, channels) -> float:
+def trained_test_auc(paths, channels, **training) -> float:
     """train_small_cnn's ROC-AUC on the test split."""
-    model = train_small_cnn(paths, channels)
+    model = train_small_cnn(paths, channels, **training)
     test = load_split(paths["windows"], paths["manifest"], "test", (), channels)
     batch = BatchCollator(test, NucleotideTokenizer(1), 128)(list(range(len(test))))
     with torch.no_grad():
@@ -187,6 +187,15 @@ def test_a_label_carried_only_by_the_scores_is_learnt_with_the_channels_and_not_
     without = trained_test_auc(paths, ())
     assert with_channels > 0.9, with_channels
     assert without < 0.75, without
+
+
+def test_the_default_model_learns_from_the_channels_too(tmp_path, one_thread):  # noqa: F811
+    """The schema's model (3 layers, d_model 32, dropout 0.1) at the default lr: the projection
+    starts at the embeddings' scale. With nn.Linear's own init it stayed at chance (0.49 after 8
+    epochs); now 0.92 after 3."""
+    paths = windows_with_score_channels(tmp_path, n=800)
+    auc = trained_test_auc(paths, SCORE_CHANNEL_COLUMNS, model_cfg=section_defaults("model"), lr=0.003)
+    assert auc > 0.85, auc
 
 
 def test_evaluate_refuses_windows_without_a_channel_the_model_takes(tmp_path):

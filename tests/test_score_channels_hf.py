@@ -98,7 +98,7 @@ class EmbedsTwice(nn.Module):
 
 
 def test_a_backbone_that_does_not_embed_once_is_refused_naming_the_key():
-    model, projection = EmbedsTwice(), ScoreProjection(2, 4)
+    model, projection = EmbedsTwice(), ScoreProjection(2, 4, scale=1.0)
     ids, mask = torch.zeros(1, 3, dtype=torch.long), torch.ones(1, 3, dtype=torch.bool)
     with pytest.raises(InputError, match="model.score_channels: EmbedsTwice cannot take score channels"):
         with scores_added(model, projection, torch.zeros(1, 3, 2), mask):

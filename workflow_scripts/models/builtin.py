@@ -104,7 +104,9 @@ class SequenceClassifier(nn.Module):
         self.blocks = nn.ModuleList(self._make_blocks(cfg))
         if self.arch == "transformer":
             self.position = nn.Embedding(max_tokens, d_model)
-        self.score_projection = ScoreProjection(n_score_channels, d_model) if n_score_channels else None
+        self.score_projection = None
+        if n_score_channels:  # at the scale of nn.Embedding's N(0, 1) init
+            self.score_projection = ScoreProjection(n_score_channels, d_model, scale=1.0)
         self.norm = nn.LayerNorm(d_model)
         pooled = 2 * d_model if self.arch == "cnn" else d_model
         self.head = FusedHead(pooled, n_features, d_model, cfg["dropout"])

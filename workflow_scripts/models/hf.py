@@ -28,8 +28,7 @@ from workflow_scripts.models.hf_offline import (
     materialise_plain_tensors,
     require_transformers,
 )
-from workflow_scripts.models.hf_score_channels import embedding_width, scores_added
-from workflow_scripts.models.score_channels import ScoreProjection
+from workflow_scripts.models.hf_score_channels import score_projection, scores_added
 
 TOKEN_COUNT_CHUNK = 4096
 
@@ -122,9 +121,7 @@ class HFSequenceClassifier(nn.Module):
         if n_features:
             self.drop_classification_head()
             self.head = FusedHead(self.hidden_size, n_features, self.hidden_size, dropout)
-        self.score_projection = (
-            ScoreProjection(n_score_channels, embedding_width(hf_model)) if n_score_channels else None
-        )
+        self.score_projection = score_projection(hf_model, n_score_channels) if n_score_channels else None
 
     @property
     def blocks(self) -> nn.ModuleList:  # a property: not registered twice in the state dict

@@ -36,11 +36,15 @@ def input_embeddings(hf_model: nn.Module) -> nn.Module:
     return found
 
 
-def embedding_width(hf_model: nn.Module) -> int:
-    width = getattr(input_embeddings(hf_model), "embedding_dim", None)
-    if not isinstance(width, int):
-        raise InputError("config", SETTING_KEY, f"{type(hf_model).__name__}'s input embeddings have no width")
-    return width
+def score_projection(hf_model: nn.Module, channels: int) -> ScoreProjection:
+    """A projection to the width of the model's input embeddings, at their weights' scale."""
+    embedding = input_embeddings(hf_model)
+    weight = getattr(embedding, "weight", None)
+    if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
+        raise InputError(
+            "config", SETTING_KEY, f"{type(hf_model).__name__}'s input embeddings have no weight matrix"
+        )
+    return ScoreProjection(channels, weight.shape[1], scale=float(weight.detach().float().std()))
 
 
 @contextmanager
