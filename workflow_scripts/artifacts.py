@@ -157,6 +157,10 @@ WEIGHTS_DIGEST_FIELD = "weights_sha256"  # sha256 of model.pt / encoder.pt as wr
 # The calls columns a model reads besides the window's sequence (e.g. ["score"] for a model given
 # the base score); absent = the sequence only. predict refuses a calls table without them.
 MODEL_INPUT_COLUMNS_FIELD = "input_columns"
+# The windows' per-base score columns a model takes as input channels beside the sequence
+# (["donor_scores", "acceptor_scores"], models/score_channels.py); absent or [] = none. evaluate,
+# explain and predict refuse windows or calls without them.
+SCORE_CHANNELS_FIELD = "score_channels"
 # What predict must feed the model the way it was trained (models/trained_on.py checks them):
 # the window extract cut ({"flank", "length", "site_offset"}; {} for a sequences table), the
 # experiment's class labels ({"error": "FP", "correct": "TP"}) and the sha256 of the tokenizer's
@@ -184,6 +188,10 @@ ATTRIBUTION_COLUMNS = (
     "G",
     "T",
     "n_windows",
+    # the mean attribution of the base model's score at that position, per score channel
+    # (inference/channel_attribution.py); empty without score channels or with mutagenesis
+    "donor_scores",
+    "acceptor_scores",
 )
 KMER_COLUMNS = (
     "kmer",

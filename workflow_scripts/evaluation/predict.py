@@ -14,12 +14,13 @@ from workflow_scripts.errors import InputError
 from workflow_scripts.io_utils import sha256_file
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.models.call_inputs import feature_width, saved_input_columns
+from workflow_scripts.models.score_channels import saved_score_channels
 from workflow_scripts.tokenization.tokenizers import load_tokenizer
 from workflow_scripts.training.batches import (
     BatchCollator,
     SplitData,
+    inputs_on,
     load_split,
-    model_inputs,
     sorted_batches,
 )
 from workflow_scripts.training.distributed import avoid_per_shape_kernels
@@ -34,9 +35,13 @@ def load_trained_model(model_path: str, config_path: str) -> tuple[torch.nn.Modu
     check_weights_digest(model_path, saved, config_path)
     tokenizer = load_tokenizer(saved["tokenizer"])
     # pretrained=False: a Hugging Face backbone is rebuilt from its config, weights come from model.pt
-    n_features = feature_width(saved_input_columns(saved))
     model = build_model(
-        saved["model"], tokenizer.vocab_size, saved["max_tokens"], pretrained=False, n_features=n_features
+        saved["model"],
+        tokenizer.vocab_size,
+        saved["max_tokens"],
+        pretrained=False,
+        n_features=feature_width(saved_input_columns(saved)),
+        n_score_channels=len(saved_score_channels(saved)),
     )
     load_weights(model, model_path, config_path)
     return model.eval(), saved
@@ -95,7 +100,7 @@ def predict(
     model.to(device)
     for indices in sorted_batches(data, batch_size):
         batch = collator(indices)
-        logits = model(*(tensor.to(device) for tensor in model_inputs(batch))).float()
+        logits = model(*inputs_on(batch, device)).float()
         probs[indices] = torch.softmax(logits, -1)[:, 1].cpu().numpy()
     return probs
 
@@ -111,7 +116,7 @@ def predict_split(
     model: torch.nn.Module, saved: dict, windows: str, manifest: str, split: str, batch_size: int
 ) -> tuple[SplitData, np.ndarray]:
     """The split's windows (manifest order) and the model's P(error) for each."""
-    data = load_split(windows, manifest, split, saved_input_columns(saved))
+    data = load_split(windows, manifest, split, saved_input_columns(saved), saved_score_channels(saved))
     if len(data) == 0:
         return data, np.zeros(0)
     collator = BatchCollator(data, load_tokenizer(saved["tokenizer"]), saved["max_tokens"])

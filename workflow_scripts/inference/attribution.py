@@ -23,7 +23,7 @@ import torch
 
 from workflow_scripts.evaluation.predict import predict
 from workflow_scripts.tokenization.tokenizers import N_SPECIAL
-from workflow_scripts.training.batches import BatchCollator, SplitData, model_inputs, sorted_batches
+from workflow_scripts.training.batches import BatchCollator, SplitData, inputs_on, sorted_batches
 
 BASES = "ACGT"
 
@@ -44,7 +44,7 @@ def base_token_ids(k: int) -> np.ndarray:
 
 
 def token_scores(
-    model: torch.nn.Module, inputs: tuple[torch.Tensor, ...], reference: torch.Tensor
+    model: torch.nn.Module, inputs: tuple[torch.Tensor | None, ...], reference: torch.Tensor
 ) -> np.ndarray:
     """gradient × (input - reference) per token [B, T] for one batch (`inputs`: ids, mask[, features])."""
     captured: list[torch.Tensor] = []
@@ -94,7 +94,7 @@ def gradient_x_input(
     result: list[np.ndarray] = [np.zeros(0)] * len(data)
     for indices in sorted_batches(data, batch_size):
         batch = collator(indices)
-        inputs = tuple(tensor.to(device) for tensor in model_inputs(batch))
+        inputs = inputs_on(batch, device)
         scores = token_scores(model, inputs, reference)
         for row, index in enumerate(indices):
             result[index] = nucleotide_scores(
@@ -132,6 +132,7 @@ def in_silico_mutagenesis(
             features=None
             if data.features is None
             else np.repeat(data.features[index : index + 1], len(variants), 0),
+            profiles=None if data.profiles is None else data.profiles.repeated(index, len(variants)),
         )
         probs = predict(
             model, batch, BatchCollator(batch, collator.tokenizer, collator.max_tokens), batch_size, device

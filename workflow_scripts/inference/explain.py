@@ -8,6 +8,8 @@
    type and class: attribution.tsv (artifacts.ATTRIBUTION_COLUMNS). `importance` is the mean
    score of the windows that reach that position; A, C, G, T split it by the base present
    (summing to the importance where no window holds N there): the letters of the sequence logo.
+   A model trained with score channels also gets their attribution, gradient × score per base
+   (channel_attribution.py), averaged the same way.
 3. k-mer enrichment (kmers.py) of error against correct windows over EVERY split: kmers.tsv.
 4. The plots (explain_plots.py): artifacts.EXPLAIN_PLOTS.
 """
@@ -24,11 +26,17 @@ import polars as pl
 
 from workflow_scripts.artifacts import ATTRIBUTION_COLUMNS, EVALUATED_SPLIT
 from workflow_scripts.inference.attribution import BASES, gradient_x_input, in_silico_mutagenesis
+from workflow_scripts.inference.channel_attribution import (
+    channel_gradient_x_input,
+    strongest_channel_positions,
+    with_channel_means,
+)
 from workflow_scripts.inference.explain_plots import FEW_WINDOWS, plot_explanations, top_positions
 from workflow_scripts.inference.kmers import kmer_enrichment
 from workflow_scripts.inference.predict_calls import TrainedModel
 from workflow_scripts.io_utils import write_text
 from workflow_scripts.models.call_inputs import CALL_INPUT_COLUMNS
+from workflow_scripts.models.score_channels import SCORE_CHANNEL_COLUMNS
 from workflow_scripts.training.batches import BatchCollator
 
 METHODS = {"gradient_x_input": gradient_x_input, "in_silico_mutagenesis": in_silico_mutagenesis}
@@ -72,16 +80,16 @@ class ExplainPaths:
 
 
 def read_windows(path: str) -> pl.DataFrame:
-    """sequence, label, split, length, splice_type and site_offset (ALL_TYPES / the centre where absent)."""
+    """sequence, label, split, length, splice_type and site_offset (ALL_TYPES / the centre where
+    absent), and the call inputs and score channels the table carries."""
     frame = pl.read_parquet(path)
     if "splice_type" not in frame.columns:
         frame = frame.with_columns(pl.lit(ALL_TYPES).alias("splice_type"))
     if "site_offset" not in frame.columns:
         frame = frame.with_columns((pl.col("length") // 2).alias("site_offset"))
-    call_inputs = [name for name in CALL_INPUT_COLUMNS if name in frame.columns and name != "splice_type"]
-    return frame.select(
-        "id", "split", "label", "sequence", "length", "splice_type", "site_offset", *call_inputs
-    )
+    inputs = [name for name in CALL_INPUT_COLUMNS if name in frame.columns and name != "splice_type"]
+    inputs += [name for name in SCORE_CHANNEL_COLUMNS if name in frame.columns]
+    return frame.select("id", "split", "label", "sequence", "length", "splice_type", "site_offset", *inputs)
 
 
 def chosen_windows(windows: pl.DataFrame, max_windows: int, seed: int) -> pl.DataFrame:
@@ -117,15 +125,17 @@ def aligned_means(scores: list[np.ndarray], sequences: list[str], offsets: np.nd
     return pl.DataFrame({**columns, "n_windows": count[covered].astype(np.int64)})
 
 
-def attribution_table(chosen: pl.DataFrame, scores: list[np.ndarray]) -> pl.DataFrame:
-    """attribution.tsv: the aligned means of every splice type and class."""
+def attribution_table(
+    chosen: pl.DataFrame, scores: list[np.ndarray], channel_scores: list[np.ndarray] | None = None
+) -> pl.DataFrame:
+    """attribution.tsv: the aligned means of every splice type and class (and score channel)."""
     parts = []
     frame = chosen.with_row_index("__index")
     for (splice_type, label), group in frame.group_by("splice_type", "label", maintain_order=True):
-        rows = group["__index"].to_list()
-        means = aligned_means(
-            [scores[i] for i in rows], group["sequence"].to_list(), group["site_offset"].to_numpy()
-        )
+        rows, offsets = group["__index"].to_list(), group["site_offset"].to_numpy()
+        means = aligned_means([scores[i] for i in rows], group["sequence"].to_list(), offsets)
+        channels = None if channel_scores is None else [channel_scores[i] for i in rows]
+        means = with_channel_means(means, channels, group["length"].to_list(), offsets)
         parts.append(
             means.with_columns(
                 pl.lit(str(splice_type)).alias("splice_type"), pl.lit(CLASSES[int(label)]).alias("class")
@@ -134,14 +144,20 @@ def attribution_table(chosen: pl.DataFrame, scores: list[np.ndarray]) -> pl.Data
     return pl.concat(parts).sort("splice_type", "class", "position").select(ATTRIBUTION_COLUMNS)
 
 
-def window_scores(chosen: pl.DataFrame, paths: ExplainPaths, cfg: ExplainConfig) -> list[np.ndarray]:
+def window_scores(
+    chosen: pl.DataFrame, paths: ExplainPaths, cfg: ExplainConfig
+) -> tuple[list[np.ndarray], list[np.ndarray] | None]:
+    """Per-base attribution of each window, and of its score channels (gradient × input only)."""
     model = TrainedModel(paths.model, paths.model_config, cfg.batch_size)
     features = model.features(chosen, paths.windows)
-    data = model.as_split(chosen["sequence"].to_list(), chosen["length"].to_numpy(), features)
+    profiles = model.profiles(chosen, paths.windows)
+    data = model.as_split(chosen["sequence"].to_list(), chosen["length"].to_numpy(), features, profiles)
     collator = BatchCollator(data, model.tokenizer, model.saved["max_tokens"])
-    return METHODS[resolved_method(cfg.method, model.tokenizer)](
-        model.model, data, collator, cfg.batch_size, model.device
-    )
+    method = resolved_method(cfg.method, model.tokenizer)
+    scores = METHODS[method](model.model, data, collator, cfg.batch_size, model.device)
+    if profiles is None or method != "gradient_x_input":
+        return scores, None
+    return scores, channel_gradient_x_input(model.model, data, collator, cfg.batch_size, model.device)
 
 
 def resolved_method(method: str, tokenizer) -> str:
@@ -155,7 +171,7 @@ def explain(paths: ExplainPaths, cfg: ExplainConfig, experiment: str) -> dict[st
     """Write attribution.tsv, kmers.tsv and the explain plots; return the two tables."""
     windows = read_windows(paths.windows)
     chosen = chosen_windows(windows, cfg.max_windows, cfg.seed)
-    attribution = attribution_table(chosen, window_scores(chosen, paths, cfg))
+    attribution = attribution_table(chosen, *window_scores(chosen, paths, cfg))
     kmers = kmer_enrichment(windows["sequence"].to_list(), windows["label"].to_numpy(), cfg.kmer_k)
     write_text(paths.out_attribution, attribution.write_csv(separator="\t"))
     write_text(paths.out_kmers, kmers.write_csv(separator="\t"))
@@ -172,6 +188,8 @@ def explain(paths: ExplainPaths, cfg: ExplainConfig, experiment: str) -> dict[st
     log(
         f"explain: {experiment}: most important positions in error windows: {top_positions_line(attribution)}"
     )
+    if channels := strongest_channel_positions(attribution):
+        log(f"explain: {experiment}: score channels pushing towards error most: {channels}")
     top = kmers.head(3).iter_rows(named=True)
     log(
         f"explain: {experiment}: top {cfg.kmer_k}-mers in error windows: "

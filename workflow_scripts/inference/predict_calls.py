@@ -5,6 +5,9 @@ labels, window flank, tokenizer: models/trained_on.py); its windows are tokenise
 evaluate's own code (evaluation/predict.py: `load_trained_model`, `BatchCollator`, `predict` with
 the evaluate batch size, on the GPU when there is one), so a call scores exactly as the same
 window does in evaluate. The threshold is the experiment's chosen one (metrics.json threshold_choice).
+A model trained with score channels (models/score_channels.py) needs them in the calls table:
+`donor_scores` and `acceptor_scores`, a list per call with one score per base of its window in the
+window's reading direction (a parquet table); without them predict stops naming the column.
 
 Memory stays bounded on any table size: the calls are read `chunk_size` rows at a time
 (new_calls.py), each chunk is cut into windows (data/windows.call_windows, as extract cuts them),
@@ -37,6 +40,7 @@ from workflow_scripts.inference.new_calls import (
     read_chunks,
 )
 from workflow_scripts.models.call_inputs import feature_matrix
+from workflow_scripts.models.score_channels import BaseProfiles, read_profiles, saved_score_channels
 from workflow_scripts.models.trained_on import check_trained_on
 from workflow_scripts.tokenization.tokenizers import load_tokenizer, window_token_lengths
 from workflow_scripts.training.batches import BatchCollator, SplitData
@@ -78,8 +82,21 @@ class TrainedModel:
         """The call inputs the model takes (models/call_inputs.py) from these calls' columns."""
         return feature_matrix(calls, self.input_columns, source)
 
+    @property
+    def score_channels(self) -> list[str]:
+        return saved_score_channels(self.saved)
+
+    def profiles(self, windows: pl.DataFrame, source) -> BaseProfiles | None:
+        """The score channels the model takes (models/score_channels.py): per-base lists beside
+        each window's `sequence`, one score per base in its reading direction."""
+        return read_profiles(windows, self.score_channels, source)
+
     def as_split(
-        self, sequences: list[str], lengths: np.ndarray, features: np.ndarray | None = None
+        self,
+        sequences: list[str],
+        lengths: np.ndarray,
+        features: np.ndarray | None = None,
+        profiles: BaseProfiles | None = None,
     ) -> SplitData:
         """Unlabelled windows in the shape evaluate batches (token lengths order the batches)."""
         n = len(sequences)
@@ -93,14 +110,19 @@ class TrainedModel:
             token_lengths=np.asarray(token_lengths, dtype=np.int64),
             buckets=np.zeros(n, dtype=np.int64),
             features=features,
+            profiles=profiles,
         )
 
     def p_error(
-        self, sequences: list[str], lengths: np.ndarray, features: np.ndarray | None = None
+        self,
+        sequences: list[str],
+        lengths: np.ndarray,
+        features: np.ndarray | None = None,
+        profiles: BaseProfiles | None = None,
     ) -> np.ndarray:
         if not sequences:
             return np.zeros(0)
-        data = self.as_split(sequences, lengths, features)
+        data = self.as_split(sequences, lengths, features, profiles)
         collator = BatchCollator(data, self.tokenizer, self.saved["max_tokens"])
         return predict(self.model, data, collator, self.batch_size, self.device)
 
@@ -123,10 +145,12 @@ def scored_chunk(
     settings: PredictSettings,
     threshold: float,
 ) -> pl.DataFrame:
-    checked = checked_chunk(chunk, paths.calls, genome, model.input_columns)
+    checked = checked_chunk(chunk, paths.calls, genome, [*model.input_columns, *model.score_channels])
     windows = chunk_windows(checked, genome, settings.flank)
     features = model.features(checked, paths.calls)
-    probs = model.p_error(windows["sequence"].to_list(), windows["length"].to_numpy(), features)
+    profiles = model.profiles(checked.with_columns(windows["sequence"]), paths.calls)
+    sequences, lengths = windows["sequence"].to_list(), windows["length"].to_numpy()
+    probs = model.p_error(sequences, lengths, features, profiles)
     return call_columns(checked).with_columns(
         pl.Series(P_ERROR, probs, dtype=pl.Float64), pl.Series(FLAG, probs >= threshold, dtype=pl.Boolean)
     )
@@ -146,7 +170,7 @@ def predict_calls(paths: PredictPaths, settings: PredictSettings, experiment_sec
     `experiment_section`: the run's experiments: entry, which the model must have been trained for."""
     model = TrainedModel(paths.model, paths.model_config, settings.batch_size)
     check_trained_on(model.saved, paths.model_config, experiment_section, settings.flank, model.tokenizer)
-    check_header(paths.calls, model.input_columns, paths.model_config)
+    check_header(paths.calls, [*model.input_columns, *model.score_channels], paths.model_config)
     experiment = experiment_section["name"]
     threshold, genome = chosen_threshold(paths.metrics), open_genome(paths.genome)
     counts, began = {"calls": 0, "flagged": 0}, time.perf_counter()

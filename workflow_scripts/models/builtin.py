@@ -1,8 +1,10 @@
 """Built-in sequence classifiers for DNA windows: a dilated 1D-CNN and a small transformer.
 
 Both take token ids [B, T], a boolean attention mask [B, T] and, when trained with call inputs
-(models/call_inputs.py), the call's features [B, F]; they return logits [B, 2] (index 1 = the
-error class). Their settings are the `model:` section, completed by the schema.
+(models/call_inputs.py), the call's features [B, F], and with score channels
+(models/score_channels.py) the base model's scores per token [B, T, C], projected and added to
+the token embeddings; they return logits [B, 2] (index 1 = the error class). Their settings are
+the `model:` section, completed by the schema.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from torch.utils.checkpoint import checkpoint
 from workflow_scripts.config.sections import complete_section
 from workflow_scripts.models.call_inputs import FusedHead
 from workflow_scripts.models.dropout_attention import additive_bias, attention_with_dropout
+from workflow_scripts.models.score_channels import ScoreProjection
 
 
 class ConvBlock(nn.Module):
@@ -87,9 +90,12 @@ class TransformerBlock(nn.Module):
 
 
 class SequenceClassifier(nn.Module):
-    """Embedding → stack of blocks → pooled representation (+ call inputs) → two-class head."""
+    """Embedding (+ score channels) → stack of blocks → pooled representation (+ call inputs) →
+    two-class head."""
 
-    def __init__(self, cfg: dict, vocab_size: int, max_tokens: int, n_features: int = 0):
+    def __init__(
+        self, cfg: dict, vocab_size: int, max_tokens: int, n_features: int = 0, n_score_channels: int = 0
+    ):
         super().__init__()
         self.arch = cfg["arch"]
         self.gradient_checkpointing = bool(cfg["gradient_checkpointing"])
@@ -98,6 +104,9 @@ class SequenceClassifier(nn.Module):
         self.blocks = nn.ModuleList(self._make_blocks(cfg))
         if self.arch == "transformer":
             self.position = nn.Embedding(max_tokens, d_model)
+        self.score_projection = None
+        if n_score_channels:  # at the scale of nn.Embedding's N(0, 1) init
+            self.score_projection = ScoreProjection(n_score_channels, d_model, scale=1.0)
         self.norm = nn.LayerNorm(d_model)
         pooled = 2 * d_model if self.arch == "cnn" else d_model
         self.head = FusedHead(pooled, n_features, d_model, cfg["dropout"])
@@ -115,13 +124,21 @@ class SequenceClassifier(nn.Module):
         ]
 
     def forward(
-        self, ids: torch.Tensor, mask: torch.Tensor, features: torch.Tensor | None = None
+        self,
+        ids: torch.Tensor,
+        mask: torch.Tensor,
+        features: torch.Tensor | None = None,
+        scores: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        return self.head(self._pool(self.encode(ids, mask), mask), features)
+        return self.head(self._pool(self.encode(ids, mask, scores), mask), features)
 
-    def encode(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def encode(
+        self, ids: torch.Tensor, mask: torch.Tensor, scores: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Per-token hidden states [B, T, d_model] (what masked-LM pretraining trains)."""
         x = self.embed(ids)
+        if self.score_projection is not None:
+            x = x + self.score_projection(scores, mask, x.dtype)
         if self.arch == "transformer":
             positions = torch.arange(ids.shape[1], device=ids.device)
             x = x + self.position(positions).unsqueeze(0)
@@ -151,18 +168,23 @@ class SequenceClassifier(nn.Module):
 
 
 def build_model(
-    model_cfg: dict, vocab_size: int, max_tokens: int, pretrained: bool = True, n_features: int = 0
+    model_cfg: dict,
+    vocab_size: int,
+    max_tokens: int,
+    pretrained: bool = True,
+    n_features: int = 0,
+    n_score_channels: int = 0,
 ) -> nn.Module:
     """Build the classifier described by the `model:` config section (missing keys take the
     schema's defaults; a bad value is an InputError naming `model.<key>`), taking `n_features`
-    call inputs beside the sequence. For `backbone: hf`, pretrained=False builds the
-    architecture without loading model.path's weights."""
+    call inputs beside the sequence and `n_score_channels` score channels along it. For
+    `backbone: hf`, pretrained=False builds the architecture without loading model.path's weights."""
     cfg = complete_section("model", model_cfg)
     if cfg["backbone"] == "hf":
         from workflow_scripts.models.hf import build_hf_classifier
 
-        return build_hf_classifier(cfg, vocab_size, max_tokens, pretrained, n_features)
-    return SequenceClassifier(cfg, vocab_size, max_tokens, n_features)
+        return build_hf_classifier(cfg, vocab_size, max_tokens, pretrained, n_features, n_score_channels)
+    return SequenceClassifier(cfg, vocab_size, max_tokens, n_features, n_score_channels)
 
 
 def count_parameters(model: nn.Module) -> int:

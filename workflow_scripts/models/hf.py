@@ -1,7 +1,8 @@
 """Hugging Face backbones (`model.backbone: hf`), offline: a local directory or a cached hub name.
 
 The classifier wraps `AutoModelForSequenceClassification` (num_labels=2) behind the built-in
-model's call signature, `model(ids, mask[, features]) -> logits [B, 2]`, and exposes its transformer layers
+model's call signature, `model(ids, mask[, features[, scores]]) -> logits [B, 2]` (score channels:
+models/hf_score_channels.py), and exposes its transformer layers
 as `blocks` so FSDP shards one unit per layer. `HFTokenizer` gives an `AutoTokenizer` the
 interface of `NucleotideTokenizer` (encode_batch, token counts, to_dict).
 
@@ -21,7 +22,13 @@ from torch import nn
 from workflow_scripts.errors import InputError
 from workflow_scripts.models import hf_attention
 from workflow_scripts.models.call_inputs import FusedHead
-from workflow_scripts.models.hf_offline import load_offline, require_transformers
+from workflow_scripts.models.hf_offline import (
+    check_encoder_loaded,
+    load_offline,
+    materialise_plain_tensors,
+    require_transformers,
+)
+from workflow_scripts.models.hf_score_channels import score_projection, scores_added
 
 TOKEN_COUNT_CHUNK = 4096
 
@@ -102,26 +109,35 @@ def transformer_layers(model: nn.Module) -> nn.ModuleList:
 class HFSequenceClassifier(nn.Module):
     """`AutoModelForSequenceClassification` called as model(ids, mask) -> logits [B, 2]. With call
     inputs (n_features > 0) the model's own head gives way to a FusedHead over the first token's
-    hidden state and the call's features."""
+    hidden state and the call's features. With score channels their projection is added to the
+    input embeddings."""
 
-    def __init__(self, hf_model: nn.Module, n_features: int = 0, dropout: float = 0.0):
+    def __init__(
+        self, hf_model: nn.Module, n_features: int = 0, dropout: float = 0.0, n_score_channels: int = 0
+    ):
         super().__init__()
         self.hf: Any = hf_model  # a transformers PreTrainedModel (config, base_model_prefix, ...)
         self.head: FusedHead | None = None
         if n_features:
             self.drop_classification_head()
             self.head = FusedHead(self.hidden_size, n_features, self.hidden_size, dropout)
+        self.score_projection = score_projection(hf_model, n_score_channels) if n_score_channels else None
 
     @property
     def blocks(self) -> nn.ModuleList:  # a property: not registered twice in the state dict
         return transformer_layers(self.hf)
 
     def forward(
-        self, ids: torch.Tensor, mask: torch.Tensor, features: torch.Tensor | None = None
+        self,
+        ids: torch.Tensor,
+        mask: torch.Tensor,
+        features: torch.Tensor | None = None,
+        scores: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        if self.head is None:
-            return self.hf(input_ids=ids, attention_mask=mask.long()).logits
-        return self.head(self.encode(ids, mask)[:, 0], features)
+        with scores_added(self.hf, self.score_projection, scores, mask):
+            if self.head is None:
+                return self.hf(input_ids=ids, attention_mask=mask.long()).logits
+            return self.head(self.encode(ids, mask)[:, 0], features)
 
     def encode(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Per-token hidden states [B, T, hidden] of the base model (no classification head)."""
@@ -172,7 +188,12 @@ def hf_config(transformers, model_cfg: dict):
 
 
 def build_hf_classifier(
-    model_cfg: dict, vocab_size: int, max_tokens: int, pretrained: bool = True, n_features: int = 0
+    model_cfg: dict,
+    vocab_size: int,
+    max_tokens: int,
+    pretrained: bool = True,
+    n_features: int = 0,
+    n_score_channels: int = 0,
 ) -> HFSequenceClassifier:
     """The model at model.path with a fresh two-class head. `model.init: random` (or
     pretrained=False, as evaluate does before loading the trained state dict) builds the same
@@ -199,7 +220,7 @@ def build_hf_classifier(
     choose_attention(hf_model, model_cfg, transformers)
     if model_cfg["gradient_checkpointing"]:
         enable_checkpointing(hf_model)
-    return HFSequenceClassifier(hf_model, n_features, float(model_cfg["dropout"]))
+    return HFSequenceClassifier(hf_model, n_features, float(model_cfg["dropout"]), n_score_channels)
 
 
 def choose_attention(hf_model: nn.Module, model_cfg: dict, transformers) -> None:
@@ -207,38 +228,6 @@ def choose_attention(hf_model: nn.Module, model_cfg: dict, transformers) -> None
         hf_attention.use_for(hf_model, model_cfg["hf_attention"], transformers)
     except ValueError as error:  # transformers: the model's code does not offer that attention
         raise InputError(model_cfg["path"], "model.hf_attention", str(error).splitlines()[0]) from None
-
-
-def check_encoder_loaded(hf_model: nn.Module, missing_keys, path: str) -> None:
-    """Only the new head (and a pooler the checkpoint lacks) may start untrained."""
-    prefix = f"{hf_model.base_model_prefix}."
-    missing = [key for key in missing_keys if key.startswith(prefix) and ".pooler." not in key]
-    if missing:
-        raise InputError(
-            path,
-            "model.path",
-            f"{len(missing)} encoder tensors are not in the checkpoint "
-            f"(e.g. {missing[0]}): it does not hold weights for this architecture",
-        )
-
-
-def materialise_plain_tensors(hf_model: nn.Module, path: str) -> None:
-    """transformers builds models on the meta device and then loads the state dict, so a tensor
-    that remote code keeps as a plain attribute (DNABERT-2's ALiBi bias) stays empty. Rebuild
-    ALiBi biases on the CPU; any other such tensor is one clear error."""
-    for name, module in hf_model.named_modules():
-        for attribute, value in list(vars(module).items()):
-            if not (isinstance(value, torch.Tensor) and value.is_meta):
-                continue
-            if attribute == "alibi" and hasattr(module, "rebuild_alibi_tensor"):
-                module.rebuild_alibi_tensor(size=value.shape[-1], device="cpu")
-            else:
-                raise InputError(
-                    path,
-                    "model.path",
-                    f"the model's code keeps tensor "
-                    f"{name}.{attribute} outside its state dict and it was not loaded",
-                )
 
 
 def enable_checkpointing(hf_model: Any) -> None:

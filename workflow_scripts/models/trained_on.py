@@ -6,6 +6,8 @@ call inputs beside the sequence; training/run.py adds the experiment's name. pre
 (`check_trained_on`) refuses, in one line naming model.json and the field, a model of another
 experiment or other labels, windows of another flank, a tokenizer whose vocabulary changed since
 training, and a model.json without these fields (written before they were recorded: retrain).
+The score channels a model takes (models/score_channels.py) are recorded too; an older model.json
+without them took none.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from workflow_scripts.artifacts import (
     LABELS_FIELD,
     MODEL_INPUT_COLUMNS_FIELD,
+    SCORE_CHANNELS_FIELD,
     TOKENIZER_DIGEST_FIELD,
     WINDOW_FIELD,
 )
@@ -25,7 +28,9 @@ RECORDED = (EXPERIMENT_FIELD, LABELS_FIELD, WINDOW_FIELD, "tokenizer", TOKENIZER
 RETRAIN = "retrain the model (snakemake --forcerun train)"
 
 
-def trained_on(windows_notes: dict, tokenizer, input_columns: list[str]) -> dict:
+def trained_on(
+    windows_notes: dict, tokenizer, input_columns: list[str], score_channels: list[str] | tuple = ()
+) -> dict:
     """model.json's record of the training data (the experiment's name aside), from the notes
     extract left in windows.parquet (data/quality.read_notes)."""
     return {
@@ -34,6 +39,7 @@ def trained_on(windows_notes: dict, tokenizer, input_columns: list[str]) -> dict
         "tokenizer": tokenizer.to_dict(),
         TOKENIZER_DIGEST_FIELD: tokenizer_digest(tokenizer),
         MODEL_INPUT_COLUMNS_FIELD: list(input_columns),
+        SCORE_CHANNELS_FIELD: list(score_channels),
     }
 
 

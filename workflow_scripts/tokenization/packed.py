@@ -35,18 +35,27 @@ class PackedTokens:
     def padded(self, indices, pin_memory: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         """(ids int64 [B, T], mask bool [B, T]) of these windows, padded with pad_id to the
         longest; page-locked with `pin_memory` (for non-blocking copies to a GPU)."""
-        rows = np.asarray(indices, dtype=np.int64)
-        starts = self.offsets[rows]
-        lengths = self.offsets[rows + 1] - starts
-        width = int(lengths.max(initial=0))
-        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long, pin_memory=pin_memory)
-        mask = torch.empty((len(rows), width), dtype=torch.bool, pin_memory=pin_memory)
-        real = mask.numpy()
-        np.less(np.arange(width), lengths[:, None], out=real)
-        run_starts = np.cumsum(lengths) - lengths  # where each row's tokens begin among all real ones
-        source = np.arange(int(lengths.sum())) + np.repeat(starts - run_starts, lengths)
-        ids.numpy()[real] = self.flat[source]  # row-major: row after row, as `source` runs
-        return ids, mask
+        return padded_rows(self.flat, self.offsets, indices, self.pad_id, torch.long, pin_memory)
+
+
+def padded_rows(
+    flat: np.ndarray, offsets: np.ndarray, indices, pad_value, dtype: torch.dtype, pin_memory: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(values [B, T, *flat.shape[1:]] of `dtype`, mask bool [B, T]): row i of the batch is
+    flat[offsets[i] : offsets[i + 1]], padded with pad_value to the longest row."""
+    rows = np.asarray(indices, dtype=np.int64)
+    starts = offsets[rows]
+    lengths = offsets[rows + 1] - starts
+    width = int(lengths.max(initial=0))
+    shape = (len(rows), width, *flat.shape[1:])
+    values = torch.full(shape, pad_value, dtype=dtype, pin_memory=pin_memory)
+    mask = torch.empty((len(rows), width), dtype=torch.bool, pin_memory=pin_memory)
+    real = mask.numpy()
+    np.less(np.arange(width), lengths[:, None], out=real)
+    run_starts = np.cumsum(lengths) - lengths  # where each row's values begin among all real ones
+    source = np.arange(int(lengths.sum())) + np.repeat(starts - run_starts, lengths)
+    values.numpy()[real] = flat[source]  # row-major: row after row, as `source` runs
+    return values, mask
 
 
 def id_dtype(largest_id: int) -> np.dtype:

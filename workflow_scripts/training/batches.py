@@ -12,7 +12,9 @@ import torch
 
 from workflow_scripts.errors import InputError
 from workflow_scripts.models.call_inputs import feature_matrix
+from workflow_scripts.models.score_channels import BaseProfiles, read_profiles
 from workflow_scripts.tokenization.packed import pack_hf, pack_nucleotides
+from workflow_scripts.tokenization.token_scores import pack_token_scores
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
 
 MANIFEST_COLUMNS = ("id", "split", "label", "token_length", "bucket")
@@ -30,25 +32,31 @@ class SplitData:
     token_lengths: np.ndarray
     buckets: np.ndarray
     features: np.ndarray | None = None  # [rows, F] call inputs (models/call_inputs.py), if any
+    profiles: BaseProfiles | None = None  # per-base score channels (models/score_channels.py), if any
 
     def __len__(self) -> int:
         return len(self.ids)
 
 
 def load_split(
-    windows_path: str | Path, manifest_path: str | Path, split: str, input_columns: Sequence[str] = ()
+    windows_path: str | Path,
+    manifest_path: str | Path,
+    split: str,
+    input_columns: Sequence[str] = (),
+    score_channels: Sequence[str] = (),
 ) -> SplitData:
-    """Join windows with the bucket manifest and keep one split (with the call inputs the model
-    takes, `input_columns`)."""
+    """Join windows with the bucket manifest and keep one split (with the call inputs and the
+    score channel columns the model takes)."""
     manifest = pl.read_parquet(manifest_path)
     missing = [c for c in MANIFEST_COLUMNS if c not in manifest.columns]
     if missing:
         raise InputError(manifest_path, missing[0], "column missing from the bucket manifest")
     available = pl.read_parquet_schema(windows_path)
-    for name in input_columns:
+    for name in [*input_columns, *score_channels]:
         if name not in available:
             raise InputError(windows_path, name, "column missing: the model takes it as input")
-    windows = pl.read_parquet(windows_path, columns=["id", "gene_id", "sequence", "length", *input_columns])
+    columns = ["id", "gene_id", "sequence", "length", *input_columns, *score_channels]
+    windows = pl.read_parquet(windows_path, columns=columns)
     joined = manifest.filter(pl.col("split") == split).join(windows, on="id", how="inner", suffix="_w")
     return SplitData(
         ids=joined["id"].to_list(),
@@ -59,6 +67,7 @@ def load_split(
         token_lengths=joined["token_length"].to_numpy().astype(np.int64),
         buckets=joined["bucket"].to_numpy().astype(np.int64),
         features=feature_matrix(joined, input_columns, windows_path),
+        profiles=read_profiles(joined, score_channels, windows_path),
     )
 
 
@@ -81,6 +90,11 @@ class BatchCollator:
             # The tokenizer adds a CLS token; k-mers take k-1 extra nucleotides.
             self.max_nucleotides = max_tokens - 1 + tokenizer.k - 1
             self.tokens = pack_nucleotides(tokenizer, data.sequences, self.max_nucleotides)
+        self.scores = None
+        if data.profiles is not None:
+            self.scores = pack_token_scores(
+                tokenizer, data.sequences, data.profiles, max_tokens, self.max_nucleotides
+            )
 
     def encode(self, indices: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
         """(ids, mask) of these windows, each cut to its centre max_tokens tokens."""
@@ -96,6 +110,8 @@ class BatchCollator:
         }
         if self.data.features is not None:
             batch["features"] = self._host_tensor(self.data.features[indices])
+        if self.scores is not None:
+            batch["scores"] = self.scores.padded(indices, self.pin_memory)
         return batch
 
     def _host_tensor(self, values: np.ndarray) -> torch.Tensor:
@@ -110,11 +126,16 @@ def pin_batches_for(collator, device: torch.device) -> None:
         collator.pin_memory = device.type == "cuda" and torch.cuda.is_available()
 
 
-def model_inputs(batch: dict) -> tuple[torch.Tensor, ...]:
-    """What the model is called with: ids, mask and, for a model with call inputs, features."""
-    if "features" in batch:
-        return batch["ids"], batch["mask"], batch["features"]
-    return batch["ids"], batch["mask"]
+def model_inputs(batch: dict) -> tuple[torch.Tensor | None, ...]:
+    """What the model is called with: ids, mask, then features for a model with call inputs and
+    scores for one with score channels (features None where it has score channels only)."""
+    inputs = (batch["ids"], batch["mask"], batch.get("features"), batch.get("scores"))
+    return inputs[: 4 if "scores" in batch else 3 if "features" in batch else 2]
+
+
+def inputs_on(batch: dict, device: torch.device) -> tuple[torch.Tensor | None, ...]:
+    """model_inputs, moved to `device`."""
+    return tuple(None if tensor is None else tensor.to(device) for tensor in model_inputs(batch))
 
 
 class IndexDataset(torch.utils.data.Dataset):

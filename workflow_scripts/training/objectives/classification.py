@@ -13,6 +13,7 @@ from workflow_scripts.evaluation.metrics import binary_metrics
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.models.call_inputs import feature_width, windows_input_columns
 from workflow_scripts.models.pretrained_encoder import load_pretrained_encoder
+from workflow_scripts.models.score_channels import windows_score_channels
 from workflow_scripts.models.trained_on import trained_on
 from workflow_scripts.training.batches import BatchCollator, load_split
 from workflow_scripts.training.objectives.base import Objective
@@ -49,14 +50,17 @@ class Classification(Objective):
         return "training"
 
     input_columns: list[str] = []  # the call inputs the model takes (set by load_data)
+    score_channels: list[str] = []  # the score channel columns it takes (set by load_data)
     windows = ""  # windows.parquet (set by load_data): model.json records its window and labels
     class_weights: torch.Tensor | None = None
 
     def load_data(self, spec, summary, tokenizer):
         self.windows = spec.windows
         self.input_columns = windows_input_columns(self.model_cfg["call_inputs"], spec.windows)
+        self.score_channels = windows_score_channels(self.model_cfg["score_channels"], spec.windows)
         train, val = (
-            load_split(spec.windows, spec.manifest, split, self.input_columns) for split in ("train", "val")
+            load_split(spec.windows, spec.manifest, split, self.input_columns, self.score_channels)
+            for split in ("train", "val")
         )
         if len(train) == 0:
             raise InputError(spec.manifest, "split", "no rows in the train split")
@@ -67,8 +71,17 @@ class Classification(Objective):
     def build_model(self, spec, vocab_size, max_tokens, ctx):
         if ctx.is_main:
             print(f"call inputs beside the sequence: {', '.join(self.input_columns) or 'none'}", flush=True)
+            print(
+                f"score channels along the sequence: {', '.join(self.score_channels) or 'none'}", flush=True
+            )
         n_features = feature_width(self.input_columns)
-        model = build_model(self.model_cfg, vocab_size, max_tokens, n_features=n_features)
+        model = build_model(
+            self.model_cfg,
+            vocab_size,
+            max_tokens,
+            n_features=n_features,
+            n_score_channels=len(self.score_channels),
+        )
         if spec.init_encoder:  # the pretrained encoder; the classification head stays fresh
             loaded, fresh = load_pretrained_encoder(model, spec.init_encoder)
             if ctx.is_main:
@@ -119,5 +132,5 @@ class Classification(Objective):
         return {
             "model": self.model_cfg,
             "max_tokens": max_tokens,
-            **trained_on(read_notes(self.windows), tokenizer, self.input_columns),
+            **trained_on(read_notes(self.windows), tokenizer, self.input_columns, self.score_channels),
         }
