@@ -41,10 +41,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sites", required=True, help="sites.parquet (annotate_sites)")
     parser.add_argument("--genes", required=True, help="genes.parquet (annotate_sites)")
     parser.add_argument("--gene-clusters", required=True, help="gene_clusters.parquet (cluster_genes)")
-    parser.add_argument("--genome", required=True, help="genome index directory (index_genome) or a FASTA file")
+    parser.add_argument(
+        "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
+    )
     parser.add_argument("--out-calls", required=True, help="corrected calls (parquet)")
     parser.add_argument("--out-tree-bed", required=True, help="BED of the tree's calls")
-    parser.add_argument("--out-base-bed", required=True, help="BED of the base model's calls at calling.threshold")
+    parser.add_argument(
+        "--out-base-bed", required=True, help="BED of the base model's calls at calling.threshold"
+    )
     parser.add_argument("--out-metrics", required=True, help="site_metrics.json")
     add_config_argument(parser, "calling", "sites")
     return parser.parse_args(argv)
@@ -60,7 +64,9 @@ def read_inputs(args: argparse.Namespace):
     genes = read_table(args.genes, required=GENE_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
     check_chromosomes(genes, genome, args.genes, "column 'chrom'")
     check_chromosomes(sites, genome, args.sites, "column 'chrom'")
-    clusters = read_table(args.gene_clusters, required=("gene_id", GENE_CLUSTER), columns=("gene_id", GENE_CLUSTER))
+    clusters = read_table(
+        args.gene_clusters, required=("gene_id", GENE_CLUSTER), columns=("gene_id", GENE_CLUSTER)
+    )
     return genome, sites, genes, clusters
 
 
@@ -84,7 +90,9 @@ def main(argv: list[str] | None = None) -> None:
     tables.report()
     found = assign_folds(found, clusters, settings.folds, settings.seed)
     items = Items.from_candidates(found)
-    log(f"{found.table.height:,} candidates, {found.sites.height:,} scored sites ({int(found.missed.sum()):,} missed)")
+    log(
+        f"{found.table.height:,} candidates, {found.sites.height:,} scored sites ({int(found.missed.sum()):,} missed)"
+    )
     predictions = predict_out_of_fold(found, items, settings, progress=log)
     report = site_report(found, items, predictions, settings, sites.height - found.sites.height)
     write_outputs(args, corrected_calls(found, predictions), report, settings.threshold)

@@ -58,7 +58,7 @@ class Candidates:
     @property
     def missed(self) -> np.ndarray:
         """Sites with no candidate within ±w."""
-        return (self.members < 0).all(axis=1)
+        return np.asarray((self.members < 0).all(axis=1))
 
 
 def peak_indices(scores: Scores, values: np.ndarray, floor: float, radius: int) -> np.ndarray:
@@ -124,14 +124,16 @@ def feature_names(flank: int) -> list[str]:
     return [f"{t}_{o:+d}" for t in SPLICE_TYPES for o in offsets] + ["is_donor"]
 
 
-def type_candidates(scores: Scores, sites: pl.DataFrame, splice_type: str, settings: SiteSettings) -> Candidates:
+def type_candidates(
+    scores: Scores, sites: pl.DataFrame, splice_type: str, settings: SiteSettings
+) -> Candidates:
     """One chromosome's candidates of one type; `sites`: its scored sites of that type, by key."""
     values = scores.of(splice_type)
     chosen = peak_indices(scores, values, settings.floor, settings.peak_radius)
     keys = scores.keys[chosen]
     site_keys = sites["key"].to_numpy()
     matched = nearest_site(keys, site_keys, settings.consensus_window)
-    site_genes = np.append(sites["gene_id"].to_numpy().astype(object), None)  # index -1: no site
+    site_genes = np.array([*sites["gene_id"].to_list(), None], dtype=object)  # index -1: no site
     table = pl.DataFrame(
         {
             "key": keys,

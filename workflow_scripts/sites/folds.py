@@ -18,7 +18,9 @@ from workflow_scripts.sites.candidates import Candidates
 
 def with_clusters(frame: pl.DataFrame, clusters: pl.DataFrame) -> pl.DataFrame:
     """gene_cluster of each row's gene; a gene the clusters table lacks is a cluster of its own."""
-    joined = frame.join(clusters.select("gene_id", GENE_CLUSTER), on="gene_id", how="left", maintain_order="left")
+    joined = frame.join(
+        clusters.select("gene_id", GENE_CLUSTER), on="gene_id", how="left", maintain_order="left"
+    )
     return joined.with_columns(pl.coalesce(GENE_CLUSTER, "gene_id").alias(GENE_CLUSTER))
 
 

@@ -36,7 +36,9 @@ def cluster_counts(items: Items, calls: dict[str, np.ndarray], predictors: list[
         called = items.called(calls[name])
         for g, group in enumerate(GROUPS):
             mask = items.of_type(group_type(group))
-            for j, hit in enumerate((called & items.is_site, called & ~items.is_site, ~called & items.is_site)):
+            for j, hit in enumerate(
+                (called & items.is_site, called & ~items.is_site, ~called & items.is_site)
+            ):
                 counts[:, p, g, j] = np.bincount(cluster, weights=hit & mask, minlength=n_clusters)
     return counts
 
@@ -73,7 +75,9 @@ def difference_intervals(items: Items, calls: dict[str, np.ndarray], n_replicate
         a, b = predictors.index(first), predictors.index(second)
         report[pair_name(first, second)] = {
             group: {
-                metric: paired(point[a, g, m] - point[b, g, m], replicates[:, a, g, m] - replicates[:, b, g, m])
+                metric: paired(
+                    point[a, g, m] - point[b, g, m], replicates[:, a, g, m] - replicates[:, b, g, m]
+                )
                 for m, metric in enumerate(METRICS)
             }
             for g, group in enumerate(GROUPS)

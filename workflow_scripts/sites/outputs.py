@@ -76,7 +76,8 @@ def bed_text(table: pl.DataFrame, predictor: str, score_column: str, description
     header = f'track name="{predictor}" description="{description}" useScore=1\n'
     scores = np.clip(np.rint(called[score_column].to_numpy().astype(float) * 1000), 0, 1000).astype(int)
     names = [
-        f"{t}:{'annotated' if true else 'new'}" for t, true in zip(called["splice_type"], called["is_true_site"])
+        f"{t}:{'annotated' if true else 'new'}"
+        for t, true in zip(called["splice_type"], called["is_true_site"])
     ]
     lines = [
         f"{chrom}\t{position - 1}\t{position}\t{name}\t{score}\t{strand}\n"

@@ -66,7 +66,9 @@ def new_tree(params: dict, seed: int) -> HistGradientBoostingClassifier:
     return HistGradientBoostingClassifier(**params, early_stopping=False, random_state=seed)
 
 
-def fit_and_predict(found: Candidates, train: np.ndarray, test: np.ndarray, settings: SiteSettings) -> np.ndarray:
+def fit_and_predict(
+    found: Candidates, train: np.ndarray, test: np.ndarray, settings: SiteSettings
+) -> np.ndarray:
     """P(true site) of the `test` candidates from a tree fitted on the `train` candidates."""
     labels = found.table["is_true_site"].to_numpy()[train]
     if not test.any():
@@ -77,7 +79,9 @@ def fit_and_predict(found: Candidates, train: np.ndarray, test: np.ndarray, sett
     return tree.predict_proba(found.features[test])[:, 1]
 
 
-def inner_probabilities(found: Candidates, test_fold: int, folds: list[int], settings: SiteSettings) -> np.ndarray:
+def inner_probabilities(
+    found: Candidates, test_fold: int, folds: list[int], settings: SiteSettings
+) -> np.ndarray:
     """Out-of-fold probabilities of the candidates outside `test_fold`, each from a tree fitted on
     the folds that are neither `test_fold` nor its own; NaN in `test_fold`."""
     fold = found.table["fold"].to_numpy()
@@ -98,7 +102,10 @@ class OutOfFold:
 
 
 def predict_out_of_fold(
-    found: Candidates, items: Items, settings: SiteSettings, progress: Callable[[str], None] = lambda line: None
+    found: Candidates,
+    items: Items,
+    settings: SiteSettings,
+    progress: Callable[[str], None] = lambda line: None,
 ) -> OutOfFold:
     fold, types = found.table["fold"].to_numpy(), found.table["splice_type"].to_numpy()
     base = found.table["base_score"].to_numpy().astype(float)
@@ -112,7 +119,9 @@ def predict_out_of_fold(
         tuned[BASE_TUNED][test_fold] = thresholds_by_type(items, items.scores(training_base), training)
         inner = inner_probabilities(found, test_fold, folds, settings)
         tuned[TREE][test_fold] = thresholds_by_type(items, items.scores(inner), training)
-        probability[fold == test_fold] = fit_and_predict(found, fold != test_fold, fold == test_fold, settings)
+        probability[fold == test_fold] = fit_and_predict(
+            found, fold != test_fold, fold == test_fold, settings
+        )
         progress(
             f"fold {test_fold} of {len(folds)}: {int((fold == test_fold).sum()):,} test candidates, "
             f"{len(folds)} trees on {int((fold != test_fold).sum()):,} training candidates "

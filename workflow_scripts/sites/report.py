@@ -68,7 +68,9 @@ def site_report(
         "counts": count_facts(found, unscored_sites),
         "thresholds": json_thresholds(predictions),
         **metric_report(found, items, predictions),
-        "differences": difference_intervals(items, predictions.calls, settings.bootstrap_replicates, settings.seed),
+        "differences": difference_intervals(
+            items, predictions.calls, settings.bootstrap_replicates, settings.seed
+        ),
         "bootstrap": bootstrap_facts(settings.bootstrap_replicates, settings.seed, items),
     }
     report["answer"] = answer(report)
