@@ -8,9 +8,11 @@ import polars as pl
 import pytest
 
 from tests.site_fixtures import gene_rows, gene_table, scores_of, set_scores, settings, site_table
+from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.errors import InputError
 from workflow_scripts.sites.candidates import chromosome_candidates, feature_names, profile_features
 from workflow_scripts.sites.folds import assign_folds, cluster_folds, with_clusters
+from workflow_scripts.sites.settings import SiteSettings
 
 DONORS = {5: 0.9, 6: 0.8, 8: 0.85, 12: 0.004, 15: 0.3, 16: 0.3, 30: 0.2}
 
@@ -119,3 +121,9 @@ def test_a_gene_the_clusters_table_lacks_is_a_cluster_of_its_own():
     assert with_clusters(frame, clusters)["gene_cluster"].to_list() == ["ab", "ab", "z"]
     folds = cluster_folds(pl.Series(["ab", "ab", "z", "y"]), 3, seed=0)
     assert sorted(folds["fold"].to_list()) == [1, 2, 3]
+
+
+def test_a_floor_above_the_base_models_threshold_is_refused():
+    sites = section_defaults("sites") | {"floor": 0.6}
+    with pytest.raises(InputError, match=r"sites.floor: 0.6 is above calling.threshold \(0.5\)"):
+        SiteSettings.from_config(section_defaults("calling"), sites)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from workflow_scripts.errors import InputError
+
 
 @dataclass(frozen=True)
 class SiteSettings:
@@ -20,6 +22,13 @@ class SiteSettings:
 
     @classmethod
     def from_config(cls, calling: dict, sites: dict) -> SiteSettings:
+        if sites["floor"] > calling["threshold"]:
+            raise InputError(
+                "config",
+                "sites.floor",
+                f"{sites['floor']} is above calling.threshold ({calling['threshold']}): the base model's "
+                "own calls would lose the positions between the two",
+            )
         return cls(
             threshold=calling["threshold"],
             consensus_window=calling["consensus_window"],
