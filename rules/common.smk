@@ -13,6 +13,7 @@ from workflow_scripts.calling.contract import (
     CLUSTER_GENES_KEYS,
     MAKE_CALLS_KEYS,
     SCORE_BASE_MODEL_KEYS,
+    SITE_CALLS_KEYS,
 )
 from workflow_scripts.calling.model_files import weight_files
 from workflow_scripts.config.preflight import (
@@ -218,7 +219,7 @@ def all_outputs():
         "results/{experiment}/evaluation/metrics.json", experiment=EXPERIMENTS
     )
     summary = [f"{SUMMARY_DIR}/summary.tsv", f"{SUMMARY_DIR}/provenance.json"]
-    return plots + metrics + summary
+    return plots + metrics + summary + site_outputs()
 
 
 def experiment_rule_config(*sections):
@@ -295,6 +296,23 @@ def base_model_weights():
 def genome_index_dir(wildcards, input):
     """The genome index directory (index_genome's outputs), for --genome."""
     return os.path.dirname(input.index)
+
+
+SITES_DIR = "results/sites"
+
+
+def site_outputs():
+    """The site_calls rule's metrics where the pipeline makes the calls (calling.start scores or
+    annotation): site-level re-scored calls, docs/sites.md."""
+    if uses_sequences_table() or calling_start() == "calls":
+        return []
+    return [f"{SITES_DIR}/site_metrics.json"]
+
+
+def site_calls_config():
+    """--config for site_calls: calling's threshold and consensus_window, and the sites section."""
+    calling = {key: config["calling"][key] for key in SITE_CALLS_KEYS}
+    return json.dumps({"calling": calling, "sites": config["sites"]}, sort_keys=True)
 
 
 def calling_config(keys):

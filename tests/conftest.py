@@ -19,6 +19,7 @@ SLOW_MODULES = {
     "test_readme_commands",
     "test_safety",
     "test_shard_workflow",
+    "test_site_calls_workflow",
     "test_slurm",
     "test_strategies",
     "test_summary_workflow",

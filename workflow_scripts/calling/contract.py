@@ -41,3 +41,4 @@ ANNOTATE_SITES_KEYS = ("biotypes", "transcripts", "region")
 CLUSTER_GENES_KEYS = ("paralogs",)
 MAKE_CALLS_KEYS = ("threshold", "consensus_window", "negatives")
 SCORE_BASE_MODEL_KEYS = ("base_model",)
+SITE_CALLS_KEYS = ("threshold", "consensus_window")  # site_calls also reads the sites: section

@@ -1,0 +1,38 @@
+# Site-level re-scored calls (calling.start scores | annotation; docs/sites.md): the base model's
+# local score maxima called out of fold over gene clusters by the base model at its threshold, the
+# base model with per-type thresholds tuned on training genes, and a tree on the score profiles.
+
+
+rule site_calls:
+    input:
+        scores=scores_tables(),
+        sites="results/annotation/sites.parquet",
+        genes="results/annotation/genes.parquet",
+        clusters="results/annotation/gene_clusters.parquet",
+        index="results/genome/index.tsv",
+        sequence="results/genome/sequence.npy",
+    output:
+        calls=f"{SITES_DIR}/corrected_calls.parquet",
+        tree_bed=f"{SITES_DIR}/tree_calls.bed",
+        base_bed=f"{SITES_DIR}/base_calls.bed",
+        metrics=f"{SITES_DIR}/site_metrics.json",
+    log:
+        "logs/site_calls.log",
+    benchmark:
+        "results/benchmarks/site_calls.tsv"
+    conda:
+        "../envs/train.yaml"
+    # One thread: scikit-learn's OpenMP threads spin on a busy machine (a fit measured 25x slower
+    # with 2 threads than with 1 at load 11 on 2 cores); --set-threads site_calls=N on a free one.
+    threads: 1
+    params:
+        code=rule_code("site_calls"),
+        inputs=user_input_digests(scores_tables()),
+        config=site_calls_config(),
+        genome=genome_index_dir,
+    shell:
+        "python -m workflow_scripts.rules.site_calls --config {params.config:q} "
+        "--scores {input.scores:q} --sites {input.sites:q} --genes {input.genes:q} "
+        "--gene-clusters {input.clusters:q} --genome {params.genome:q} "
+        "--out-calls {output.calls:q} --out-tree-bed {output.tree_bed:q} "
+        "--out-base-bed {output.base_bed:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"

@@ -1,0 +1,48 @@
+"""Out-of-fold units: gene clusters (calling/paralogs.py: neighbouring paralogs and overlapping
+genes) cut into `sites.folds` folds, so near-copies of a test gene are never in its training folds.
+
+The clusters are shuffled with `sites.seed` and cut into k parts of about equal share of rows
+(candidates and sites), as data/splits.py cuts genes into folds; every gene is tested once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from workflow_scripts.calling.contract import GENE_CLUSTER
+from workflow_scripts.data.splits import gene_folds, shuffled_genes
+from workflow_scripts.errors import InputError
+from workflow_scripts.sites.candidates import Candidates
+
+
+def with_clusters(frame: pl.DataFrame, clusters: pl.DataFrame) -> pl.DataFrame:
+    """gene_cluster of each row's gene; a gene the clusters table lacks is a cluster of its own."""
+    joined = frame.join(
+        clusters.select("gene_id", GENE_CLUSTER), on="gene_id", how="left", maintain_order="left"
+    )
+    return joined.with_columns(pl.coalesce(GENE_CLUSTER, "gene_id").alias(GENE_CLUSTER))
+
+
+def cluster_folds(units: pl.Series, k: int, seed: int) -> pl.DataFrame:
+    """gene_cluster -> fold (1..k), clusters weighted by their rows in `units`."""
+    clusters, rows = shuffled_genes(units.alias(GENE_CLUSTER), seed)
+    if len(clusters) < k:
+        raise InputError(
+            "config",
+            "sites.folds",
+            f"{k} folds need at least {k} gene clusters; the scored genes form {len(clusters)}",
+        )
+    folds = gene_folds(rows, k) + 1
+    return pl.DataFrame({GENE_CLUSTER: clusters, "fold": folds.astype(np.int64)})
+
+
+def assign_folds(found: Candidates, clusters: pl.DataFrame, k: int, seed: int) -> Candidates:
+    """The candidates and sites with gene_cluster and fold."""
+    table, sites = with_clusters(found.table, clusters), with_clusters(found.sites, clusters)
+    folds = cluster_folds(pl.concat([table[GENE_CLUSTER], sites[GENE_CLUSTER]]), k, seed)
+
+    def fold_of(frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.join(folds, on=GENE_CLUSTER, how="left", maintain_order="left")
+
+    return Candidates(fold_of(table), found.features, fold_of(sites), found.members)

@@ -1,0 +1,131 @@
+"""What site_calls writes: the corrected-calls table, BED tracks of the calls, and the answer.
+
+corrected_calls.parquet: one row per candidate and one per missed annotated site (no candidate
+within ±w: `is_candidate` false, never called), in genome order. BED (6 columns, 0-based start,
+a `track` line; IGV and the UCSC browser load it): one line per called candidate, named
+`<splice_type>:annotated` or `<splice_type>:new` (no annotated site within ±w), its score the
+predictor's probability × 1000.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from workflow_scripts.calling.contract import GENE_CLUSTER
+from workflow_scripts.calling.scores import POSITION_BITS
+from workflow_scripts.sites.candidates import Candidates
+from workflow_scripts.sites.predictors import BASE_THRESHOLD, BASE_TUNED, TREE, OutOfFold, per_candidate
+
+CALL_COLUMNS = {name: f"call_{name}" for name in (BASE_THRESHOLD, BASE_TUNED, TREE)}
+TABLE_COLUMNS = (
+    "chrom",
+    "position",
+    "strand",
+    "splice_type",
+    "gene_id",
+    GENE_CLUSTER,
+    "fold",
+    "is_candidate",
+    "base_score",
+    "tree_probability",
+    "is_true_site",
+    *CALL_COLUMNS.values(),
+    "base_tuned_threshold",
+    "tree_threshold",
+)
+
+
+def with_thresholds(frame: pl.DataFrame, predictions: OutOfFold) -> pl.DataFrame:
+    folds, types = frame["fold"].to_numpy(), frame["splice_type"].to_numpy()
+    return frame.with_columns(
+        pl.Series("base_tuned_threshold", per_candidate(predictions.thresholds[BASE_TUNED], folds, types)),
+        pl.Series("tree_threshold", per_candidate(predictions.thresholds[TREE], folds, types)),
+    )
+
+
+def candidate_rows(found: Candidates, predictions: OutOfFold) -> pl.DataFrame:
+    calls = [pl.Series(CALL_COLUMNS[name], called) for name, called in predictions.calls.items()]
+    return found.table.with_columns(
+        *calls,
+        pl.Series("tree_probability", predictions.tree_probability, dtype=pl.Float32),
+        is_candidate=pl.lit(True),
+    )
+
+
+def missed_site_rows(found: Candidates) -> pl.DataFrame:
+    missed = found.sites.filter(pl.Series(found.missed))
+    return missed.with_columns(
+        *(pl.lit(False).alias(column) for column in CALL_COLUMNS.values()),
+        pl.lit(None, dtype=pl.Float32).alias("tree_probability"),
+        is_candidate=pl.lit(False),
+        is_true_site=pl.lit(True),
+    )
+
+
+def corrected_calls(found: Candidates, predictions: OutOfFold) -> pl.DataFrame:
+    rows = pl.concat([candidate_rows(found, predictions), missed_site_rows(found)], how="diagonal_relaxed")
+    rows = with_thresholds(rows, predictions)
+    chrom_order = (pl.col("key") // (1 << (POSITION_BITS + 1))).alias("chrom_order")  # genome order
+    return rows.sort(chrom_order, "position", "strand", "splice_type").select(TABLE_COLUMNS)
+
+
+def bed_text(table: pl.DataFrame, predictor: str, score_column: str, description: str) -> str:
+    """A BED6 track of the candidates `predictor` calls, scored by `score_column`."""
+    called = table.filter(pl.col(CALL_COLUMNS[predictor]))
+    header = f'track name="{predictor}" description="{description}" useScore=1\n'
+    scores = np.clip(np.rint(called[score_column].to_numpy().astype(float) * 1000), 0, 1000).astype(int)
+    names = [
+        f"{t}:{'annotated' if true else 'new'}"
+        for t, true in zip(called["splice_type"], called["is_true_site"])
+    ]
+    lines = [
+        f"{chrom}\t{position - 1}\t{position}\t{name}\t{score}\t{strand}\n"
+        for chrom, position, strand, name, score in zip(
+            called["chrom"], called["position"], called["strand"], names, scores
+        )
+    ]
+    return header + "".join(lines)
+
+
+def verdict_phrase(difference: dict, reference: str) -> str:
+    """'improves on <reference> by +0.037 F1 [+0.027, +0.047]', or does not, or is worse."""
+    shown = f"{difference['estimate']:+.3f} F1"
+    if difference["low"] is None:
+        return f"differs from {reference} by {shown} (no interval: {difference['reason']})"
+    interval = f"[{difference['low']:+.3f}, {difference['high']:+.3f}]"
+    if difference["verdict"] == "better":
+        return f"improves on {reference} by {shown} {interval}"
+    if difference["verdict"] == "worse":
+        return f"is worse than {reference} by {shown} {interval}"
+    return f"does not improve on {reference}: {shown} {interval}, an interval that holds 0"
+
+
+def answer(report: dict) -> str:
+    """Does the tree improve on the base model's calls on held-out genes, by how much, how sure."""
+    calls, counts, settings = report["calls"], report["counts"], report["settings"]
+    f1 = {name: calls[name]["overall"]["f1"] for name in (TREE, BASE_TUNED, BASE_THRESHOLD)}
+    if any(value is None for value in f1.values()):
+        return "site_calls: F1 is undefined for a predictor (no annotated site, or no call): no answer"
+    tree_gain = report["differences"][f"{TREE} - {BASE_TUNED}"]["overall"]["f1"]
+    tuned_gain = report["differences"][f"{BASE_TUNED} - {BASE_THRESHOLD}"]["overall"]["f1"]
+    own_threshold = f"the threshold {settings['threshold']}"
+    return (
+        f"site_calls: on held-out genes ({settings['folds']} folds over {counts['gene_clusters']:,} gene "
+        f"clusters, {counts['sites']:,} annotated sites) the tree's calls reach F1 {f1[TREE]:.3f}, the base "
+        f"model's {f1[BASE_TUNED]:.3f} with its threshold re-tuned per splice type and "
+        f"{f1[BASE_THRESHOLD]:.3f} at {settings['threshold']}: the tree "
+        f"{verdict_phrase(tree_gain, 'the re-tuned threshold')}; re-tuning "
+        f"{verdict_phrase(tuned_gain, own_threshold)} "
+        f"(95% gene-cluster bootstrap intervals, {report['bootstrap']['replicates']:,} replicates)"
+        f"{few_clusters_note(counts['gene_clusters'])}"
+    )
+
+
+FEW_CLUSTERS = 30  # below this, a cluster bootstrap's percentile interval is rough
+
+
+def few_clusters_note(clusters: int) -> str:
+    if clusters >= FEW_CLUSTERS:
+        return ""
+    return f"; only {clusters} gene clusters: read the intervals as rough, not as evidence"

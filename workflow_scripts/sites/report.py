@@ -1,0 +1,77 @@
+"""site_metrics.json: settings, counts, thresholds per fold, site-level metrics of every predictor,
+the bootstrap intervals of their differences, and the answer in a sentence.
+
+    settings      calling.threshold and consensus_window, the sites: section
+    counts        candidates (true ones), annotated sites (missed: no candidate), genes, clusters
+    thresholds    {base_tuned | tree: {fold: {donor, acceptor}}} (null: no site to tune on)
+    calls         {base_threshold | base_tuned | tree: {overall | donor | acceptor:
+                   precision, recall, f1, tp, fp, fn}}
+    scores        {base_score | tree_probability: {group: pr_auc, top_k_accuracy, k}}
+    differences   {"tree - base_tuned" | "base_tuned - base_threshold": {group: {f1 | precision |
+                   recall: estimate, low, high, reason, verdict}}}
+    bootstrap     confidence, replicates, seed, resampled_unit, clusters
+    answer        the sentence the log ends with
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from workflow_scripts.calling.contract import GENE_CLUSTER
+from workflow_scripts.calling.scores import SPLICE_TYPES
+from workflow_scripts.sites.candidates import Candidates
+from workflow_scripts.sites.intervals import bootstrap_facts, difference_intervals
+from workflow_scripts.sites.items import Items
+from workflow_scripts.sites.outputs import answer
+from workflow_scripts.sites.predictors import OutOfFold
+from workflow_scripts.sites.settings import SiteSettings
+from workflow_scripts.sites.site_metrics import metric_report
+
+
+def by_type(values: np.ndarray, types: np.ndarray) -> dict[str, int]:
+    return {t: int(values[types == t].sum()) for t in SPLICE_TYPES}
+
+
+def count_facts(found: Candidates, unscored_sites: int) -> dict:
+    table, sites = found.table, found.sites
+    candidate_types, site_types = table["splice_type"].to_numpy(), sites["splice_type"].to_numpy()
+    genes = set(table["gene_id"].to_list()) | set(sites["gene_id"].to_list())
+    return {
+        "candidates": by_type(np.ones(table.height, bool), candidate_types),
+        "true_candidates": by_type(table["is_true_site"].to_numpy(), candidate_types),
+        "sites": sites.height,
+        "sites_by_type": by_type(np.ones(sites.height, bool), site_types),
+        "missed_sites": by_type(found.missed, site_types),
+        "unscored_sites": unscored_sites,
+        "genes": len(genes),
+        "gene_clusters": len(set(table[GENE_CLUSTER].to_list()) | set(sites[GENE_CLUSTER].to_list())),
+    }
+
+
+def json_thresholds(predictions: OutOfFold) -> dict:
+    def finite(value: float) -> float | None:
+        return float(value) if math.isfinite(value) else None
+
+    return {
+        name: {str(fold): {t: finite(v) for t, v in by_type.items()} for fold, by_type in folds.items()}
+        for name, folds in predictions.thresholds.items()
+    }
+
+
+def site_report(
+    found: Candidates, items: Items, predictions: OutOfFold, settings: SiteSettings, unscored_sites: int
+) -> dict:
+    report = {
+        "settings": settings.summary(),
+        "counts": count_facts(found, unscored_sites),
+        "thresholds": json_thresholds(predictions),
+        **metric_report(found, items, predictions),
+        "differences": difference_intervals(
+            items, predictions.calls, settings.bootstrap_replicates, settings.seed
+        ),
+        "bootstrap": bootstrap_facts(settings.bootstrap_replicates, settings.seed, items),
+    }
+    report["answer"] = answer(report)
+    return report
