@@ -31,16 +31,16 @@ test-fast: setup
 	$(RUN) python -m pytest -q -m "not slow" tests
 
 lint: setup
-	$(RUN) ruff check workflow_scripts tests benchmarks
-	$(RUN) ruff format --check workflow_scripts tests benchmarks
+	$(RUN) ruff check workflow_scripts testkit tests benchmarks
+	$(RUN) ruff format --check workflow_scripts testkit tests benchmarks
 	$(RUN) mypy
 	$(RUN) snakefmt --check Snakefile rules
 	$(RUN) snakemake --lint
 	$(RUN) python -m tests.env_files
 
 format: setup
-	$(RUN) ruff format workflow_scripts tests benchmarks
-	$(RUN) ruff check --fix workflow_scripts tests benchmarks
+	$(RUN) ruff format workflow_scripts testkit tests benchmarks
+	$(RUN) ruff check --fix workflow_scripts testkit tests benchmarks
 	$(RUN) snakefmt Snakefile rules
 
 # Regenerate config/README.md from the schema (tests/test_config_catalogue.py checks it).

@@ -227,7 +227,8 @@ def wait_for(condition, what: str, daemon: subprocess.Popen | None = None, timeo
         if condition():
             return
         if daemon is not None and daemon.poll() is not None:
-            raise RuntimeError(f"{what}: {daemon.args[0]} exited with {daemon.returncode}")
+            program = daemon.args[0] if isinstance(daemon.args, list) else daemon.args
+            raise RuntimeError(f"{what}: {program!s} exited with {daemon.returncode}")
         time.sleep(0.3)
     raise TimeoutError(f"waited {timeout:.0f} s for {what}")
 

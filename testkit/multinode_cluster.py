@@ -5,14 +5,14 @@ hostname (UTS namespace) and its own mount namespace, in which a private hosts f
 /etc/hosts and the cluster's config directory covers /etc/slurm (the SLURM executor plugin
 drops SLURM_CONF before the `srun` inside a job, so the node's default path must hold ours).
 One slurmctld (on the bridge address) and one munged serve both; every node has two fake GPUs
-as in tests/slurm_cluster.py. Nothing machine-wide changes: no /etc file is touched outside the
+as in testkit/slurm_cluster.py. Nothing machine-wide changes: no /etc file is touched outside the
 node namespaces, and teardown removes the namespaces, the bridge and every process left in them.
 
     with multinode_cluster() as cluster:      # root; installs Debian's Slurm when missing
         cluster.run("sinfo")
         cluster.cut_network("node2"); cluster.restore_network("node2")
 
-The nodes' namespaces: tests/node_network.py. Facts this rests on: ../shared/notes/
+The nodes' namespaces: testkit/node_network.py. Facts this rests on: ../shared/notes/
 multinode-slurm.md.
 """
 
@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.node_network import (
+from testkit.node_network import (
     NetworkUnavailable,
     Node,
     NodeNetwork,
@@ -38,7 +38,7 @@ from tests.node_network import (
     remove_stale_network,
     set_link,
 )
-from tests.slurm_cluster import (
+from testkit.slurm_cluster import (
     PARTITION,
     LocalCluster,
     _spawn,
