@@ -51,15 +51,16 @@ config-docs: setup
 envs: setup
 	$(RUN) python -m tests.env_files --write
 
-# Prints every benchmark table (benchmarks/README.md); pyfaidx only for one comparison row.
+# Prints every CPU benchmark table (benchmarks/README.md; `python -m benchmarks list` names them
+# all); pyfaidx only for one comparison row. Peers alone: `make bench-peers`.
 bench: setup
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt || echo "bench: no pyfaidx; its row is skipped"
-	$(RUN) python -m benchmarks.run_all
+	$(RUN) python -m benchmarks run --default
 
 # errorseq against the transformers Trainer and the MetaSpliceAI recipe, same BERT and windows
-# (benchmarks/peers.py, ~10 min on 2 cores; also part of `make bench`).
+# (benchmarks/peers/, ~10 min on 2 cores; also part of `make bench`).
 bench-peers: setup
-	$(RUN) python -m benchmarks.peers
+	$(RUN) python -m benchmarks run peers
 
 clean:
 	rm -rf results logs .snakemake report.html

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from benchmarks.common import load_line, print_table
+from benchmarks.tables import load_line, print_table
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]

@@ -1,4 +1,5 @@
-"""Run one peer's command and watch it from outside, the same way for every peer.
+"""Run one peer's command and watch it from outside, the same way for every peer; then split its
+wall time into phases (start-up, steps, validation, checkpoint, export, teardown).
 
 Every POLL_S the watcher reads each rank's peak resident memory (VmHWM in /proc/PID/status, the
 kernel's high-water mark, so a sample only misses the last POLL_S of a rank's life), the CPU
@@ -8,6 +9,11 @@ jobs, wall-clock time depends on their load; CPU seconds over the same interval 
 Ranks are the launched torchrun's children that carry a RANK in their environment; the process
 tree is scanned only until the expected number of ranks is found (the scan costs CPU time that
 the peers, on a shared 2-core machine, would otherwise have).
+
+errorseq's phases come from its own telemetry and outputs: the step log's records (the time each
+appeared; `step_s` says when its steps began), the checkpoint folder's `latest` pointer and the
+exported files' modification times. The Trainer's come from its callbacks (peers/trainer.py's
+Timeline).
 """
 
 from __future__ import annotations
@@ -132,3 +138,65 @@ def watch(
         watched.returncode = child.returncode
     watched.records += [(watched.exited, record) for record in tail.new_records()]
     return watched
+
+
+# ---- where each peer's time went ---------------------------------------------------------------
+def errorseq_timeline(watched: Watched, run: Path) -> dict:
+    """Seconds of each phase from the step log (arrival times; a train record's `step_s` times
+    its steps, so its first step began arrival - steps * step_s) and the outputs' mtimes."""
+    train, val, spans = [], [], []  # spans: each epoch's steps, (first began, last done)
+    last_step, epoch = 0, 0
+    for arrived, record in watched.records:
+        if record["kind"] == "val":
+            val.append((arrived, train[-1][0]))
+            continue
+        steps = record["step"] - last_step
+        if record["epoch"] != epoch:
+            spans.append([arrived - steps * record["step_s"], arrived])
+            epoch = record["epoch"]
+        spans[-1][1] = arrived
+        train.append((arrived, steps * record["step_s"]))
+        last_step = record["step"]
+    starts = [began for began, _ in spans]
+    saved = (run / "checkpoints" / "latest").stat().st_mtime
+    exported = max((run / name).stat().st_mtime for name in ("model.pt", "model.json", "steps.jsonl"))
+    ends = starts[1:] + [saved]  # a checkpoint ends where the next epoch's steps begin
+    return {
+        "launched_to_export_s": exported - watched.launched,
+        "startup_s": starts[0] - watched.launched,
+        "train_s": sum(seconds for _, seconds in train),
+        "train_cpu_s": sum(watched.cpu_between(began, done) for began, done in spans),
+        "validation_s": sum(done - began for done, began in val),
+        "checkpoint_s": sum(end - done for end, (done, _) in zip(ends, val)),
+        "export_s": exported - saved,
+        "teardown_s": watched.exited - exported,
+    }
+
+
+def trainer_timeline(events: dict[str, list[float]], watched: Watched) -> dict:
+    """Seconds of each phase from the callbacks' times: a step lasts from the end of whatever came
+    before it (the previous step, a validation, a save, an epoch's start) to its on_step_end."""
+    marks = sorted((t, name) for name, times in events.items() for t in times)
+    train_s = train_cpu_s = validation_s = checkpoint_s = 0.0
+    previous = None
+    for t, name in marks:
+        if name == "step_end" and previous is not None:
+            train_s += t - previous
+            train_cpu_s += watched.cpu_between(previous, t)
+        elif name == "evaluate_end":
+            validation_s += t - previous
+        elif name == "save_end":
+            checkpoint_s += t - previous
+        if name in ("epoch_begin", "step_end", "evaluate_end", "save_end"):
+            previous = t
+    exported = events["export_end"][0]
+    return {
+        "launched_to_export_s": exported - watched.launched,
+        "startup_s": events["epoch_begin"][0] - watched.launched,
+        "train_s": train_s,
+        "train_cpu_s": train_cpu_s,
+        "validation_s": validation_s,
+        "checkpoint_s": checkpoint_s,
+        "export_s": exported - events["train_end"][0],
+        "teardown_s": watched.exited - events["predict_end"][0],
+    }

@@ -1,12 +1,10 @@
-"""One run of each peer (benchmarks/peers.py): the command, and what it measured.
+"""One run of each peer (benchmarks/peers/compare.py): the command, and what it measured.
 
 errorseq runs its real `train` rule entry point (workflow_scripts.rules.train: torchrun, DDP,
-gloo on CPU); the Trainer peers run benchmarks/peer_trainer.py under torchrun. Both are watched
-by peer_watch (wall clock, peak RSS per rank). errorseq's times come from its own telemetry and
-outputs: the step log's records (the time each appeared; `step_s` says when its steps began), the
-checkpoint folder's `latest` pointer and the exported files' modification times. The Trainer's
-come from its callbacks (peer_trainer.Timeline). Test ROC-AUC is scored here, by one function
-for every peer, on the exported weights.
+gloo on CPU); the Trainer peers run benchmarks/peers/trainer.py under torchrun. Both are watched
+from outside (peers/watch.py: wall clock, peak RSS per rank, CPU seconds, the step log), which
+also splits each run's time into its phases. Test ROC-AUC is scored here, by one function for
+every peer, on the exported weights.
 """
 
 from __future__ import annotations
@@ -17,11 +15,13 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+import polars as pl
 import torch
 
-from benchmarks.peer_batching import TokenCount, errorseq_batches, errorseq_tokens
-from benchmarks.peer_score import errorseq_model, test_roc_auc
-from benchmarks.peer_watch import Watched, watch
+from benchmarks.peers.batching import TokenCount, errorseq_batches, errorseq_tokens
+from benchmarks.peers.watch import Watched, errorseq_timeline, trainer_timeline, watch
+from testkit.rule_commands import evaluate_args, train_path_args
 from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.training.batches import load_split
 
@@ -34,10 +34,10 @@ class Launch:
 
     ranks: int
     threads: int
-    device: str
-    seed: int
-    lr: float
-    epochs: int
+    device: str = "cpu"
+    seed: int = 0
+    lr: float = 1e-3
+    epochs: int = 1
 
 
 @dataclass
@@ -108,19 +108,10 @@ def run_errorseq(data: dict, model_dir: Path, launch: Launch, run: Path) -> Peer
     run = fresh(run)
     resources = ["--gpus", str(launch.ranks if launch.device == "cuda" else 0)]
     resources += ["--cpu-procs", str(launch.ranks), "--threads", str(launch.threads)]
-    paths = {
-        "--windows": data["windows"],
-        "--manifest": data["manifest"],
-        "--bucket-summary": data["summary"],
-        "--checkpoint-dir": run / "checkpoints",
-        "--out-model": run / "model.pt",
-        "--out-config": run / "model.json",
-        "--out-steps": run / "steps.jsonl",
-        "--experiment": data["name"],
-    }
+    inputs = {key: Path(data[key]) for key in ("windows", "manifest", "summary")}
     config = json.dumps(errorseq_config(model_dir, launch))
     command = [sys.executable, "-m", "workflow_scripts.rules.train", *resources, "--config", config]
-    command += [str(part) for pair in paths.items() for part in pair]
+    command += train_path_args(inputs, run, data["name"])
     log = run / "train.log"
     watched = checked(
         watch(command, log, run / "checkpoints" / STEP_LOG_PARTIAL, ranks=launch.ranks), log, "errorseq train"
@@ -145,47 +136,20 @@ def run_errorseq(data: dict, model_dir: Path, launch: Launch, run: Path) -> Peer
 
 def evaluate_rule(data: dict, run: Path) -> dict:
     """errorseq's evaluate rule on the test split (with its baselines and bootstrap), timed."""
-    outputs = {"--out-predictions": run / "predictions.parquet", "--out-metrics": run / "metrics.json"}
-    inputs = {"--windows": data["windows"], "--manifest": data["manifest"], "--experiment": data["name"]}
-    inputs.update({"--model": run / "model.pt", "--model-config": run / "model.json"})
-    command = [sys.executable, "-m", "workflow_scripts.rules.evaluate", "--config", '{"evaluate": {}}']
-    command += [str(part) for pair in {**inputs, **outputs}.items() for part in pair]
+    inputs = {key: Path(data[key]) for key in ("windows", "manifest")}
+    paths = evaluate_args(
+        inputs,
+        run / "model.pt",
+        run / "model.json",
+        data["name"],
+        run / "predictions.parquet",
+        run / "metrics.json",
+    )
+    command = [sys.executable, *paths, "--config", '{"evaluate": {}}']
     log = run / "evaluate.log"
     watched = checked(watch(command, log), log, "errorseq evaluate")
     metrics = json.loads((run / "metrics.json").read_text())
     return {"own_test_roc_auc": metrics["roc_auc"], "test_s": watched.wall_s}
-
-
-def errorseq_timeline(watched: Watched, run: Path) -> dict:
-    """Seconds of each phase from the step log (arrival times; a train record's `step_s` times
-    its steps, so its first step began arrival - steps * step_s) and the outputs' mtimes."""
-    train, val, spans = [], [], []  # spans: each epoch's steps, (first began, last done)
-    last_step, epoch = 0, 0
-    for arrived, record in watched.records:
-        if record["kind"] == "val":
-            val.append((arrived, train[-1][0]))
-            continue
-        steps = record["step"] - last_step
-        if record["epoch"] != epoch:
-            spans.append([arrived - steps * record["step_s"], arrived])
-            epoch = record["epoch"]
-        spans[-1][1] = arrived
-        train.append((arrived, steps * record["step_s"]))
-        last_step = record["step"]
-    starts = [began for began, _ in spans]
-    saved = (run / "checkpoints" / "latest").stat().st_mtime
-    exported = max((run / name).stat().st_mtime for name in ("model.pt", "model.json", "steps.jsonl"))
-    ends = starts[1:] + [saved]  # a checkpoint ends where the next epoch's steps begin
-    return {
-        "launched_to_export_s": exported - watched.launched,
-        "startup_s": starts[0] - watched.launched,
-        "train_s": sum(seconds for _, seconds in train),
-        "train_cpu_s": sum(watched.cpu_between(began, done) for began, done in spans),
-        "validation_s": sum(done - began for done, began in val),
-        "checkpoint_s": sum(end - done for end, (done, _) in zip(ends, val)),
-        "export_s": exported - saved,
-        "teardown_s": watched.exited - exported,
-    }
 
 
 def errorseq_token_count(data: dict, launch: Launch, watched: Watched) -> tuple[TokenCount, float]:
@@ -212,7 +176,7 @@ def run_trainer(data: dict, model_dir: Path, launch: Launch, run: Path, plan: di
     """plan: batching (group_by_length | recipe), batch_size, accumulation, steps, eval_every."""
     run = fresh(run)
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
-    command += [f"--nproc_per_node={launch.ranks}", "--max_restarts=0", "-m", "benchmarks.peer_trainer"]
+    command += [f"--nproc_per_node={launch.ranks}", "--max_restarts=0", "-m", "benchmarks.peers.trainer"]
     options = {
         "--windows": data["windows"],
         "--model-dir": model_dir,
@@ -258,30 +222,34 @@ def _span(record: dict, began: str, ended: str) -> float:
     return record["events"][ended][0] - record["events"][began][0]
 
 
-def trainer_timeline(events: dict[str, list[float]], watched: Watched) -> dict:
-    """Seconds of each phase from the callbacks' times: a step lasts from the end of whatever came
-    before it (the previous step, a validation, a save, an epoch's start) to its on_step_end."""
-    marks = sorted((t, name) for name, times in events.items() for t in times)
-    train_s = train_cpu_s = validation_s = checkpoint_s = 0.0
-    previous = None
-    for t, name in marks:
-        if name == "step_end" and previous is not None:
-            train_s += t - previous
-            train_cpu_s += watched.cpu_between(previous, t)
-        elif name == "evaluate_end":
-            validation_s += t - previous
-        elif name == "save_end":
-            checkpoint_s += t - previous
-        if name in ("epoch_begin", "step_end", "evaluate_end", "save_end"):
-            previous = t
-    exported = events["export_end"][0]
-    return {
-        "launched_to_export_s": exported - watched.launched,
-        "startup_s": events["epoch_begin"][0] - watched.launched,
-        "train_s": train_s,
-        "train_cpu_s": train_cpu_s,
-        "validation_s": validation_s,
-        "checkpoint_s": checkpoint_s,
-        "export_s": exported - events["train_end"][0],
-        "teardown_s": watched.exited - events["predict_end"][0],
-    }
+# ---- one scorer for every peer ---------------------------------------------------------------
+def errorseq_model(state: dict, model_dir: Path):
+    """The exported state dict (HFSequenceClassifier: `hf.` + the BERT's own keys) in a BERT."""
+    from transformers import AutoModelForSequenceClassification
+
+    model = AutoModelForSequenceClassification.from_pretrained(str(model_dir), num_labels=2)
+    strange = [key for key in state if not key.startswith("hf.")]
+    if strange:
+        raise SystemExit(f"peers: errorseq's model.pt holds keys outside the BERT: {strange[:3]}")
+    model.load_state_dict({key.removeprefix("hf."): value for key, value in state.items()})
+    return model
+
+
+@torch.no_grad()
+def test_roc_auc(model, model_dir: Path, windows: str, batch_size: int = 64) -> float:
+    """ROC-AUC of P(label 1) on the test split: the same tokenizer, batching and maths for all."""
+    from sklearn.metrics import roc_auc_score
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    test = pl.read_parquet(windows, columns=["sequence", "label", "split"]).filter(pl.col("split") == "test")
+    encoded = tokenizer(test["sequence"].to_list())["input_ids"]
+    order = np.argsort([len(ids) for ids in encoded], kind="stable")
+    model.eval()
+    scores = np.zeros(len(encoded))
+    for start in range(0, len(order), batch_size):
+        rows = order[start : start + batch_size]
+        batch = tokenizer.pad({"input_ids": [encoded[i] for i in rows]}, return_tensors="pt")
+        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+        scores[rows] = torch.softmax(logits.float(), -1)[:, 1].numpy()
+    return float(roc_auc_score(test["label"].to_numpy(), scores))

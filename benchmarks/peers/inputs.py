@@ -1,12 +1,14 @@
-"""Inputs of benchmarks/peers.py: the two window sets and the one BERT every peer starts from.
+"""The peers' inputs (benchmarks/peers/compare.py): the two window sets, the one BERT every peer
+starts from, and errorseq's bucket rule on each set.
 
-- demo: errorseq's own demo_data + extract rules (fp_vs_tp, planted motif), with flank 200:
-  401-nt windows, ~120 BPE tokens (the default flank is 50 since the real-data tuning: ~35
-  tokens, where the recipe's 256-token bucket would pad 7x; pinned so that runs compare).
-- long tail: the log-normal token lengths of benchmarks/common.py (median 300, 50..2000; the
-  768 windows of benchmarks/training.py for train), cut at 768 tokens, the MetaSpliceAI recipe's
-  largest bucket, so that no peer truncates; random DNA with the demo's motif planted near the
-  centre of 93 % of the error windows and 4 % of the others, so ROC-AUC means something.
+- demo: errorseq's demo windows (fp_vs_tp, planted motif) made by the workflow (a Snakemake
+  target) with flank 200: 401-nt windows, ~120 BPE tokens (the default flank is 50 since the
+  real-data tuning: ~35 tokens, where the recipe's 256-token bucket would pad 7x; pinned so that
+  runs compare).
+- long tail: the log-normal token lengths of benchmarks/inputs.py (median 300, 50..2000; the 768
+  windows of benchmarks/throughput/training.py for train), cut at 768 tokens, the MetaSpliceAI
+  recipe's largest bucket, so that no peer truncates; random DNA with the demo's motif planted
+  near the centre of 93 % of the error windows and 4 % of the others, so ROC-AUC means something.
 - the model: a BPE tokenizer learnt by errorseq's own code on the demo's train windows
   (DNABERT-2 style) and a randomly initialised BertForSequenceClassification, saved once
   (`save_pretrained`), so every peer loads the same weights.
@@ -14,19 +16,19 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from benchmarks.common import lognormal_lengths
+from benchmarks import inputs
+from benchmarks.inputs import lognormal_lengths
+from benchmarks.peers.batching import MAX_TOKENS
+from benchmarks.runner import run_rule
 from workflow_scripts.data.demo import MOTIF, MOTIF_REACH, PLANT_PROBABILITY
 
 DEMO_FLANK = 200
-MAX_TOKENS = 768  # the recipe's largest bucket bound; every window is cut to fit it
 MODEL_SIZES = {
     # 2 CPU cores: small enough for a few hundred steps in a minute
     "small": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 256},
@@ -41,47 +43,10 @@ MODEL_SIZES = {
 BPE_VOCABULARY = 256
 
 
-def run_rule(args: list[str], log: Path) -> None:
-    """One errorseq rule's entry point; its output goes to `log`, a failure stops the benchmark."""
-    with log.open("w") as handle:
-        done = subprocess.run([sys.executable, "-m", *args], stdout=handle, stderr=subprocess.STDOUT)
-    if done.returncode:
-        raise SystemExit(f"peers: {args[0]} failed (rc {done.returncode}):\n{log.read_text()[-2000:]}")
-
-
 def demo_windows(folder: Path, n_genes: int) -> Path:
-    """The demo genome and calls, then the fp_vs_tp windows (errorseq's rules)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    windows = folder / "windows.parquet"
-    if windows.exists():
-        return windows
-    genome, calls = str(folder / "genome.fa.gz"), str(folder / "calls.tsv")
-    demo = {"demo": {"n_genes": n_genes}}
-    run_rule(
-        [
-            "workflow_scripts.rules.demo_data",
-            "--genome",
-            genome,
-            "--calls",
-            calls,
-            "--config",
-            json.dumps(demo),
-        ],
-        folder / "demo_data.log",
-    )
-    experiment = {
-        "experiment": {"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"},
-        "window": {"flank": DEMO_FLANK},
-    }
-    run_rule(
-        [
-            "workflow_scripts.rules.extract",
-            *("--genome", genome, "--calls", calls, "--out", str(windows)),
-            *("--config", json.dumps(experiment)),
-        ],
-        folder / "extract.log",
-    )
-    return windows
+    """The demo's fp_vs_tp windows at flank 200, made by the workflow in `folder`."""
+    windows = inputs.demo_windows(folder, demo={"n_genes": n_genes}, window={"flank": DEMO_FLANK})
+    return windows["fp_vs_tp"]
 
 
 def save_model(folder: Path, train_sequences: list[str], size: str, seed: int = 0) -> Path:
@@ -130,7 +95,7 @@ def fit_tokens(sequence: str, tokenizer, max_tokens: int) -> str:
 
 
 def long_tail_windows(folder: Path, model_dir: Path, sizes: dict[str, int]) -> Path:
-    """Windows of log-normal token lengths (benchmarks/common.py, one seed per split), labels
+    """Windows of log-normal token lengths (benchmarks/inputs.py, one seed per split), labels
     balanced and independent of length, cut to MAX_TOKENS tokens."""
     from tokenizers import Tokenizer
 
@@ -161,3 +126,50 @@ def long_tail_windows(folder: Path, model_dir: Path, sizes: dict[str, int]) -> P
 
 def train_sequences(windows: Path) -> list[str]:
     return pl.read_parquet(windows).filter(pl.col("split") == "train")["sequence"].to_list()
+
+
+PRESETS = {
+    "full": {"demo_genes": 2000, "long_tail": {"train": 768, "val": 256, "test": 384}},
+    "quick": {"demo_genes": 150, "long_tail": {"train": 48, "val": 24, "test": 32}},
+}
+
+
+def bucket(name: str, windows: Path, model_dir: Path, tokens_per_rank: int, folder: Path) -> dict:
+    """errorseq's bucket rule (it tokenises every window to count its tokens), timed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    config = {
+        "bucket": {"max_tokens_per_batch": tokens_per_rank, "max_length": MAX_TOKENS},
+        "tokenizer": {"kind": "auto"},
+        "model": {"backbone": "hf", "path": str(model_dir)},
+    }
+    outputs = {"manifest": folder / "manifest.parquet", "summary": folder / "summary.json"}
+    paths = {"--windows": windows, "--out-manifest": outputs["manifest"], "--out-summary": outputs["summary"]}
+    began = time.time()
+    run_rule("bucket", config, folder / "bucket.log", paths)
+    return {
+        "name": name,
+        "windows": str(windows),
+        **{k: str(v) for k, v in outputs.items()},
+        "bucket_s": time.time() - began,
+    }
+
+
+def prepare(
+    work: Path, quick: bool, data: list[str], model: str = "small", seed: int = 0, tokens_per_rank: int = 2048
+) -> tuple[Path, list[dict]]:
+    """The BERT (its tokenizer learnt on the demo's train windows) and each data set, bucketed:
+    [{"name", "windows", "manifest", "summary", "bucket_s"}, ...]."""
+    preset = PRESETS["quick" if quick else "full"]
+    demo = demo_windows(work / "demo", preset["demo_genes"])
+    model_dir = save_model(work / f"bert-{model}-seed{seed}", train_sequences(demo), model, seed)
+    sources = {"demo": demo}
+    if "long_tail" in data:
+        sources["long_tail"] = long_tail_windows(work / "long_tail", model_dir, preset["long_tail"])
+    runs = work / "runs"
+    return model_dir, [
+        bucket(name, sources[name], model_dir, tokens_per_rank, runs / name / "buckets") for name in data
+    ]
+
+
+def work_folder(work_dir: str | Path, quick: bool) -> Path:
+    return Path(work_dir) / ("quick" if quick else "full")

@@ -1,4 +1,4 @@
-"""The Markdown tables of benchmarks/peers.py: results as ratios to errorseq, the time around the
+"""The Markdown tables of benchmarks/peers/compare.py: results as ratios to errorseq, the time around the
 steps, what was matched, the versions and the issue's targets."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import platform
 import subprocess
 from pathlib import Path
 
-from benchmarks.common import print_table
-from benchmarks.peer_batching import RECIPE_BATCH_SIZES, RECIPE_BOUNDS
-from benchmarks.peer_runs import PeerResult
+from benchmarks.peers.batching import RECIPE_BATCH_SIZES, RECIPE_BOUNDS
+from benchmarks.peers.runs import PeerResult
+from benchmarks.tables import print_table
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"Trainer, group_by_length": 1.3, "MetaSpliceAI recipe": 3.0}  # errorseq's real tokens/s ×
@@ -192,3 +192,68 @@ def print_all(results: dict[str, list[tuple[PeerResult, str]]], header: str) -> 
         "Test ROC-AUC, the shared scorer vs each tool's own (evaluate rule / trainer.predict): "
         + "; ".join(scorer)
     )
+
+
+HOST_HEADER = ["data", "part", "ms per step"]
+HOST_TITLE = (
+    "Host time per step, ms (one process and thread, rank 0's batches of errorseq's first {steps} steps, "
+    "best of {repeats}; % of a step = of this + the model's maths)"
+)
+
+
+def host_rows(name: str, times: dict) -> list[list]:
+    trainer_step, errorseq_step = times["model_step_ms"], times["model_step_errorseq_ms"]
+
+    def share(ms: float, step: float = errorseq_step) -> str:
+        return f"{ms:.2f} ({100 * ms / (ms + step):.1f} % of a step)"
+
+    every = times["log_every_steps"]
+    return [
+        [
+            name,
+            "errorseq: BatchCollator, a batch cut from the tokenised split",
+            share(times["errorseq_collate_ms"]),
+        ],
+        [
+            name,
+            "errorseq: tokenising the split once (building the collator), per step of an epoch",
+            f"{times['errorseq_tokenise_once_ms_per_step']:.2f}",
+        ],
+        [
+            name,
+            "errorseq before: tokenising each batch + filling row by row (encode_batch)",
+            share(times["errorseq_before_collate_ms"]),
+        ],
+        [
+            name,
+            f"errorseq: stop-signal all-reduce (gloo, 2 processes), once per {every} steps",
+            share(times["all_reduce_ms"] / every),
+        ],
+        [name, "errorseq before: the same all-reduce every step", share(times["all_reduce_ms"])],
+        [
+            name,
+            "Trainer: DataCollatorWithPadding on pre-tokenised windows",
+            share(times["trainer_collate_ms"], trainer_step),
+        ],
+        [
+            name,
+            "Trainer: tokenising all windows once, per step",
+            f"{times['trainer_pretokenise_ms_per_step']:.2f}",
+        ],
+        [
+            name,
+            "model forward + backward + AdamW, transformers' sdpa attention (the Trainer)",
+            f"{trainer_step:.1f}",
+        ],
+        [
+            name,
+            "model forward + backward + AdamW, errorseq's attention (models/hf_attention.py)",
+            f"{errorseq_step:.1f}",
+        ],
+        [
+            name,
+            "validation, peak RSS growth of one rank (MiB): 256-window batches before → "
+            f"{times['val_budget_tokens']:,}-token batches now",
+            f"{times['val_rss_before_mib']:.0f} → {times['val_rss_now_mib']:.0f}",
+        ],
+    ]

@@ -1,4 +1,5 @@
-"""Batching of the three peers (benchmarks/peers.py) and the token accounting that matches them.
+"""Batching of the three peers (benchmarks/peers/compare.py), the token accounting, and the
+settings that match each peer's optimizer steps to errorseq's.
 
 - errorseq: its own DistributedBucketBatchSampler, replayed here exactly (same buckets, batch
   sizes, seed and epoch as the train rule) to count the tokens it pads.
@@ -6,24 +7,28 @@
   256/512/768 tokens, 2/1/1 windows per batch, every batch padded to its bucket's bound.
   `RecipeBatchSampler` + `BucketPadCollator` run it inside the Hugging Face Trainer.
 - the Trainer's `group_by_length` batching is transformers' own LengthGroupedSampler and
-  DataCollatorWithPadding (benchmarks/peer_trainer.py); only its batch size is chosen here.
+  DataCollatorWithPadding (benchmarks/peers/trainer.py); only its batch size is chosen here.
 
 Nothing here imports transformers: the fast test checks it without the Trainer.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from workflow_scripts.bucketing.sampler import DistributedBucketBatchSampler
+from workflow_scripts.training.batches import load_split
 
 RECIPE_BOUNDS = (256, 512, 768)  # tokens, inclusive upper edges (`--bucket_boundaries 256,512,768`)
 RECIPE_BATCH_SIZES = (2, 1, 1)  # windows per batch and rank (`--batch_sizes 2,1,1`)
+MAX_TOKENS = RECIPE_BOUNDS[-1]  # every window is cut to fit the recipe's largest bucket
 
 
 @dataclass(frozen=True)
@@ -166,3 +171,30 @@ def recipe_accumulation(real_per_step: float, world_size: int, real_per_micro_ba
     """Gradient accumulation steps at which the recipe's 2/1/1 micro-batches carry errorseq's
     mean real tokens per optimizer step."""
     return max(1, round(real_per_step / (world_size * real_per_micro_batch)))
+
+
+def plans(data: dict, ranks: int, seed: int, epochs: int) -> dict:
+    """errorseq's steps and mean real tokens per step on a bucketed data set (inputs.bucket), and
+    the peers' settings that match them."""
+    summary = json.loads(Path(data["summary"]).read_text())
+    train = load_split(data["windows"], data["manifest"], "train")
+    steps = errorseq_batches(train.buckets, summary["batch_sizes"], train.token_lengths, ranks, seed, 0)
+    real_per_step = errorseq_tokens(steps, train.token_lengths, MAX_TOKENS).real / len(steps)
+    recipe = recipe_tokens(train.token_lengths, seed)
+    common = {"steps": len(steps) * epochs, "eval_every": len(steps)}
+    return {
+        "errorseq": {"batch_sizes": summary["batch_sizes"], "real_per_step": real_per_step},
+        "trainer": {
+            **common,
+            "batching": "group_by_length",
+            "batch_size": group_by_length_batch_size(real_per_step, ranks, train.token_lengths.mean()),
+            "accumulation": 1,
+        },
+        "recipe": {
+            **common,
+            "batching": "recipe",
+            "batch_size": 1,  # unused: the recipe's sampler sets 2/1/1
+            "accumulation": recipe_accumulation(real_per_step, ranks, recipe.real / recipe.batches),
+        },
+        "n_train": len(train),
+    }

@@ -5,7 +5,7 @@ One process, one thread, rank 0's batches of errorseq's first steps (its sampler
   split tokenised once when the collator is built (tokenization/packed.py; shown per step of an
   epoch), then each batch cut from it by array indexing; beside it, what errorseq did before
   (tokenising each batch's strings, then filling the padded tensors row by row: encode_batch);
-- the Trainer's collation: the windows tokenised once up front (as peer_trainer does), then
+- the Trainer's collation: the windows tokenised once up front (as peers/trainer.py does), then
   DataCollatorWithPadding per batch;
 - the model's forward + backward + AdamW step on the same batches in training mode (dropout on),
   with transformers' sdpa attention (the Trainer's) and with errorseq's (models/hf_attention.py);
@@ -17,6 +17,7 @@ Best of `repeats` for each; the machine's other jobs only add time.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import socket
@@ -28,8 +29,10 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from benchmarks.peer_batching import errorseq_batches
-from benchmarks.peer_maths import model_step_ms
+from benchmarks.peers.batching import errorseq_batches
+from benchmarks.peers.inputs import prepare, work_folder
+from benchmarks.peers.tables import HOST_HEADER, host_rows
+from benchmarks.tables import load_line, print_table
 from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.training.batches import (
     BatchCollator,
@@ -40,6 +43,7 @@ from workflow_scripts.training.batches import (
 )
 
 ALL_REDUCE_CALLS = 200
+WORLD = 2  # the peers' ranks: rank 0's batches of a two-rank run
 
 
 def best_ms(repeats: int, function, per: int) -> float:
@@ -123,6 +127,51 @@ def validation_rss_mib(data: dict, model_dir: Path) -> dict:
     }
 
 
+def training_maths(model_dir: Path, prepared: list[dict], attention: str, device: str):
+    """A function running the maths of one training step per batch, `attention` as
+    model.hf_attention names it."""
+    import transformers
+
+    from workflow_scripts.models import hf_attention
+
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(str(model_dir), num_labels=2)
+    hf_attention.use_for(model, attention, transformers)
+    model.to(device).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+    def maths() -> None:
+        for batch in prepared:
+            out = model(input_ids=batch["ids"], attention_mask=batch["mask"].long(), labels=batch["labels"])
+            out.loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+        if device == "cuda":
+            torch.cuda.synchronize()
+
+    return maths
+
+
+def model_step_ms(model_dir: Path, prepared: list[dict], repeats: int, device: str) -> dict[str, float]:
+    """ms per step with transformers' sdpa attention and with errorseq's, one thread (as each
+    rank runs), the two timed in turn so that the load falls on both alike; best of `repeats`."""
+    runs = {
+        key: training_maths(model_dir, prepared, attention, device)
+        for attention, key in (("sdpa", "model_step_ms"), ("auto", "model_step_errorseq_ms"))
+    }
+    best = dict.fromkeys(runs, float("inf"))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for _ in range(repeats):
+            for key, maths in runs.items():
+                began = time.perf_counter()
+                maths()
+                best[key] = min(best[key], 1000 * (time.perf_counter() - began) / len(prepared))
+    finally:
+        torch.set_num_threads(threads)
+    return best
+
+
 def host_times(
     data: dict, model_dir: Path, world_size: int, seed: int, steps: int, repeats: int = 3, device: str = "cpu"
 ) -> dict:
@@ -175,95 +224,25 @@ def host_times(
     return times
 
 
-def host_rows(name: str, times: dict) -> list[list]:
-    trainer_step, errorseq_step = times["model_step_ms"], times["model_step_errorseq_ms"]
-
-    def share(ms: float, step: float = errorseq_step) -> str:
-        return f"{ms:.2f} ({100 * ms / (ms + step):.1f} % of a step)"
-
-    every = times["log_every_steps"]
-    return [
-        [
-            name,
-            "errorseq: BatchCollator, a batch cut from the tokenised split",
-            share(times["errorseq_collate_ms"]),
-        ],
-        [
-            name,
-            "errorseq: tokenising the split once (building the collator), per step of an epoch",
-            f"{times['errorseq_tokenise_once_ms_per_step']:.2f}",
-        ],
-        [
-            name,
-            "errorseq before: tokenising each batch + filling row by row (encode_batch)",
-            share(times["errorseq_before_collate_ms"]),
-        ],
-        [
-            name,
-            f"errorseq: stop-signal all-reduce (gloo, 2 processes), once per {every} steps",
-            share(times["all_reduce_ms"] / every),
-        ],
-        [name, "errorseq before: the same all-reduce every step", share(times["all_reduce_ms"])],
-        [
-            name,
-            "Trainer: DataCollatorWithPadding on pre-tokenised windows",
-            share(times["trainer_collate_ms"], trainer_step),
-        ],
-        [
-            name,
-            "Trainer: tokenising all windows once, per step",
-            f"{times['trainer_pretokenise_ms_per_step']:.2f}",
-        ],
-        [
-            name,
-            "model forward + backward + AdamW, transformers' sdpa attention (the Trainer)",
-            f"{trainer_step:.1f}",
-        ],
-        [
-            name,
-            "model forward + backward + AdamW, errorseq's attention (models/hf_attention.py)",
-            f"{errorseq_step:.1f}",
-        ],
-        [
-            name,
-            "validation, peak RSS growth of one rank (MiB): 256-window batches before → "
-            f"{times['val_budget_tokens']:,}-token batches now",
-            f"{times['val_rss_before_mib']:.0f} → {times['val_rss_now_mib']:.0f}",
-        ],
-    ]
-
-
 def main(argv: list[str] | None = None) -> None:
-    import argparse
-
-    from benchmarks import peers
-    from benchmarks.common import load_line, print_table
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="peers.py's tiny data")
+    parser.add_argument("--quick", action="store_true", help="peers' tiny data")
     parser.add_argument("--work-dir", default="/tmp/errorseq-bench/peers")
     parser.add_argument("--data", nargs="+", default=["demo", "long_tail"], choices=("demo", "long_tail"))
     parser.add_argument("--steps", type=int, default=30, help="rank 0's batches of this many steps")
     parser.add_argument("--repeats", type=int, default=2, help="best of this many")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     args = parser.parse_args(argv)
-    options = peers.parse_args(
-        ["--work-dir", args.work_dir, "--data", *args.data, *(["--quick"] if args.quick else [])]
-    )
-    work = Path(options.work_dir) / ("quick" if options.quick else "full")
-    model_dir, sets = peers.prepare(options, work)
+    model_dir, sets = prepare(work_folder(args.work_dir, args.quick), args.quick, args.data)
     before = load_line()
     rows = [
         row
         for data in sets
         for row in host_rows(
-            data["name"],
-            host_times(data, model_dir, options.ranks, options.seed, args.steps, args.repeats, args.device),
+            data["name"], host_times(data, model_dir, WORLD, 0, args.steps, args.repeats, args.device)
         )
     ]
-    print_table(
-        f"Host time per step ({before} before, {load_line()} after)", ["data", "part", "ms per step"], rows
-    )
+    print_table(f"Host time per step ({before} before, {load_line()} after)", HOST_HEADER, rows)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,12 @@
 """The built-in transformer's training step on CPU: nn.TransformerEncoderLayer's own attention
 dropout against errorseq's (models/dropout_attention.py), same weights and batches.
 
-    python -m benchmarks.attention_dropout [--repeats 3] [--quick]
+    python -m benchmarks.throughput.attention [--repeats 3] [--quick]
 
 One thread (as each rank runs), the two timed in turn so that the machine's other jobs fall on
 both; best of `--repeats`. Shapes: the demo's 401-nt windows and 768-token ones (nucleotide
 tokens), the model at its default width and at twice it. The HF backbones' counterpart is the
-last rows of benchmarks/peer_host.py.
+last rows of benchmarks/peers/host.py.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from benchmarks.common import load_line, print_table
+from benchmarks.tables import load_line, print_table
 from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.models.builtin import TransformerBlock, build_model
 

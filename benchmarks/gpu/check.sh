@@ -2,7 +2,7 @@
 # GPU check of errorseq's training paths (DDP/FSDP2/DeepSpeed ZeRO, fp32/bf16/fp16, HF backbone,
 # evaluate on GPU) with step times and peak CUDA memory. Run from the repository root:
 #
-#   benchmarks/gpu_check.sh [WORK_DIR] [gpu_check.py options, e.g. --groups cnn --steps 100]
+#   benchmarks/gpu/check.sh [WORK_DIR] [benchmarks/gpu/check.py options, e.g. --groups cnn --steps 100]
 #
 # Needs a CUDA GPU and the packages of requirements.txt (deepspeed, polars, transformers...);
 # snakemake is not used. Prints Markdown tables; details in WORK_DIR/runs/*/train.log.
@@ -29,4 +29,4 @@ PYEOF
 echo "## generated DeepSpeed JSON (zero_stage auto, precision auto, 25M parameters, this hardware)"
 "$PY" -m workflow_scripts.training.strategies.deepspeed_config --config '{"train": {"zero_stage": "auto", "precision": "auto"}}' \
     --params 25000000 | "$PY" -c 'import json,sys; c=json.load(sys.stdin); print(json.dumps({k: c[k] for k in ("bf16","fp16","zero_optimization")}))'
-PYTHONUNBUFFERED=1 exec "$PY" -m benchmarks.gpu_check --work-dir "$WORK" "$@"
+PYTHONUNBUFFERED=1 exec "$PY" -m benchmarks.gpu.check --work-dir "$WORK" "$@"

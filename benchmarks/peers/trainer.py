@@ -1,12 +1,12 @@
-"""The Hugging Face `Trainer` side of benchmarks/peers.py: fine-tune the benchmark's BERT on a
+"""The Hugging Face `Trainer` side of benchmarks/peers/compare.py: fine-tune the benchmark's BERT on a
 windows parquet, the way a user of transformers would, under torchrun.
 
-    torchrun --standalone --nproc_per_node 2 -m benchmarks.peer_trainer --windows W.parquet \\
+    torchrun --standalone --nproc_per_node 2 -m benchmarks.peers.trainer --windows W.parquet \\
         --model-dir MODEL --out-dir OUT --batching group_by_length --batch-size 16 --max-steps 60 ...
 
 `--batching group_by_length`: transformers' LengthGroupedSampler (`train_sampling_strategy=
 "group_by_length"`, the old `group_by_length=True`) and DataCollatorWithPadding (each batch padded
-to its longest window). `--batching recipe`: the MetaSpliceAI recipe (peer_batching: buckets
+to its longest window). `--batching recipe`: the MetaSpliceAI recipe (peers/batching.py: buckets
 256/512/768 tokens, 2/1/1 windows, padded to the bucket's bound) through the same Trainer.
 
 Every rank writes OUT/rank-N.json (real and padded tokens and windows it trained on); rank 0
@@ -35,7 +35,7 @@ from transformers import (
     TrainingArguments,
 )
 
-from benchmarks.peer_batching import RECIPE_BOUNDS, BucketPadCollator, RecipeBatchSampler
+from benchmarks.peers.batching import RECIPE_BOUNDS, BucketPadCollator, RecipeBatchSampler
 from workflow_scripts.training.distributed import exit_without_teardown
 
 TIMELINE = "timeline.json"

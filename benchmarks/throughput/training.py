@@ -1,6 +1,6 @@
 """Training on CPU: real tokens per second by batching scheme, and the trainer's overhead.
 
-    python -m benchmarks.training [--n 768] [--batch-size 32] [--repeats 3]
+    python -m benchmarks.throughput.training [--n 768] [--batch-size 32] [--repeats 3]
 
 Throughput: one epoch over the same long-tailed (log-normal 50-2000 tokens)
 windows with the same model and a plain PyTorch loop; only the batching differs.
@@ -20,7 +20,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from benchmarks.common import load_line, lognormal_lengths, print_table
+from benchmarks.inputs import lognormal_lengths
+from benchmarks.tables import load_line, print_table
 from workflow_scripts.bucketing.assign import assign_buckets, random_batches
 from workflow_scripts.bucketing.boundaries import batch_sizes_for_budget, optimal_boundaries
 from workflow_scripts.bucketing.sampler import DistributedBucketBatchSampler
@@ -31,6 +32,16 @@ from workflow_scripts.training.batches import BatchCollator, SplitData
 MODEL = {"arch": "cnn", "d_model": 32, "n_layers": 3, "kernel_size": 9, "dropout": 0.1}  # the demo's model
 MAX_TOKENS = 2048
 TOKENIZER = NucleotideTokenizer(1)
+TRAINER_SETTINGS = {  # the bare loop's maths: one epoch, constant LR, fp32, clipping
+    "epochs": 1,
+    "lr": 1e-3,
+    "warmup_fraction": 0.0,
+    "precision": "fp32",
+    "grad_clip": 1.0,
+    "checkpoint_every_steps": 10**9,
+    "log_every_steps": 10,
+    "seed": 0,
+}
 
 
 def synthetic_split(n: int, seed: int = 0) -> SplitData:
@@ -121,21 +132,7 @@ def trainer_epoch(data: SplitData, batch_sizes: list[int], work: Path) -> float:
     from workflow_scripts.training.strategies import build_engine
     from workflow_scripts.training.telemetry import MetricsSink
 
-    objective = build_objective(
-        "classification",
-        {
-            "train": {
-                "epochs": 1,
-                "lr": 1e-3,
-                "warmup_fraction": 0.0,
-                "precision": "fp32",
-                "grad_clip": 1.0,
-                "checkpoint_every_steps": 10**9,
-                "log_every_steps": 10,
-                "seed": 0,
-            }
-        },
-    )
+    objective = build_objective("classification", {"train": TRAINER_SETTINGS})
     cfg = objective.train_config
     ctx = DistContext(rank=0, local_rank=0, world_size=1, device=torch.device("cpu"), backend=None)
     empty = SplitData(

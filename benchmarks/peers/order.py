@@ -1,10 +1,10 @@
 """What each peer's batches do to learning: the same BERT, one bare loop, only the batches differ.
 
-    python -m benchmarks.peer_order [--seeds 0 1 2] [--epochs 1] [--work-dir DIR]   # after or without peers.py
+    python -m benchmarks.peers.order [--seeds 0 1 2] [--epochs 1] [--work-dir DIR]   # after or without compare.py
 
-On the demo windows (benchmarks/peers.py's data and model), one process and thread, one epoch of
+On the demo windows (benchmarks/peers/compare.py's data and model), one process and thread, one epoch of
 each peer's global batches (both ranks' slices joined: DDP averages their gradients alike), the
-same AdamW, warm-up + cosine schedule, clipping and LR as peers.py, then the test ROC-AUC (peer_runs'
+same AdamW, warm-up + cosine schedule, clipping and LR as compare.py, then the test ROC-AUC (runs.py's
 scorer). Batches: errorseq's sampler (2 ranks) on the bucket rule's buckets and on the
 n_buckets (8) buckets it took before bucket.target_efficiency had a default, transformers'
 LengthGroupedSampler (2 ranks, the Trainer's batch size), the MetaSpliceAI recipe (2 ranks x its
@@ -21,11 +21,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from benchmarks.common import print_table
-from benchmarks.peer_batching import RecipeBatchSampler, errorseq_batches
-from benchmarks.peer_data import MAX_TOKENS
-from benchmarks.peer_runs import Launch
-from benchmarks.peer_score import test_roc_auc
+from benchmarks.peers.batching import MAX_TOKENS, RecipeBatchSampler, errorseq_batches, plans
+from benchmarks.peers.inputs import prepare, work_folder
+from benchmarks.peers.runs import Launch, test_roc_auc
+from benchmarks.tables import print_table
 from workflow_scripts.bucketing.assign import assign_buckets
 from workflow_scripts.bucketing.boundaries import batch_sizes_for_budget, optimal_boundaries
 from workflow_scripts.training.batches import load_split
@@ -122,24 +121,19 @@ def order_rows(
 
 
 def main(argv: list[str] | None = None) -> None:
-    from benchmarks import peers
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--epochs", type=int, default=1, help="epochs of each peer's batches")
-    parser.add_argument("--quick", action="store_true", help="peers.py's tiny data")
+    parser.add_argument("--quick", action="store_true", help="peers' tiny data")
     parser.add_argument("--work-dir", default="/tmp/errorseq-bench/peers")
     args = parser.parse_args(argv)
-    options = peers.parse_args(
-        ["--work-dir", args.work_dir, "--data", "demo", *(["--quick"] if args.quick else [])]
-    )
-    work = Path(options.work_dir) / ("quick" if options.quick else "full")
-    model_dir, (data,) = peers.prepare(options, work)
-    launch = Launch(WORLD, 1, "cpu", options.seed, options.lr, options.epochs)
+    model_dir, (data,) = prepare(work_folder(args.work_dir, args.quick), args.quick, ["demo"])
+    launch = Launch(WORLD, 1)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        rows = order_rows(data, model_dir, launch, peers.plans(data, launch), args.seeds, args.epochs)
+        plan = plans(data, launch.ranks, launch.seed, launch.epochs)
+        rows = order_rows(data, model_dir, launch, plan, args.seeds, args.epochs)
     finally:
         torch.set_num_threads(threads)
     print_table(

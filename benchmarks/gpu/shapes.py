@@ -1,6 +1,6 @@
 """GPU step time when every batch has a new sequence length, as bucketed batches do.
 
-    python -m benchmarks.gpu_shapes [--steps 40] [--tokens 12800]
+    python -m benchmarks.gpu.shapes [--steps 40] [--tokens 12800]
 
 errorseq's batches hold ~12,800 tokens at many different padded lengths T (sorted windows), so
 on a GPU nearly every step can meet a shape it has not run before. This times forward +
@@ -17,7 +17,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from benchmarks.common import print_table
+from benchmarks.tables import print_table
 
 
 def models():
@@ -79,6 +79,29 @@ def time_steps(model, optimizer, lengths, tokens, dtype, vocab, device) -> float
     return 1000 * (time.perf_counter() - began) / len(lengths)
 
 
+NEW_LENGTHS = range(200, 512)  # every "new" T is used once per model and precision
+
+
+def shape_row(name: str, make, label: str, dtype, args: argparse.Namespace, device: torch.device) -> list:
+    """ms per step of one model and precision: one T, new Ts, the same Ts again, new Ts without cuDNN attention."""
+    vocab = 6 if name.startswith("transformer") else 256
+    torch.manual_seed(0)
+    model = make().to(device).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+    def ms(lengths) -> float:
+        return time_steps(model, optimizer, list(lengths), args.tokens, dtype, vocab, device)
+
+    ms([128] * 5)  # CUDA warm-up
+    fixed = ms([384] * args.steps)
+    fresh, others = NEW_LENGTHS[: args.steps], NEW_LENGTHS[args.steps : 2 * args.steps]
+    new, warm = ms(fresh), ms(fresh)
+    torch.backends.cuda.enable_cudnn_sdp(False)
+    no_cudnn = ms(others)
+    torch.backends.cuda.enable_cudnn_sdp(True)
+    return [name, label, f"{fixed:.1f}", f"{new:.1f}", f"{warm:.1f}", f"{no_cudnn:.1f}"]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=40)
@@ -87,26 +110,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     device = torch.device(args.device)
     rows = []
-    next_t = iter(range(200, 512))  # every "new" T is used once per model and dtype
     for name, make in models():
-        vocab = 6 if name.startswith("transformer") else 256
         for label, dtype in (("fp32", None), ("bf16", torch.bfloat16)):
-            torch.manual_seed(0)
-            model = make().to(device).train()
-            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-            time_steps(model, optimizer, [128] * 5, args.tokens, dtype, vocab, device)  # CUDA warm-up
-            fixed = time_steps(model, optimizer, [384] * args.steps, args.tokens, dtype, vocab, device)
-            fresh = [next(next_t) for _ in range(args.steps)]
-            new = time_steps(model, optimizer, fresh, args.tokens, dtype, vocab, device)
-            warm = time_steps(model, optimizer, fresh, args.tokens, dtype, vocab, device)
-            torch.backends.cuda.enable_cudnn_sdp(False)
-            fresh = [next(next_t) for _ in range(args.steps)]
-            no_cudnn = time_steps(model, optimizer, fresh, args.tokens, dtype, vocab, device)
-            torch.backends.cuda.enable_cudnn_sdp(True)
-            next_t = iter(range(200, 512))
-            rows.append([name, label, f"{fixed:.1f}", f"{new:.1f}", f"{warm:.1f}", f"{no_cudnn:.1f}"])
+            rows.append(shape_row(name, make, label, dtype, args, device))  # its model freed on return
             print(" | ".join(map(str, rows[-1])), flush=True)
-            del model, optimizer
             if device.type == "cuda":
                 torch.cuda.empty_cache()
     name = torch.cuda.get_device_name() if device.type == "cuda" else "cpu"
