@@ -172,20 +172,13 @@ def model_step_ms(model_dir: Path, prepared: list[dict], repeats: int, device: s
     return best
 
 
-def host_times(
-    data: dict, model_dir: Path, world_size: int, seed: int, steps: int, repeats: int = 3, device: str = "cpu"
-) -> dict:
-    """Milliseconds per step of each part, on rank 0's batches of the first `steps` steps (the
-    model's maths on `device`)."""
+def collation_times(train, model_dir: Path, max_tokens: int, batches: list, epoch_steps: int, repeats: int):
+    """errorseq's and the Trainer's collation, ms per step (tokenising once: per step of an
+    epoch of `epoch_steps`), and errorseq's collator."""
     from transformers import AutoTokenizer, DataCollatorWithPadding
 
     from workflow_scripts.models.hf import HFTokenizer
 
-    summary = json.loads(Path(data["summary"]).read_text())
-    train = load_split(data["windows"], data["manifest"], "train")
-    replay = errorseq_batches(train.buckets, summary["batch_sizes"], train.token_lengths, world_size, seed, 0)
-    batches = [step[0] for step in replay[:steps]]
-    max_tokens = int(summary["max_length"])
     hf_tokenizer = HFTokenizer(str(model_dir))
     collators = []
     tokenise_once_ms = best_ms(
@@ -197,25 +190,36 @@ def host_times(
     began = time.perf_counter()
     ids = tokenizer(train.sequences)["input_ids"]
     pretokenise_ms = 1000 * (time.perf_counter() - began)
-    n = len(batches)
+
+    def encode_each_batch() -> list:
+        return [hf_tokenizer.encode_batch([train.sequences[i] for i in b], max_tokens) for b in batches]
+
+    def pad_pretokenised() -> list:
+        return [padder([{"input_ids": ids[i], "labels": int(train.labels[i])} for i in b]) for b in batches]
+
+    n, per_step = len(batches), max(epoch_steps, 1)
     times = {
         "steps": n,
         "errorseq_collate_ms": best_ms(repeats, lambda: [collator(b) for b in batches], n),
-        "errorseq_tokenise_once_ms_per_step": tokenise_once_ms / max(len(replay), 1),
-        "errorseq_before_collate_ms": best_ms(
-            repeats,
-            lambda: [hf_tokenizer.encode_batch([train.sequences[i] for i in b], max_tokens) for b in batches],
-            n,
-        ),
-        "trainer_collate_ms": best_ms(
-            repeats,
-            lambda: [
-                padder([{"input_ids": ids[i], "labels": int(train.labels[i])} for i in b]) for b in batches
-            ],
-            n,
-        ),
-        "trainer_pretokenise_ms_per_step": pretokenise_ms / max(len(replay), 1),
+        "errorseq_tokenise_once_ms_per_step": tokenise_once_ms / per_step,
+        "errorseq_before_collate_ms": best_ms(repeats, encode_each_batch, n),
+        "trainer_collate_ms": best_ms(repeats, pad_pretokenised, n),
+        "trainer_pretokenise_ms_per_step": pretokenise_ms / per_step,
     }
+    return times, collator
+
+
+def host_times(
+    data: dict, model_dir: Path, world_size: int, seed: int, steps: int, repeats: int = 3, device: str = "cpu"
+) -> dict:
+    """Milliseconds per step of each part, on rank 0's batches of the first `steps` steps (the
+    model's maths on `device`)."""
+    summary = json.loads(Path(data["summary"]).read_text())
+    train = load_split(data["windows"], data["manifest"], "train")
+    replay = errorseq_batches(train.buckets, summary["batch_sizes"], train.token_lengths, world_size, seed, 0)
+    batches = [step[0] for step in replay[:steps]]
+    max_tokens = int(summary["max_length"])
+    times, collator = collation_times(train, model_dir, max_tokens, batches, len(replay), repeats)
     prepared = [{key: value.to(device) for key, value in collator(b).items()} for b in batches]
     times.update(model_step_ms(model_dir, prepared, repeats, device))
     times["all_reduce_ms"] = all_reduce_ms()

@@ -21,6 +21,7 @@ import torch
 
 from benchmarks.peers.batching import TokenCount, errorseq_batches, errorseq_tokens
 from benchmarks.peers.watch import Watched, errorseq_timeline, trainer_timeline, watch
+from benchmarks.runner import flags
 from testkit.rule_commands import evaluate_args, train_path_args
 from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.training.batches import load_split
@@ -172,9 +173,8 @@ def errorseq_token_count(data: dict, launch: Launch, watched: Watched) -> tuple[
 
 
 # ---- the Trainer peers -------------------------------------------------------------------------
-def run_trainer(data: dict, model_dir: Path, launch: Launch, run: Path, plan: dict) -> PeerResult:
-    """plan: batching (group_by_length | recipe), batch_size, accumulation, steps, eval_every."""
-    run = fresh(run)
+def trainer_command(data: dict, model_dir: Path, launch: Launch, run: Path, plan: dict) -> list[str]:
+    """torchrun of benchmarks.peers.trainer with the plan's batching, steps and the launch's LR and seed."""
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
     command += [f"--nproc_per_node={launch.ranks}", "--max_restarts=0", "-m", "benchmarks.peers.trainer"]
     options = {
@@ -190,7 +190,13 @@ def run_trainer(data: dict, model_dir: Path, launch: Launch, run: Path, plan: di
         "--seed": launch.seed,
         "--device": launch.device,
     }
-    command += [str(part) for pair in options.items() for part in pair]
+    return command + flags(options)
+
+
+def run_trainer(data: dict, model_dir: Path, launch: Launch, run: Path, plan: dict) -> PeerResult:
+    """plan: batching (group_by_length | recipe), batch_size, accumulation, steps, eval_every."""
+    run = fresh(run)
+    command = trainer_command(data, model_dir, launch, run, plan)
     env = {"OMP_NUM_THREADS": str(max(1, launch.threads // launch.ranks)), "TOKENIZERS_PARALLELISM": "false"}
     if launch.device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""

@@ -128,65 +128,40 @@ def check_rows(name: str, results: list[tuple[PeerResult, str]]) -> list[list]:
     return rows
 
 
-def print_all(results: dict[str, list[tuple[PeerResult, str]]], header: str) -> None:
-    sets = list(results.items())
-    print_table(
-        f"Peers: the same BERT on the same windows, ratios to errorseq ({header})",
-        [
-            "data",
-            "tool",
-            "steps",
-            "wall s to exported model",
-            "real tokens/s",
-            "padded tokens/s",
-            "real tokens per CPU s",
-            "peak RSS MiB per rank",
-            "test ROC-AUC",
-            "load before → after",
-        ],
-        [row for name, rs in sets for row in main_rows(name, rs)],
-    )
-    print_table(
+TABLES = [  # (title, header, rows of one data set) in the order they print
+    (
+        "Peers: the same BERT on the same windows, ratios to errorseq ({header})",
+        "data|tool|steps|wall s to exported model|real tokens/s|padded tokens/s|real tokens per CPU s|"
+        "peak RSS MiB per rank|test ROC-AUC|load before → after",
+        main_rows,
+    ),
+    (
         "Time that is not training (seconds)",
-        [
-            "data",
-            "tool",
-            "bucket rule",
-            "start-up to first step",
-            "steps",
-            "validation",
-            "checkpoint",
-            "export",
-            "other",
-            "teardown",
-            "test evaluation",
-        ],
-        [row for name, rs in sets for row in phase_rows(name, rs)],
-    )
-    print_table(
+        "data|tool|bucket rule|start-up to first step|steps|validation|checkpoint|export|other|teardown|"
+        "test evaluation",
+        phase_rows,
+    ),
+    (
         "What was matched",
-        [
-            "data",
-            "tool",
-            "batching",
-            "steps",
-            "windows/step",
-            "real tokens/step",
-            "padded tokens/step",
-            "real/padded",
-            "epochs",
-        ],
-        [row for name, rs in sets for row in matching_rows(name, rs)],
-    )
-    print_table(
+        "data|tool|batching|steps|windows/step|real tokens/step|padded tokens/step|real/padded|epochs",
+        matching_rows,
+    ),
+    (
         "Targets (issue 18): errorseq's real tokens/s over the peer's, at equal or better ROC-AUC",
-        ["data", "peer", "target", "per wall s", "per CPU s", "speed", "ROC-AUC"],
-        [row for name, rs in sets for row in check_rows(name, rs)],
-    )
+        "data|peer|target|per wall s|per CPU s|speed|ROC-AUC",
+        check_rows,
+    ),
+]
+
+
+def print_all(results: dict[str, list[tuple[PeerResult, str]]], header: str) -> None:
+    for title, columns, rows_of in TABLES:
+        rows = [row for name, runs in results.items() for row in rows_of(name, runs)]
+        print_table(title.format(header=header), columns.split("|"), rows)
     scorer = [
         f"{name} {result.tool}: {result.test_roc_auc:.4f} vs own {result.extra['own_test_roc_auc']:.4f}"
-        for name, rs in sets
-        for result, _ in rs
+        for name, runs in results.items()
+        for result, _ in runs
     ]
     print(
         "Test ROC-AUC, the shared scorer vs each tool's own (evaluate rule / trainer.predict): "
@@ -202,58 +177,34 @@ HOST_TITLE = (
 
 
 def host_rows(name: str, times: dict) -> list[list]:
+    """peers.host's times of one data set as (data, part, ms per step) rows."""
     trainer_step, errorseq_step = times["model_step_ms"], times["model_step_errorseq_ms"]
 
     def share(ms: float, step: float = errorseq_step) -> str:
         return f"{ms:.2f} ({100 * ms / (ms + step):.1f} % of a step)"
 
-    every = times["log_every_steps"]
-    return [
-        [
-            name,
-            "errorseq: BatchCollator, a batch cut from the tokenised split",
-            share(times["errorseq_collate_ms"]),
-        ],
-        [
-            name,
-            "errorseq: tokenising the split once (building the collator), per step of an epoch",
-            f"{times['errorseq_tokenise_once_ms_per_step']:.2f}",
-        ],
-        [
-            name,
-            "errorseq before: tokenising each batch + filling row by row (encode_batch)",
-            share(times["errorseq_before_collate_ms"]),
-        ],
-        [
-            name,
-            f"errorseq: stop-signal all-reduce (gloo, 2 processes), once per {every} steps",
-            share(times["all_reduce_ms"] / every),
-        ],
-        [name, "errorseq before: the same all-reduce every step", share(times["all_reduce_ms"])],
-        [
-            name,
-            "Trainer: DataCollatorWithPadding on pre-tokenised windows",
-            share(times["trainer_collate_ms"], trainer_step),
-        ],
-        [
-            name,
-            "Trainer: tokenising all windows once, per step",
-            f"{times['trainer_pretokenise_ms_per_step']:.2f}",
-        ],
-        [
-            name,
-            "model forward + backward + AdamW, transformers' sdpa attention (the Trainer)",
-            f"{trainer_step:.1f}",
-        ],
-        [
-            name,
-            "model forward + backward + AdamW, errorseq's attention (models/hf_attention.py)",
-            f"{errorseq_step:.1f}",
-        ],
-        [
-            name,
-            "validation, peak RSS growth of one rank (MiB): 256-window batches before → "
-            f"{times['val_budget_tokens']:,}-token batches now",
-            f"{times['val_rss_before_mib']:.0f} → {times['val_rss_now_mib']:.0f}",
-        ],
-    ]
+    every, reduce_ms = times["log_every_steps"], times["all_reduce_ms"]
+    val = f"{times['val_budget_tokens']:,}-token batches now"
+    parts = {
+        "errorseq: BatchCollator, a batch cut from the tokenised split": share(times["errorseq_collate_ms"]),
+        "errorseq: tokenising the split once (building the collator), per step of an epoch": (
+            f"{times['errorseq_tokenise_once_ms_per_step']:.2f}"
+        ),
+        "errorseq before: tokenising each batch + filling row by row (encode_batch)": (
+            share(times["errorseq_before_collate_ms"])
+        ),
+        f"errorseq: stop-signal all-reduce (gloo, 2 processes), once per {every} steps": share(
+            reduce_ms / every
+        ),
+        "errorseq before: the same all-reduce every step": share(reduce_ms),
+        "Trainer: DataCollatorWithPadding on pre-tokenised windows": share(
+            times["trainer_collate_ms"], trainer_step
+        ),
+        "Trainer: tokenising all windows once, per step": f"{times['trainer_pretokenise_ms_per_step']:.2f}",
+        "model forward + backward + AdamW, transformers' sdpa attention (the Trainer)": f"{trainer_step:.1f}",
+        "model forward + backward + AdamW, errorseq's attention (models/hf_attention.py)": f"{errorseq_step:.1f}",
+        f"validation, peak RSS growth of one rank (MiB): 256-window batches before → {val}": (
+            f"{times['val_rss_before_mib']:.0f} → {times['val_rss_now_mib']:.0f}"
+        ),
+    }
+    return [[name, part, value] for part, value in parts.items()]
