@@ -31,16 +31,16 @@ test-fast: setup
 	$(RUN) python -m pytest -q -m "not slow" tests
 
 lint: setup
-	$(RUN) ruff check workflow_scripts tests benchmarks
-	$(RUN) ruff format --check workflow_scripts tests benchmarks
+	$(RUN) ruff check workflow_scripts testkit tests benchmarks
+	$(RUN) ruff format --check workflow_scripts testkit tests benchmarks
 	$(RUN) mypy
 	$(RUN) snakefmt --check Snakefile rules
 	$(RUN) snakemake --lint
 	$(RUN) python -m tests.env_files
 
 format: setup
-	$(RUN) ruff format workflow_scripts tests benchmarks
-	$(RUN) ruff check --fix workflow_scripts tests benchmarks
+	$(RUN) ruff format workflow_scripts testkit tests benchmarks
+	$(RUN) ruff check --fix workflow_scripts testkit tests benchmarks
 	$(RUN) snakefmt Snakefile rules
 
 # Regenerate config/README.md from the schema (tests/test_config_catalogue.py checks it).
@@ -51,15 +51,16 @@ config-docs: setup
 envs: setup
 	$(RUN) python -m tests.env_files --write
 
-# Prints every benchmark table (benchmarks/README.md); pyfaidx only for one comparison row.
+# Prints every CPU benchmark table (benchmarks/README.md; `python -m benchmarks list` names them
+# all); pyfaidx only for one comparison row. Peers alone: `make bench-peers`.
 bench: setup
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt || echo "bench: no pyfaidx; its row is skipped"
-	$(RUN) python -m benchmarks.run_all
+	$(RUN) python -m benchmarks run --default
 
 # errorseq against the transformers Trainer and the MetaSpliceAI recipe, same BERT and windows
-# (benchmarks/peers.py, ~10 min on 2 cores; also part of `make bench`).
+# (benchmarks/peers/, ~10 min on 2 cores; also part of `make bench`).
 bench-peers: setup
-	$(RUN) python -m benchmarks.peers
+	$(RUN) python -m benchmarks run peers
 
 clean:
 	rm -rf results logs .snakemake report.html

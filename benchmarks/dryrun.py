@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from benchmarks.common import load_line, print_table
+from benchmarks.tables import load_line, print_table
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -50,42 +50,39 @@ def dry_run_seconds(command: list[str], cwd: Path, repeats: int) -> tuple[float,
     return best, jobs
 
 
+def startup_seconds(folder: Path, repeats: int) -> tuple[float, int]:
+    """`snakemake -n` on a one-rule Snakefile: Snakemake's own start-up."""
+    folder.mkdir()
+    (folder / "Snakefile").write_text(
+        'rule all:\n    output:\n        "x.txt",\n    shell:\n        "touch {output}"\n'
+    )
+    return dry_run_seconds([*SNAKEMAKE, "-n", "--cores", "1"], folder, repeats)
+
+
+def errorseq_seconds(workdir: Path, n: int, repeats: int) -> tuple[float, int]:
+    """`snakemake -n` of errorseq's Snakefile with n experiments."""
+    workdir.mkdir()
+    config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    config["experiments"] = experiments(n)
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    command = [*SNAKEMAKE, "-n", "--cores", "1", "--snakefile", str(ROOT / "Snakefile")]
+    command += ["--configfile", str(workdir / "config.yaml"), "--directory", str(workdir)]
+    measured = dry_run_seconds(command, workdir, repeats)
+    shutil.rmtree(workdir / ".snakemake", ignore_errors=True)
+    return measured
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--experiments", default="1,10", help="experiment counts to plan, comma-separated")
     args = parser.parse_args(argv)
-    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        trivial = tmp / "trivial"
-        trivial.mkdir()
-        (trivial / "Snakefile").write_text(
-            'rule all:\n    output:\n        "x.txt",\n    shell:\n        "touch {output}"\n'
-        )
-        startup, jobs = dry_run_seconds([*SNAKEMAKE, "-n", "--cores", "1"], trivial, args.repeats)
-        rows.append(["one-rule Snakefile (Snakemake start-up)", jobs, startup, 0.0])
+        startup, jobs = startup_seconds(Path(tmp) / "trivial", args.repeats)
+        rows = [["one-rule Snakefile (Snakemake start-up)", jobs, startup, 0.0]]
         for n in (int(count) for count in args.experiments.split(",")):
-            workdir = tmp / f"run{n}"
-            workdir.mkdir()
-            config = yaml.safe_load((ROOT / "config/config.yaml").read_text())
-            config["experiments"] = experiments(n)
-            (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-            command = [
-                *SNAKEMAKE,
-                "-n",
-                "--cores",
-                "1",
-                "--snakefile",
-                str(ROOT / "Snakefile"),
-                "--configfile",
-                str(workdir / "config.yaml"),
-                "--directory",
-                str(workdir),
-            ]
-            seconds, jobs = dry_run_seconds(command, workdir, args.repeats)
+            seconds, jobs = errorseq_seconds(Path(tmp) / f"run{n}", n, args.repeats)
             rows.append([f"errorseq, {n} experiment{'s' if n > 1 else ''}", jobs, seconds, seconds - startup])
-            shutil.rmtree(workdir / ".snakemake", ignore_errors=True)
     print_table(
         f"snakemake -n wall time, best of {args.repeats} ({load_line()})",
         ["workflow", "jobs", "wall s", "beyond start-up s"],

@@ -20,21 +20,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from benchmarks.common import best_of, load_line, print_table
+from benchmarks.runner import flags, run_with_peak_memory
+from benchmarks.tables import best_of, load_line, print_table
 from workflow_scripts.data.fasta import load_fasta
 from workflow_scripts.data.genome import Genome
 
 WIDTH = 201
-# Runs the extract CLI and prints its own peak RSS (VmHWM: this process's memory only; a
-# fork's ru_maxrss would include the parent's).
-PEAK_MEMORY_WRAPPER = """
-import runpy, sys
-sys.argv[0] = "extract"
-try:
-    runpy.run_module("workflow_scripts.rules.extract", run_name="__main__")
-finally:
-    print([l for l in open("/proc/self/status") if l.startswith("VmHWM")][0].strip(), file=sys.stderr)
-"""
 N_CHROMOSOMES = 4
 LINE = 60
 
@@ -111,32 +102,46 @@ def extract_rule(work: Path, genome: Genome, n: int) -> tuple[float, float]:
         "experiment": {"name": "bench", "error_label": "FN", "correct_label": "TN"},
         "window": {"flank": WIDTH // 2},
     }
-    command = [
-        sys.executable,
-        "-c",
-        PEAK_MEMORY_WRAPPER,
-        "--genome",
-        str(work / "index"),
-        "--calls",
-        str(calls),
-        "--config",
-        json.dumps(config),
-        "--out",
-        str(work / f"windows_{n}.parquet"),
-    ]
-    began = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True)
-    seconds = time.perf_counter() - began
-    if result.returncode:
-        raise RuntimeError(result.stderr)
-    peak_kib = int(result.stderr.strip().splitlines()[-1].split()[-2])
-    return seconds, peak_kib / 1024
+    paths = {"--genome": work / "index", "--calls": calls, "--out": work / f"windows_{n}.parquet"}
+    args = [*flags(paths), "--config", json.dumps(config)]
+    seconds, peak = run_with_peak_memory("workflow_scripts.rules.extract", args)
+    return seconds, peak["VmHWM"]
 
 
 def python_start_seconds() -> float:
     began = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import polars, numpy, workflow_scripts.rules.extract"], check=True)
     return time.perf_counter() - began
+
+
+GATHERS = {
+    "errorseq gather → padded uint8 rows (gather_rows)": "gather_rows",
+    "errorseq gather → flat bytes + offsets (gather_windows)": "gather_windows",
+    "errorseq gather → polars strings (window_strings, what extract uses)": "window_strings",
+}
+
+
+def gather_rows(fasta: Path, genome: Genome, n: int, pyfaidx_windows: int) -> list[list]:
+    """Windows per second of each gather (best of 3) and of pyfaidx's loop."""
+    windows = random_windows(genome, n)
+    genome.gather_rows(*[a[:1000] for a in windows])  # page in the code paths
+    seconds = {name: best_of(3, getattr(genome, method), *windows)[0] for name, method in GATHERS.items()}
+    faidx = pyfaidx_rate(fasta, genome, pyfaidx_windows)
+    rows = [
+        ["pyfaidx, one window per call (the usual loop)", faidx or "not installed", 1.0 if faidx else "-"]
+    ]
+    return rows + [[name, n / s, n / s / faidx if faidx else "-"] for name, s in seconds.items()]
+
+
+def rule_rows(work: Path, genome: Genome, calls: int) -> list[list]:
+    """The extract rule on `calls` (and a quarter of it, for the memory per window)."""
+    startup = python_start_seconds()
+    rows = []
+    sizes = {calls // 4, calls} if calls >= 100_000 else {calls}
+    for n in sorted(sizes):
+        seconds, peak = extract_rule(work, genome, n)
+        rows.append([f"{n:,} calls (half minus strand)", seconds, seconds - startup, peak])
+    return rows
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -150,46 +155,15 @@ def main(argv: list[str] | None = None) -> None:
     work = Path(args.work_dir)
     fasta = prepared_genome(work, args.genome_mb)
     genome = Genome.open_cached(work / "index")
-    windows = random_windows(genome, args.windows)
-    genome.gather_rows(*[a[:1000] for a in windows])  # page in the code paths
-    rows_s, _ = best_of(3, genome.gather_rows, *windows)
-    flat_s, _ = best_of(3, genome.gather_windows, *windows)
-    strings_s, _ = best_of(3, genome.window_strings, *windows)
-    faidx = pyfaidx_rate(fasta, genome, args.pyfaidx_windows)
-    n = args.windows
-    rows = [
-        ["pyfaidx, one window per call (the usual loop)", faidx or "not installed", 1.0 if faidx else "-"],
-        [
-            "errorseq gather → padded uint8 rows (gather_rows)",
-            n / rows_s,
-            n / rows_s / faidx if faidx else "-",
-        ],
-        [
-            "errorseq gather → flat bytes + offsets (gather_windows)",
-            n / flat_s,
-            n / flat_s / faidx if faidx else "-",
-        ],
-        [
-            "errorseq gather → polars strings (window_strings, what extract uses)",
-            n / strings_s,
-            n / strings_s / faidx if faidx else "-",
-        ],
-    ]
     print_table(
         f"Extraction: 201-nt windows, both strands, {genome.lengths.sum() / 1e6:.0f} Mb genome ({load_line()})",
         ["method", "windows / s", "× pyfaidx"],
-        rows,
+        gather_rows(fasta, genome, args.windows, args.pyfaidx_windows),
     )
-    startup = python_start_seconds()
-    rule_rows = []
-    sizes = {args.calls // 4, args.calls} if args.calls >= 100_000 else {args.calls}  # two: memory per window
-    for calls in sorted(sizes):
-        seconds, peak = extract_rule(work, genome, calls)
-        rule_rows.append([f"{calls:,} calls (half minus strand)", seconds, seconds - startup, peak])
     print_table(
         f"extract rule (python -m workflow_scripts.rules.extract, genome index cached; {load_line()})",
         ["input", "wall s", "s after start-up + imports", "peak RSS MiB"],
-        rule_rows,
+        rule_rows(work, genome, args.calls),
     )
 
 

@@ -2,7 +2,7 @@
 
     python -m benchmarks.multinode [--genes 1000] [--epochs 2] [--shapes 1x1,1x2,2x1,2x2]
 
-Starts the cluster of tests/multinode_cluster.py (two slurmd nodes in network namespaces on
+Starts the cluster of testkit/multinode_cluster.py (two slurmd nodes in network namespaces on
 this one machine), makes the demo's fp_vs_tp windows and buckets with the workflow itself
 (local Snakemake), then submits one SLURM job per shape NODESxRANKS that runs the train
 rule's entry point as the workflow would (gloo, one OpenMP thread per rank). The table gives
@@ -21,40 +21,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.common import load_line, print_table
-from tests.multinode_cluster import multinode_cluster, why_multinode_cannot_run
-from tests.rule_commands import train_path_args
-from tests.workflow_helpers import snakemake, write_config
+from benchmarks.inputs import demo_buckets
+from benchmarks.tables import load_line, print_table
+from testkit.multinode_cluster import multinode_cluster, why_multinode_cannot_run
+from testkit.rule_commands import train_path_args
 
 EXPERIMENT = "fp_vs_tp"
 
 
-def make_inputs(workdir: Path, genes: int) -> Path:
-    """The demo's windows and buckets of one experiment, made by the workflow (local, 2 cores)."""
-    config = {
-        "demo": {"n_genes": genes, "calls_per_gene": 3},
-        "experiments": [{"name": EXPERIMENT, "error_label": "FP", "correct_label": "TP"}],
-    }
-    workdir.mkdir(parents=True, exist_ok=True)
-    write_config(workdir, "bench.yaml", config)
-    target = f"results/{EXPERIMENT}/buckets/summary.json"
-    done = snakemake(workdir, target, "--configfile", str(workdir / "bench.yaml"), timeout=1800)
-    if done.returncode != 0:
-        sys.exit(f"making the demo inputs failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
-    return workdir / "results" / EXPERIMENT
-
-
-def experiment_inputs(experiment: Path) -> dict[str, Path]:
-    """The train rule's inputs in one experiment's results folder."""
-    buckets = experiment / "buckets"
-    return {
-        "windows": experiment / "windows.parquet",
-        "manifest": buckets / "manifest.parquet",
-        "summary": buckets / "summary.json",
-    }
-
-
-def train_command(experiment: Path, out: Path, nodes: int, ranks: int, epochs: int) -> list[str]:
+def train_command(inputs: dict[str, Path], out: Path, nodes: int, ranks: int, epochs: int) -> list[str]:
     sections = {
         "model": {},
         "train": {"epochs": epochs, "log_every_steps": 1, "checkpoint_every_steps": 10**6},
@@ -65,7 +40,7 @@ def train_command(experiment: Path, out: Path, nodes: int, ranks: int, epochs: i
         "workflow_scripts.rules.train",
         "--config",
         json.dumps(sections),
-        *train_path_args(experiment_inputs(experiment), out, EXPERIMENT),
+        *train_path_args(inputs, out, EXPERIMENT),
         "--gpus",
         "0",
         "--cpu-procs",
@@ -101,6 +76,17 @@ def last_epoch(steps_jsonl: Path) -> tuple[int, float, int]:
     return len(steps), seconds, round(sum(r["windows_per_s"] * r["step_s"] for r in steps))
 
 
+def shape_row(cluster, inputs: dict[str, Path], work: Path, shape: str, epochs: int) -> list:
+    """One NODESxRANKS job: its last epoch's steps, windows and seconds, and the job's wall time."""
+    nodes, ranks = (int(part) for part in shape.split("x"))
+    before = load_line().split(" on ")[0]
+    command = train_command(inputs, work / shape, nodes, ranks, epochs)
+    wall = run_job(cluster, command, nodes, ranks, work / shape)
+    steps, seconds, windows = last_epoch(work / shape / "steps.jsonl")
+    print(f"{shape}: {seconds:.1f} s per epoch, job {wall:.0f} s", file=sys.stderr, flush=True)
+    return [shape, nodes * ranks, steps, windows, seconds, windows / seconds, wall, before]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--genes", type=int, default=1000, help="demo genes (3 calls each)")
@@ -110,17 +96,9 @@ def main(argv: list[str] | None = None) -> None:
     if (reason := why_multinode_cannot_run()) is not None:
         sys.exit(f"cannot start the test cluster: {reason}")
     work = Path(tempfile.mkdtemp(prefix="errorseq-bench-multinode-"))
-    experiment = make_inputs(work / "inputs", args.genes)
-    rows = []
+    inputs = demo_buckets(work / "inputs", EXPERIMENT, demo={"n_genes": args.genes, "calls_per_gene": 3})
     with multinode_cluster() as cluster:
-        for shape in args.shapes.split(","):
-            nodes, ranks = (int(part) for part in shape.split("x"))
-            before = load_line().split(" on ")[0]
-            command = train_command(experiment, work / shape, nodes, ranks, args.epochs)
-            wall = run_job(cluster, command, nodes, ranks, work / shape)
-            steps, seconds, windows = last_epoch(work / shape / "steps.jsonl")
-            rows.append([shape, nodes * ranks, steps, windows, seconds, windows / seconds, wall, before])
-            print(f"{shape}: {seconds:.1f} s per epoch, job {wall:.0f} s", file=sys.stderr, flush=True)
+        rows = [shape_row(cluster, inputs, work, shape, args.epochs) for shape in args.shapes.split(",")]
     for row in rows:
         row.insert(6, rows[0][4] / row[4])
     header = [

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import load_line, lognormal_lengths, print_table, uniform_lengths
+from benchmarks.inputs import demo_windows, lognormal_lengths, uniform_lengths
+from benchmarks.tables import load_line, print_table
 from workflow_scripts.bucketing.assign import assign_buckets, group_by_length_batches, random_batches
 from workflow_scripts.bucketing.boundaries import batch_sizes_for_budget, optimal_boundaries
 from workflow_scripts.bucketing.sampler import (
@@ -31,21 +32,14 @@ SEED_000_BOUNDARIES = [256, 512, 768]
 
 
 def demo_lengths() -> np.ndarray:
-    """Token lengths (k=1) of both demo experiments' windows, from the real demo data."""
-    from workflow_scripts.config.sections import section_defaults
-    from workflow_scripts.data.demo import generate_demo
-    from workflow_scripts.data.fasta import load_fasta
-    from workflow_scripts.data.windows import windows_from_calls
+    """Token lengths (k=1) of both demo experiments' windows, made by the workflow."""
+    import polars as pl
 
     with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        generate_demo(tmp / "genome.fa", tmp / "calls.tsv", **section_defaults("demo"))
-        genome = load_fasta(tmp / "genome.fa")
-        lengths = []
-        for error, correct in (("FP", "TP"), ("FN", "TN")):
-            experiment = {"name": error, "error_label": error, "correct_label": correct}
-            windows = windows_from_calls(genome, tmp / "calls.tsv", experiment, section_defaults("window"))
-            lengths.append(windows["length"].to_numpy() + 1)
+        windows = demo_windows(Path(tmp), ("fp_vs_tp", "fn_vs_tn"))
+        lengths = [
+            pl.read_parquet(path, columns=["length"])["length"].to_numpy() + 1 for path in windows.values()
+        ]
     return np.concatenate(lengths).astype(np.int64)
 
 
@@ -114,6 +108,35 @@ def same_next_epoch(first: list, second: list) -> float:
     return sum(tuple(sorted(np.asarray(b).tolist())) in seen for b in second) / max(len(second), 1)
 
 
+def measure(datasets: dict[str, np.ndarray], batch_size: int) -> dict[str, dict]:
+    """scheme → data set → (efficiency, steps, same next epoch)."""
+    results = {name: {} for name in schemes(next(iter(datasets.values())), batch_size)}
+    for data_name, lengths in datasets.items():
+        for scheme, make in schemes(lengths, batch_size).items():
+            first, second = epochs(make)
+            key = (
+                scheme
+                if not scheme.startswith("ours, token")
+                else "ours, 8 buckets, token budget 32 × median"
+            )
+            efficiency = padding_efficiency(lengths, first)
+            if scheme == "pad to max":  # every batch padded to the longest window of the data set
+                efficiency = float(lengths.mean() / lengths.max())
+            results.setdefault(key, {})[data_name] = (efficiency, len(first), same_next_epoch(first, second))
+    return results
+
+
+def table_rows(results: dict[str, dict], datasets: dict[str, np.ndarray]) -> list[list]:
+    rows = []
+    for scheme, by_data in results.items():
+        if not by_data:
+            continue
+        cells = [by_data[name][0] for name in datasets]
+        _, steps, same = by_data["log-normal 50-2000"]
+        rows.append([scheme, *cells, steps, same])
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=20_000, help="lengths per synthetic distribution")
@@ -125,31 +148,12 @@ def main(argv: list[str] | None = None) -> None:
     datasets = {"log-normal 50-2000": lognormal_lengths(args.n), "uniform 150-768": uniform_lengths(args.n)}
     if not args.no_demo:
         datasets = {"demo windows": demo_lengths(), **datasets}
-    results = {name: {} for name in schemes(next(iter(datasets.values())), args.batch_size)}
-    for data_name, lengths in datasets.items():
-        for scheme, make in schemes(lengths, args.batch_size).items():
-            first, second = epochs(make)
-            key = (
-                scheme
-                if not scheme.startswith("ours, token")
-                else "ours, 8 buckets, token budget 32 × median"
-            )
-            efficiency = padding_efficiency(lengths, first)
-            if scheme == "pad to max":  # every batch padded to the longest window of the data set
-                efficiency = float(lengths.mean() / lengths.max())
-            results.setdefault(key, {})[data_name] = (efficiency, len(first), same_next_epoch(first, second))
     header = (
         ["scheme"]
         + [f"{name} (n={len(lengths):,})" for name, lengths in datasets.items()]
         + ["steps (log-normal)", "same next epoch (log-normal)"]
     )
-    rows = []
-    for scheme, by_data in results.items():
-        if not by_data:
-            continue
-        cells = [by_data[name][0] for name in datasets]
-        _, steps, same = by_data["log-normal 50-2000"]
-        rows.append([scheme, *cells, steps, same])
+    rows = table_rows(measure(datasets, args.batch_size), datasets)
     print_table(f"Padding efficiency, batch {args.batch_size} ({load_line()})", header, rows)
 
 

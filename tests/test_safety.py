@@ -13,8 +13,8 @@ import pytest
 import torch
 import yaml
 
+from testkit.rule_commands import evaluate_args
 from tests.demo_run import CONFIG_NAME, WEIRD_CALLS, WEIRD_GENOME
-from tests.rule_commands import evaluate_args
 from tests.train_fixtures import ROOT, make_training_inputs, subprocess_env
 
 

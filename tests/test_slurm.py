@@ -1,6 +1,6 @@
 """The demo pipeline on a real (loopback) SLURM cluster with `--profile profiles/slurm`.
 
-The cluster comes from tests/slurm_cluster.py: munged + slurmctld + slurmd started here, four
+The cluster comes from testkit/slurm_cluster.py: munged + slurmctld + slurmd started here, four
 fake GPUs. Nothing is mocked: jobs go through sbatch, the plugin polls squeue, and the
 assertions read SLURM's own view (scontrol) and the job logs. Skips without root/apt.
 
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.slurm_cluster import PARTITION, slurm_cluster, why_slurm_cannot_run
+from testkit.slurm_cluster import PARTITION, slurm_cluster, why_slurm_cannot_run
 from tests.test_shard_workflow import CALLS, SHARD, annotation_workdir
 from tests.workflow_helpers import start_snakemake, subprocess_env
 from workflow_scripts.artifacts import PLOTS

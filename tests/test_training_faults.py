@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.rule_commands import evaluate_args
+from testkit.rule_commands import evaluate_args
 from tests.train_fixtures import ROOT, launch_command, make_training_inputs, subprocess_env, train_config
 from workflow_scripts import source_digest
 from workflow_scripts.config.preflight import check_input_files

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from tests.rule_commands import train_path_args
+from testkit.rule_commands import train_path_args
 from tests.workflow_helpers import subprocess_env  # noqa: F401  (re-exported: one env for all subprocesses)
 from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.config.train import TrainConfig

