@@ -21,6 +21,9 @@ rule index_genome:
 
 
 rule extract:
+    # the experiments' runs only: sites.model's windows come from site_windows (rules/sites.smk)
+    wildcard_constraints:
+        experiment=runs_pattern(EXPERIMENTS),
     input:
         unpack(extract_inputs),
     output:
