@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> None:
         for warning in warnings:
             log(f"warning: {warning}")
         write_windows(frame, path, notes(frame, shape, LABELS, {"all_n_windows": 0}, warnings))
-        log(summary_line(frame, name, time.perf_counter() - began))
+        log(summary_line(frame, name, time.perf_counter() - began).removeprefix("extract: "))
 
 
 if __name__ == "__main__":
