@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from tests.site_fixtures import settings
 from workflow_scripts.config.runs import expand_runs, site_runs
 from workflow_scripts.errors import InputError
 from workflow_scripts.sites.candidate_windows import candidate_ids, fold_splits
@@ -18,7 +19,6 @@ from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.outputs import ERRORSEQ_COLUMNS, TABLE_COLUMNS, corrected_calls
 from workflow_scripts.sites.predictors import BASE_THRESHOLD, BASE_TUNED, ERRORSEQ, TREE, OutOfFold
 from workflow_scripts.sites.report import site_report
-from tests.site_fixtures import settings
 
 # clusters a1, a2 in fold 1 and b1, b2 in fold 2, each with a true donor candidate (its site) and a
 # false one; a1 also holds site s4, which no candidate is near (missed).
@@ -125,7 +125,10 @@ def test_thresholds_come_from_the_val_clusters_and_calls_are_counted_by_hand():
         "errorseq - tree",
         "errorseq - base_tuned",
     }
-    assert report["thresholds"][ERRORSEQ] == {"1": {"donor": 0.5, "acceptor": None}, "2": {"donor": 0.7, "acceptor": None}}
+    assert report["thresholds"][ERRORSEQ] == {
+        "1": {"donor": 0.5, "acceptor": None},
+        "2": {"donor": 0.7, "acceptor": None},
+    }
     assert "errorseq_probability" in report["scores"]
     assert "errorseq's model's calls reach F1 0.444" in report["answer"]
     table = corrected_calls(candidates, merged)
@@ -140,7 +143,10 @@ def test_the_test_fold_takes_no_part_in_its_own_threshold():
     items = Items.from_candidates(candidates)
     _, before = errorseq_out_of_fold(candidates, items, runs())
     flipped = candidates.table.with_columns(
-        pl.when(pl.col("fold") == 1).then(~pl.col("is_true_site")).otherwise("is_true_site").alias("is_true_site")
+        pl.when(pl.col("fold") == 1)
+        .then(~pl.col("is_true_site"))
+        .otherwise("is_true_site")
+        .alias("is_true_site")
     )
     changed = Candidates(flipped, candidates.features, candidates.sites, candidates.members)
     other = [
@@ -187,7 +193,14 @@ def test_candidate_ids_are_keys():
 def test_site_runs_are_one_per_sites_fold_only_with_sites_model():
     config = {
         "experiments": [{"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"}],
-        "split": {"by": "gene", "folds": 1, "fractions": {}, "test_chromosomes": [], "val_chromosomes": [], "seed": 0},
+        "split": {
+            "by": "gene",
+            "folds": 1,
+            "fractions": {},
+            "test_chromosomes": [],
+            "val_chromosomes": [],
+            "seed": 0,
+        },
         "train": {"repeats": 1, "seed": 7},
         "calling": {"start": "scores"},
         "sites": {"folds": 3, "model": True},

@@ -115,8 +115,9 @@ def site_runs(config: dict, runs: dict[str, Run]) -> dict[str, Run]:
         return {}
     if "sequences" in config or config["calling"]["start"] == "calls":
         raise InputError(
-            "config", "sites.model", "site_calls runs only where the pipeline makes the calls "
-            "(calling.start: scores or annotation)"
+            "config",
+            "sites.model",
+            "site_calls runs only where the pipeline makes the calls (calling.start: scores or annotation)",
         )
     found = {}
     for fold in range(1, config["sites"]["folds"] + 1):
@@ -124,5 +125,7 @@ def site_runs(config: dict, runs: dict[str, Run]) -> dict[str, Run]:
         if name in runs:
             raise InputError("config", "experiments", f"run {name!r} is sites.model's: rename the experiment")
         entry = {"name": name, "fold": fold}
-        found[name] = Run(name=name, group=SITE_EXPERIMENT, fold=fold, seed=config["train"]["seed"], entry=entry)
+        found[name] = Run(
+            name=name, group=SITE_EXPERIMENT, fold=fold, seed=config["train"]["seed"], entry=entry
+        )
     return found

@@ -29,7 +29,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sites", required=True, help="sites.parquet (annotate_sites)")
     parser.add_argument("--genes", required=True, help="genes.parquet (annotate_sites)")
     parser.add_argument("--gene-clusters", required=True, help="gene_clusters.parquet (cluster_genes)")
-    parser.add_argument("--genome", required=True, help="genome index directory (index_genome) or a FASTA file")
+    parser.add_argument(
+        "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
+    )
     parser.add_argument("--out", required=True, nargs="+", help="windows.parquet of folds 1..sites.folds")
     add_config_argument(parser, *SECTIONS)
     return parser.parse_args(argv)
@@ -44,15 +46,19 @@ def main(argv: list[str] | None = None) -> None:
     config = parse_rule_config(args.config, required=SECTIONS)
     settings = SiteSettings.from_config(config["calling"], config["sites"])
     if len(args.out) != settings.folds:
-        raise InputError("command line", "--out", f"{len(args.out)} paths for {settings.folds} folds (sites.folds)")
+        raise InputError(
+            "command line", "--out", f"{len(args.out)} paths for {settings.folds} folds (sites.folds)"
+        )
     began, flank = time.perf_counter(), config["window"]["flank"]
     inputs = read_site_inputs(args.scores, args.sites, args.genes, args.gene_clusters, args.genome)
     found = folded_candidates(inputs, settings, progress=log)
     windows = candidate_windows(found.table, inputs.genome, flank)
     parts = inputs.score_tables().by_chromosome(set(windows["chrom"].unique().to_list()))
     windows, profiles = with_score_profiles(windows, parts, inputs.genome.chrom_lengths(), flank)
-    log(f"{windows.height:,} candidate windows of {2 * flank + 1} nt; {profiles['scored_bases']:,} of "
-        f"{profiles['bases']:,} window bases scored")
+    log(
+        f"{windows.height:,} candidate windows of {2 * flank + 1} nt; {profiles['scored_bases']:,} of "
+        f"{profiles['bases']:,} window bases scored"
+    )
     shape = {"flank": flank, "length": 2 * flank + 1, "site_offset": flank}
     for fold, path in enumerate(args.out, start=1):
         frame = fold_windows(windows, fold, config["split"]["fractions"], settings.seed)

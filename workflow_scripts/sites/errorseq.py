@@ -25,7 +25,13 @@ from workflow_scripts.errors import InputError
 from workflow_scripts.sites.candidate_windows import candidate_ids
 from workflow_scripts.sites.candidates import Candidates
 from workflow_scripts.sites.items import Items
-from workflow_scripts.sites.predictors import ERRORSEQ, OutOfFold, Thresholds, per_candidate, thresholds_by_type
+from workflow_scripts.sites.predictors import (
+    ERRORSEQ,
+    OutOfFold,
+    Thresholds,
+    per_candidate,
+    thresholds_by_type,
+)
 
 
 @dataclass(frozen=True)
@@ -82,7 +88,9 @@ def errorseq_out_of_fold(
     thresholds: Thresholds = {}
     for run in runs:
         check_run(run, ids, fold)
-        probability[fold == run.fold] = on_candidates(ids, run.test_ids, run.test_probability)[fold == run.fold]
+        probability[fold == run.fold] = on_candidates(ids, run.test_ids, run.test_probability)[
+            fold == run.fold
+        ]
         val = on_candidates(ids, run.val_ids, run.val_probability)
         val[fold == run.fold] = np.nan
         tuning = np.isin(items.cluster, list(run.val_clusters)) & (items.fold != run.fold)
@@ -90,7 +98,9 @@ def errorseq_out_of_fold(
     return probability, thresholds
 
 
-def with_errorseq(predictions: OutOfFold, found: Candidates, items: Items, runs: list[FoldPredictions]) -> OutOfFold:
+def with_errorseq(
+    predictions: OutOfFold, found: Candidates, items: Items, runs: list[FoldPredictions]
+) -> OutOfFold:
     """`predictions` with the errorseq predictor's probability, thresholds and calls."""
     probability, thresholds = errorseq_out_of_fold(found, items, runs)
     fold, types = found.table["fold"].to_numpy(), found.table["splice_type"].to_numpy()

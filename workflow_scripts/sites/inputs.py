@@ -32,13 +32,17 @@ class SiteInputs:
         return ScoreTables(self.scores, self.genes, self.genome.chrom_lengths())
 
 
-def read_site_inputs(scores: list[str], sites: str, genes: str, gene_clusters: str, genome: str) -> SiteInputs:
+def read_site_inputs(
+    scores: list[str], sites: str, genes: str, gene_clusters: str, genome: str
+) -> SiteInputs:
     opened = open_genome(genome)
     site_table = read_table(sites, required=SITE_COLUMNS).with_columns(pl.col("position").cast(pl.Int64))
     gene_table = read_table(genes, required=GENE_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
     check_chromosomes(gene_table, opened, genes, "column 'chrom'")
     check_chromosomes(site_table, opened, sites, "column 'chrom'")
-    clusters = read_table(gene_clusters, required=("gene_id", GENE_CLUSTER), columns=("gene_id", GENE_CLUSTER))
+    clusters = read_table(
+        gene_clusters, required=("gene_id", GENE_CLUSTER), columns=("gene_id", GENE_CLUSTER)
+    )
     return SiteInputs(opened, site_table, gene_table, clusters, list(scores))
 
 

@@ -43,7 +43,11 @@ TABLE_COLUMNS = (
 )
 # sites.model adds errorseq's probability, call and threshold at the end
 ERRORSEQ_COLUMNS = ("errorseq_probability", CALL_COLUMNS[ERRORSEQ], "errorseq_threshold")
-THRESHOLD_COLUMNS = {BASE_TUNED: "base_tuned_threshold", TREE: "tree_threshold", ERRORSEQ: "errorseq_threshold"}
+THRESHOLD_COLUMNS = {
+    BASE_TUNED: "base_tuned_threshold",
+    TREE: "tree_threshold",
+    ERRORSEQ: "errorseq_threshold",
+}
 
 
 def table_columns(predictions: OutOfFold) -> tuple[str, ...]:
@@ -73,7 +77,10 @@ def missed_site_rows(found: Candidates, predictions: OutOfFold) -> pl.DataFrame:
     missed = found.sites.filter(pl.Series(found.missed))
     return missed.with_columns(
         *(pl.lit(False).alias(CALL_COLUMNS[name]) for name in predictions.calls),
-        *(pl.lit(None, dtype=pl.Float32).alias(name) for name in ("tree_probability", "errorseq_probability")),
+        *(
+            pl.lit(None, dtype=pl.Float32).alias(name)
+            for name in ("tree_probability", "errorseq_probability")
+        ),
         is_candidate=pl.lit(False),
         is_true_site=pl.lit(True),
     )
@@ -121,7 +128,11 @@ def answer(report: dict) -> str:
     """Does the tree (and errorseq's model, with sites.model) improve on the base model's calls on
     held-out genes, by how much, how sure."""
     calls, counts, settings = report["calls"], report["counts"], report["settings"]
-    names = (ERRORSEQ, TREE, BASE_TUNED, BASE_THRESHOLD) if ERRORSEQ in calls else (TREE, BASE_TUNED, BASE_THRESHOLD)
+    names = (
+        (ERRORSEQ, TREE, BASE_TUNED, BASE_THRESHOLD)
+        if ERRORSEQ in calls
+        else (TREE, BASE_TUNED, BASE_THRESHOLD)
+    )
     f1 = {name: calls[name]["overall"]["f1"] for name in names}
     if any(value is None for value in f1.values()):
         return "site_calls: F1 is undefined for a predictor (no annotated site, or no call): no answer"
