@@ -146,7 +146,7 @@ def answer(report: dict) -> str:
     if ERRORSEQ in calls:
         lead = f"errorseq's model's calls reach F1 {f1[ERRORSEQ]:.3f}, the tree's {f1[TREE]:.3f}"
         deep_verdicts = (
-            f"errorseq's model {verdict_phrase(gain(ERRORSEQ, TREE), 'the tree')} and "
+            f"errorseq's model {verdict_phrase(gain(ERRORSEQ, TREE), 'the tree')}; it "
             f"{verdict_phrase(gain(ERRORSEQ, BASE_TUNED), 'the re-tuned threshold')}; "
         )
     return (
