@@ -21,7 +21,7 @@ from workflow_scripts.config.preflight import (
     is_user_file,
     nvidia_gpu_present,
 )
-from workflow_scripts.config.runs import run_config_json, runs_of_config
+from workflow_scripts.config.runs import run_config_json, runs_of_config, site_runs
 from workflow_scripts.config.sections import rule_config_json, schema
 from workflow_scripts.config.validate import check_config_file, validate_config
 from workflow_scripts.errors import InputError
@@ -43,6 +43,7 @@ try:
     checked = validate_config(config, schema())
     check_input_files(checked)  # unusable input files fail before any job runs
     runs = runs_of_config(checked)
+    site_model_runs = site_runs(checked, runs)
 except InputError as error:
     sys.exit(f"errorseq: error: {error}")
 config.clear()
@@ -50,13 +51,22 @@ config.update(checked)
 
 # Run name -> config.runs.Run: each experiment x fold (split.folds) x seed (train.repeats).
 EXPERIMENTS = runs
+# sites.model's runs (site_candidates_fold<i>): windows from site_windows, then bucket, train and
+# evaluate as any run; not experiments (no plots, explain or summary). docs/sites.md.
+SITE_RUNS = site_model_runs
+ALL_RUNS = {**EXPERIMENTS, **SITE_RUNS}
 # Jobs inherit this (also on SLURM, where each job re-reads the workflow): the launcher exports
 # the NCCL presets from it. Not a param, so changing an NCCL setting does not retrain.
 os.environ[CLUSTER_ENV_VARIABLE] = json.dumps(config["cluster"], sort_keys=True)
 
 
+def runs_pattern(names):
+    """A regular expression that matches exactly the run names `names`."""
+    return "|".join(map(re.escape, names)) or "(?!)"
+
+
 wildcard_constraints:
-    experiment="|".join(map(re.escape, EXPERIMENTS)),
+    experiment=runs_pattern(ALL_RUNS),
 
 
 if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
@@ -231,7 +241,7 @@ def run_rule_config(*sections):
     """Like rule_config, as the wildcard's run sees them (config/runs.py: its train.seed)."""
 
     def for_run(wildcards):
-        return run_config_json(config, EXPERIMENTS[wildcards.experiment], *sections)
+        return run_config_json(config, ALL_RUNS[wildcards.experiment], *sections)
 
     return for_run
 
@@ -310,9 +320,57 @@ def site_outputs():
 
 
 def site_calls_config():
-    """--config for site_calls: calling's threshold and consensus_window, and the sites section."""
+    """--config for site_calls: calling's threshold and consensus_window, and the sites section
+    (with sites.model, evaluate's batch_size: errorseq's val predictions)."""
     calling = {key: config["calling"][key] for key in SITE_CALLS_KEYS}
-    return json.dumps({"calling": calling, "sites": config["sites"]}, sort_keys=True)
+    sections = {"calling": calling, "sites": config["sites"]}
+    if SITE_RUNS:
+        sections["evaluate"] = {"batch_size": config["evaluate"]["batch_size"]}
+    return json.dumps(sections, sort_keys=True)
+
+
+# what the candidates and their folds depend on: a change of another sites key (the tree, the
+# bootstrap) does not retrain sites.model's runs
+SITE_WINDOWS_SITES_KEYS = ("floor", "peak_radius", "folds", "seed")
+
+
+def site_windows_config():
+    """--config for site_windows: site_calls' calling keys, the sites keys of the candidates and
+    folds, window.flank and split.fractions (train : val)."""
+    calling = {key: config["calling"][key] for key in SITE_CALLS_KEYS}
+    sites = {key: config["sites"][key] for key in SITE_WINDOWS_SITES_KEYS}
+    sections = {"calling": calling, "sites": sites, "window": config["window"]}
+    sections["split"] = {"fractions": config["split"]["fractions"]}
+    return json.dumps(sections, sort_keys=True)
+
+
+def site_windows_outputs():
+    return [f"results/{run}/windows.parquet" for run in SITE_RUNS]
+
+
+def site_model_inputs():
+    """sites.model: what site_calls reads of each run (test predictions, the model and its val
+    split); [] when off."""
+    files = (
+        "windows.parquet",
+        "buckets/manifest.parquet",
+        "model/model.pt",
+        "model/model.json",
+        "evaluation/predictions.parquet",
+    )
+    return [f"results/{run}/{name}" for run in SITE_RUNS for name in files]
+
+
+def site_model_outputs():
+    return [f"{SITES_DIR}/errorseq_calls.bed"] if SITE_RUNS else []
+
+
+def site_model_args(wildcards, output):
+    """--errorseq RUN_DIR... --out-errorseq-bed BED with sites.model, else nothing."""
+    if not SITE_RUNS:
+        return ""
+    runs = " ".join(shlex_quote(f"results/{run}") for run in SITE_RUNS)
+    return f"--errorseq {runs} --out-errorseq-bed {shlex_quote(output.errorseq_bed[0])}"
 
 
 def calling_config(keys):

@@ -29,6 +29,9 @@ rule extract:
         "logs/{experiment}/extract.log",
     benchmark:
         "results/benchmarks/{experiment}/extract.tsv"
+    # the experiments' runs only: sites.model's windows come from site_windows (rules/sites.smk)
+    wildcard_constraints:
+        experiment=runs_pattern(EXPERIMENTS),
     conda:
         "../envs/data.yaml"
     params:

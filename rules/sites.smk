@@ -11,11 +11,13 @@ rule site_calls:
         clusters="results/annotation/gene_clusters.parquet",
         index="results/genome/index.tsv",
         sequence="results/genome/sequence.npy",
+        errorseq=site_model_inputs(),
     output:
         calls=f"{SITES_DIR}/corrected_calls.parquet",
         tree_bed=f"{SITES_DIR}/tree_calls.bed",
         base_bed=f"{SITES_DIR}/base_calls.bed",
         metrics=f"{SITES_DIR}/site_metrics.json",
+        errorseq_bed=site_model_outputs(),
     log:
         "logs/site_calls.log",
     benchmark:
@@ -30,9 +32,41 @@ rule site_calls:
         inputs=user_input_digests(scores_tables()),
         config=site_calls_config(),
         genome=genome_index_dir,
+        errorseq=site_model_args,
     shell:
         "python -m workflow_scripts.rules.site_calls --config {params.config:q} "
         "--scores {input.scores:q} --sites {input.sites:q} --genes {input.genes:q} "
         "--gene-clusters {input.clusters:q} --genome {params.genome:q} "
         "--out-calls {output.calls:q} --out-tree-bed {output.tree_bed:q} "
-        "--out-base-bed {output.base_bed:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"
+        "--out-base-bed {output.base_bed:q} --out-metrics {output.metrics:q} {params.errorseq} "
+        "> {log:q} 2>&1"
+
+
+# sites.model (docs/sites.md): the candidates as windows, one windows.parquet per fold, for the runs
+# site_candidates_fold<i> (bucket, train, evaluate as any run); site_calls reads their models.
+rule site_windows:
+    input:
+        scores=scores_tables(),
+        sites="results/annotation/sites.parquet",
+        genes="results/annotation/genes.parquet",
+        clusters="results/annotation/gene_clusters.parquet",
+        index="results/genome/index.tsv",
+        sequence="results/genome/sequence.npy",
+    output:
+        windows=site_windows_outputs(),
+    log:
+        "logs/site_windows.log",
+    benchmark:
+        "results/benchmarks/site_windows.tsv"
+    conda:
+        "../envs/train.yaml"
+    params:
+        code=rule_code("site_windows"),
+        inputs=user_input_digests(scores_tables()),
+        config=site_windows_config(),
+        genome=genome_index_dir,
+    shell:
+        "python -m workflow_scripts.rules.site_windows --config {params.config:q} "
+        "--scores {input.scores:q} --sites {input.sites:q} --genes {input.genes:q} "
+        "--gene-clusters {input.clusters:q} --genome {params.genome:q} "
+        "--out {output.windows:q} > {log:q} 2>&1"

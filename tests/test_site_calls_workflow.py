@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import polars as pl
+import pytest
 
 from tests.test_calling_workflow import scores_workdir
 from tests.workflow_helpers import planned_rules, snakemake, write_config
-from workflow_scripts.sites.outputs import TABLE_COLUMNS
+from workflow_scripts.sites.candidate_windows import candidate_ids
+from workflow_scripts.sites.outputs import ERRORSEQ_COLUMNS, TABLE_COLUMNS
 
 TARGET = "results/sites/site_metrics.json"
 # 3 genes: 3 folds; a small tree and fewer replicates keep the run short
@@ -45,3 +48,61 @@ def test_site_calls_runs_on_the_slice_and_writes_calls_beds_and_metrics(tmp_path
     log = (tmp_path / "logs/site_calls.log").read_text()
     assert "fold 3 of 3:" in log and metrics["answer"] in log
     assert (tmp_path / "results/benchmarks/site_calls.tsv").is_file()
+
+
+# sites.model: a tiny model, one epoch; 3 folds: 3 runs
+SITE_MODEL = {
+    "sites": {**SITES["sites"], "model": True},
+    "model": {"d_model": 8, "n_layers": 1},
+    "train": {"epochs": 1},
+}
+
+
+def test_sites_model_is_off_by_default_and_plans_one_run_per_fold_when_on(tmp_path):
+    config = scores_workdir(tmp_path)
+    off = snakemake(tmp_path, "-n", TARGET, "--configfile", str(config))
+    assert off.returncode == 0, off.stderr[-3000:]
+    assert not {"site_windows", "train"} & set(planned_rules(off.stdout))
+    on = write_config(tmp_path, "model.yaml", SITE_MODEL)
+    planned = snakemake(tmp_path, "-n", TARGET, "--configfile", str(config), str(on))
+    assert planned.returncode == 0, planned.stderr[-3000:]
+    assert {"site_windows", "bucket", "train", "evaluate", "site_calls"} <= set(planned_rules(planned.stdout))
+    assert "site_candidates_fold3" in planned.stdout and "site_candidates_fold4" not in planned.stdout
+
+
+@pytest.mark.slow  # site_calls, and three trainings through the train and evaluate rules (~7 min on 2 busy cores)
+def test_sites_model_rescores_site_calls_candidates_in_the_same_folds(tmp_path):
+    config = scores_workdir(tmp_path)
+    model = write_config(tmp_path, "model.yaml", SITE_MODEL)
+    result = snakemake(tmp_path, TARGET, "--configfile", str(config), str(model), timeout=1500)
+    assert result.returncode == 0, result.stderr[-4000:]
+    calls = pl.read_parquet(tmp_path / "results/sites/corrected_calls.parquet")
+    assert tuple(calls.columns) == (*TABLE_COLUMNS, *ERRORSEQ_COLUMNS)
+    candidates = calls.filter(pl.col("is_candidate")).with_columns(
+        candidate_ids(calls.filter(pl.col("is_candidate")))
+    )
+    for fold in (1, 2, 3):
+        windows = pl.read_parquet(tmp_path / f"results/site_candidates_fold{fold}/windows.parquet")
+        # the same candidates in the same folds as site_calls
+        joined = candidates.select("id", "fold").join(windows.select("id", "fold"), on="id", how="full")
+        assert windows.height == joined.height == candidates.height
+        assert (joined["fold"] == joined["fold_right"]).fill_null(False).all()
+        tested = set(windows.filter(pl.col("split") == "test")["id"].to_list())
+        assert tested == set(candidates.filter(pl.col("fold") == fold)["id"].to_list())
+        assert fold not in windows.filter(pl.col("split") != "test")["fold"].to_list()  # val: other folds
+        predictions = pl.read_parquet(
+            tmp_path / f"results/site_candidates_fold{fold}/evaluation/predictions.parquet"
+        )
+        probabilities = candidates.join(predictions.select("id", "prob"), on="id")
+        assert probabilities.height == len(tested)
+        assert np.allclose(probabilities["errorseq_probability"], probabilities["prob"], atol=1e-6)
+    metrics = json.loads((tmp_path / TARGET).read_text())
+    assert set(metrics["calls"]) == {"base_threshold", "base_tuned", "tree", "errorseq"}
+    assert {"errorseq - tree", "errorseq - base_tuned"} <= set(metrics["differences"])
+    assert set(metrics["thresholds"]["errorseq"]) == {"1", "2", "3"}
+    errorseq = metrics["calls"]["errorseq"]["overall"]
+    assert errorseq["tp"] + errorseq["fn"] == metrics["counts"]["sites"]
+    header, *lines = (tmp_path / "results/sites/errorseq_calls.bed").read_text().splitlines()
+    assert header.startswith('track name="errorseq"') and len(lines) == calls["call_errorseq"].sum()
+    log = (tmp_path / "logs/site_calls.log").read_text()
+    assert "errorseq's model's calls reach F1" in metrics["answer"] and metrics["answer"] in log

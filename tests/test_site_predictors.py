@@ -102,6 +102,7 @@ class Calls:
     def __init__(self, called: np.ndarray, probability: np.ndarray):
         self.calls = {"base_threshold": called}
         self.tree_probability = probability
+        self.errorseq_probability = None
 
 
 def test_metrics_match_a_hand_count():

@@ -102,3 +102,30 @@ def run_sections(config: dict, run: Run, sections: tuple[str, ...]) -> dict[str,
 def run_config_json(config: dict, run: Run, *sections: str) -> str:
     """A run's rule's `--config`: run_sections as one JSON value (rule_config_json's format)."""
     return json.dumps(run_sections(config, run, sections), sort_keys=True)
+
+
+SITE_EXPERIMENT = "site_candidates"  # sites.model: the runs that re-score site_calls' candidates
+
+
+def site_runs(config: dict, runs: dict[str, Run]) -> dict[str, Run]:
+    """sites.model's runs: `site_candidates_fold<i>` for i in 1..sites.folds, each testing the
+    candidates of site_calls' fold i (docs/sites.md), seeded with train.seed; {} when sites.model
+    is off. They are not `experiments:` entries: no plots, explain or summary of their own."""
+    if not config.get("sites", {}).get("model"):
+        return {}
+    if "sequences" in config or config["calling"]["start"] == "calls":
+        raise InputError(
+            "config",
+            "sites.model",
+            "site_calls runs only where the pipeline makes the calls (calling.start: scores or annotation)",
+        )
+    found = {}
+    for fold in range(1, config["sites"]["folds"] + 1):
+        name = run_name(SITE_EXPERIMENT, fold, None)
+        if name in runs:
+            raise InputError("config", "experiments", f"run {name!r} is sites.model's: rename the experiment")
+        entry = {"name": name, "fold": fold}
+        found[name] = Run(
+            name=name, group=SITE_EXPERIMENT, fold=fold, seed=config["train"]["seed"], entry=entry
+        )
+    return found

@@ -6,7 +6,10 @@ a threshold per splice type tuned on the training folds, and a gradient-boosted 
 and acceptor score profiles. Writes the corrected-calls table, BED tracks of the tree's and the
 base model's calls, and site_metrics.json (metrics per predictor and splice type, bootstrap
 intervals of the differences, the answer in a sentence). `--config` holds the `calling` section
-(threshold, consensus_window: calling/contract.SITE_CALLS_KEYS) and the `sites` section.
+(threshold, consensus_window: calling/contract.SITE_CALLS_KEYS) and the `sites` section, with
+sites.model also `evaluate` (batch_size). With sites.model, `--errorseq` names the runs
+site_candidates_fold1..k (results/<run>/: windows, buckets, model, evaluation), whose deep model
+is the fourth predictor, `errorseq` (sites/errorseq.py), with its BED track `--out-errorseq-bed`.
 docs/sites.md.
 """
 
@@ -18,19 +21,13 @@ import time
 
 import polars as pl
 
-from workflow_scripts.calling.contract import GENE_CLUSTER, GENE_COLUMNS, SITE_COLUMNS
-from workflow_scripts.calling.genome_checks import check_chromosomes
-from workflow_scripts.calling.scores import ScoreTables
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
-from workflow_scripts.data.fasta import open_genome
-from workflow_scripts.data.tables import read_table
-from workflow_scripts.errors import run_cli
+from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_json, write_parquet, write_text
-from workflow_scripts.sites.candidates import find_candidates
-from workflow_scripts.sites.folds import assign_folds
+from workflow_scripts.sites.inputs import folded_candidates, read_site_inputs
 from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.outputs import bed_text, corrected_calls
-from workflow_scripts.sites.predictors import BASE_THRESHOLD, TREE, predict_out_of_fold
+from workflow_scripts.sites.predictors import BASE_THRESHOLD, ERRORSEQ, TREE, OutOfFold, predict_out_of_fold
 from workflow_scripts.sites.report import site_report
 from workflow_scripts.sites.settings import SiteSettings
 
@@ -50,24 +47,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--out-base-bed", required=True, help="BED of the base model's calls at calling.threshold"
     )
     parser.add_argument("--out-metrics", required=True, help="site_metrics.json")
-    add_config_argument(parser, "calling", "sites")
+    parser.add_argument("--errorseq", nargs="+", default=[], help="sites.model: the runs' directories")
+    parser.add_argument("--out-errorseq-bed", help="sites.model: BED of errorseq's calls")
+    add_config_argument(parser, "calling", "sites", "evaluate")
     return parser.parse_args(argv)
 
 
 def log(line: str) -> None:
     print(f"site_calls: {line}", file=sys.stderr, flush=True)
-
-
-def read_inputs(args: argparse.Namespace):
-    genome = open_genome(args.genome)
-    sites = read_table(args.sites, required=SITE_COLUMNS).with_columns(pl.col("position").cast(pl.Int64))
-    genes = read_table(args.genes, required=GENE_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
-    check_chromosomes(genes, genome, args.genes, "column 'chrom'")
-    check_chromosomes(sites, genome, args.sites, "column 'chrom'")
-    clusters = read_table(
-        args.gene_clusters, required=("gene_id", GENE_CLUSTER), columns=("gene_id", GENE_CLUSTER)
-    )
-    return genome, sites, genes, clusters
 
 
 def write_outputs(args: argparse.Namespace, table: pl.DataFrame, report: dict, threshold: float) -> None:
@@ -76,25 +63,40 @@ def write_outputs(args: argparse.Namespace, table: pl.DataFrame, report: dict, t
     write_text(args.out_tree_bed, bed_text(table, TREE, "tree_probability", tree_track))
     base_track = f"the base model's calls at {threshold} (local maxima)"
     write_text(args.out_base_bed, bed_text(table, BASE_THRESHOLD, "base_score", base_track))
+    if args.out_errorseq_bed:
+        track = "errorseq's deep model on the sequence and the score profiles, out of fold"
+        write_text(args.out_errorseq_bed, bed_text(table, ERRORSEQ, "errorseq_probability", track))
     write_json(args.out_metrics, report)
+
+
+def errorseq_predictions(args: argparse.Namespace, config: dict, found, items: Items, predictions: OutOfFold):
+    """sites.model: the errorseq predictor from the runs' models (sites/errorseq.py)."""
+    from workflow_scripts.sites.errorseq import read_fold_predictions, with_errorseq
+
+    if not args.out_errorseq_bed:
+        raise InputError("command line", "--out-errorseq-bed", "needed with --errorseq")
+    began = time.perf_counter()
+    runs = [read_fold_predictions(path, config["evaluate"]["batch_size"]) for path in args.errorseq]
+    merged = with_errorseq(predictions, found, items, runs)
+    log(f"errorseq: {len(runs)} runs' test and val predictions in {time.perf_counter() - began:.1f} s")
+    return merged
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    config = parse_rule_config(args.config, required=("calling", "sites"))
+    config = parse_rule_config(args.config, required=("calling", "sites", "evaluate"))
     settings = SiteSettings.from_config(config["calling"], config["sites"])
     began = time.perf_counter()
-    genome, sites, genes, clusters = read_inputs(args)
-    tables = ScoreTables(args.scores, genes, genome.chrom_lengths())
-    found = find_candidates(tables.by_chromosome(), sites, genes, settings, progress=log)
-    tables.report()
-    found = assign_folds(found, clusters, settings.folds, settings.seed)
+    inputs = read_site_inputs(args.scores, args.sites, args.genes, args.gene_clusters, args.genome)
+    found = folded_candidates(inputs, settings, progress=log)
     items = Items.from_candidates(found)
     log(
         f"{found.table.height:,} candidates, {found.sites.height:,} scored sites ({int(found.missed.sum()):,} missed)"
     )
     predictions = predict_out_of_fold(found, items, settings, progress=log)
-    report = site_report(found, items, predictions, settings, sites.height - found.sites.height)
+    if args.errorseq:
+        predictions = errorseq_predictions(args, config, found, items, predictions)
+    report = site_report(found, items, predictions, settings, inputs.sites.height - found.sites.height)
     write_outputs(args, corrected_calls(found, predictions), report, settings.threshold)
     print(f"{report['answer']}; {time.perf_counter() - began:.1f} s", file=sys.stderr)
 

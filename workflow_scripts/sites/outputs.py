@@ -15,9 +15,16 @@ import polars as pl
 from workflow_scripts.calling.contract import GENE_CLUSTER
 from workflow_scripts.calling.scores import POSITION_BITS
 from workflow_scripts.sites.candidates import Candidates
-from workflow_scripts.sites.predictors import BASE_THRESHOLD, BASE_TUNED, TREE, OutOfFold, per_candidate
+from workflow_scripts.sites.predictors import (
+    BASE_THRESHOLD,
+    BASE_TUNED,
+    ERRORSEQ,
+    TREE,
+    OutOfFold,
+    per_candidate,
+)
 
-CALL_COLUMNS = {name: f"call_{name}" for name in (BASE_THRESHOLD, BASE_TUNED, TREE)}
+CALL_COLUMNS = {name: f"call_{name}" for name in (BASE_THRESHOLD, BASE_TUNED, TREE, ERRORSEQ)}
 TABLE_COLUMNS = (
     "chrom",
     "position",
@@ -30,22 +37,35 @@ TABLE_COLUMNS = (
     "base_score",
     "tree_probability",
     "is_true_site",
-    *CALL_COLUMNS.values(),
+    *(CALL_COLUMNS[name] for name in (BASE_THRESHOLD, BASE_TUNED, TREE)),
     "base_tuned_threshold",
     "tree_threshold",
 )
+# sites.model adds errorseq's probability, call and threshold at the end
+ERRORSEQ_COLUMNS = ("errorseq_probability", CALL_COLUMNS[ERRORSEQ], "errorseq_threshold")
+THRESHOLD_COLUMNS = {
+    BASE_TUNED: "base_tuned_threshold",
+    TREE: "tree_threshold",
+    ERRORSEQ: "errorseq_threshold",
+}
+
+
+def table_columns(predictions: OutOfFold) -> tuple[str, ...]:
+    return TABLE_COLUMNS + (ERRORSEQ_COLUMNS if predictions.errorseq_probability is not None else ())
 
 
 def with_thresholds(frame: pl.DataFrame, predictions: OutOfFold) -> pl.DataFrame:
     folds, types = frame["fold"].to_numpy(), frame["splice_type"].to_numpy()
     return frame.with_columns(
-        pl.Series("base_tuned_threshold", per_candidate(predictions.thresholds[BASE_TUNED], folds, types)),
-        pl.Series("tree_threshold", per_candidate(predictions.thresholds[TREE], folds, types)),
+        pl.Series(THRESHOLD_COLUMNS[name], per_candidate(thresholds, folds, types))
+        for name, thresholds in predictions.thresholds.items()
     )
 
 
 def candidate_rows(found: Candidates, predictions: OutOfFold) -> pl.DataFrame:
     calls = [pl.Series(CALL_COLUMNS[name], called) for name, called in predictions.calls.items()]
+    if predictions.errorseq_probability is not None:
+        calls.append(pl.Series("errorseq_probability", predictions.errorseq_probability, dtype=pl.Float32))
     return found.table.with_columns(
         *calls,
         pl.Series("tree_probability", predictions.tree_probability, dtype=pl.Float32),
@@ -53,21 +73,24 @@ def candidate_rows(found: Candidates, predictions: OutOfFold) -> pl.DataFrame:
     )
 
 
-def missed_site_rows(found: Candidates) -> pl.DataFrame:
+def missed_site_rows(found: Candidates, predictions: OutOfFold) -> pl.DataFrame:
     missed = found.sites.filter(pl.Series(found.missed))
     return missed.with_columns(
-        *(pl.lit(False).alias(column) for column in CALL_COLUMNS.values()),
-        pl.lit(None, dtype=pl.Float32).alias("tree_probability"),
+        *(pl.lit(False).alias(CALL_COLUMNS[name]) for name in predictions.calls),
+        *(
+            pl.lit(None, dtype=pl.Float32).alias(name)
+            for name in ("tree_probability", "errorseq_probability")
+        ),
         is_candidate=pl.lit(False),
         is_true_site=pl.lit(True),
     )
 
 
 def corrected_calls(found: Candidates, predictions: OutOfFold) -> pl.DataFrame:
-    rows = pl.concat([candidate_rows(found, predictions), missed_site_rows(found)], how="diagonal_relaxed")
-    rows = with_thresholds(rows, predictions)
+    parts = [candidate_rows(found, predictions), missed_site_rows(found, predictions)]
+    rows = with_thresholds(pl.concat(parts, how="diagonal_relaxed"), predictions)
     chrom_order = (pl.col("key") // (1 << (POSITION_BITS + 1))).alias("chrom_order")  # genome order
-    return rows.sort(chrom_order, "position", "strand", "splice_type").select(TABLE_COLUMNS)
+    return rows.sort(chrom_order, "position", "strand", "splice_type").select(table_columns(predictions))
 
 
 def bed_text(table: pl.DataFrame, predictor: str, score_column: str, description: str) -> str:
@@ -102,21 +125,37 @@ def verdict_phrase(difference: dict, reference: str) -> str:
 
 
 def answer(report: dict) -> str:
-    """Does the tree improve on the base model's calls on held-out genes, by how much, how sure."""
+    """Does the tree (and errorseq's model, with sites.model) improve on the base model's calls on
+    held-out genes, by how much, how sure."""
     calls, counts, settings = report["calls"], report["counts"], report["settings"]
-    f1 = {name: calls[name]["overall"]["f1"] for name in (TREE, BASE_TUNED, BASE_THRESHOLD)}
+    names = (
+        (ERRORSEQ, TREE, BASE_TUNED, BASE_THRESHOLD)
+        if ERRORSEQ in calls
+        else (TREE, BASE_TUNED, BASE_THRESHOLD)
+    )
+    f1 = {name: calls[name]["overall"]["f1"] for name in names}
     if any(value is None for value in f1.values()):
         return "site_calls: F1 is undefined for a predictor (no annotated site, or no call): no answer"
-    tree_gain = report["differences"][f"{TREE} - {BASE_TUNED}"]["overall"]["f1"]
-    tuned_gain = report["differences"][f"{BASE_TUNED} - {BASE_THRESHOLD}"]["overall"]["f1"]
+    differences = report["differences"]
+
+    def gain(first: str, second: str):
+        return differences[f"{first} - {second}"]["overall"]["f1"]
+
     own_threshold = f"the threshold {settings['threshold']}"
+    lead, deep_verdicts = f"the tree's calls reach F1 {f1[TREE]:.3f}", ""
+    if ERRORSEQ in calls:
+        lead = f"errorseq's model's calls reach F1 {f1[ERRORSEQ]:.3f}, the tree's {f1[TREE]:.3f}"
+        deep_verdicts = (
+            f"errorseq's model {verdict_phrase(gain(ERRORSEQ, TREE), 'the tree')}; it "
+            f"{verdict_phrase(gain(ERRORSEQ, BASE_TUNED), 'the re-tuned threshold')}; "
+        )
     return (
         f"site_calls: on held-out genes ({settings['folds']} folds over {counts['gene_clusters']:,} gene "
-        f"clusters, {counts['sites']:,} annotated sites) the tree's calls reach F1 {f1[TREE]:.3f}, the base "
+        f"clusters, {counts['sites']:,} annotated sites) {lead}, the base "
         f"model's {f1[BASE_TUNED]:.3f} with its threshold re-tuned per splice type and "
-        f"{f1[BASE_THRESHOLD]:.3f} at {settings['threshold']}: the tree "
-        f"{verdict_phrase(tree_gain, 'the re-tuned threshold')}; re-tuning "
-        f"{verdict_phrase(tuned_gain, own_threshold)} "
+        f"{f1[BASE_THRESHOLD]:.3f} at {settings['threshold']}: {deep_verdicts}the tree "
+        f"{verdict_phrase(gain(TREE, BASE_TUNED), 'the re-tuned threshold')}; re-tuning "
+        f"{verdict_phrase(gain(BASE_TUNED, BASE_THRESHOLD), own_threshold)} "
         f"(95% gene-cluster bootstrap intervals, {report['bootstrap']['replicates']:,} replicates)"
         f"{few_clusters_note(counts['gene_clusters'])}"
     )

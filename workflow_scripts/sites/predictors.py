@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -28,6 +28,7 @@ from workflow_scripts.sites.settings import SiteSettings
 
 BASE_THRESHOLD, BASE_TUNED, TREE = "base_threshold", "base_tuned", "tree"
 PREDICTORS = (BASE_THRESHOLD, BASE_TUNED, TREE)
+ERRORSEQ = "errorseq"  # sites.model: errorseq's deep model (sites/errorseq.py)
 Thresholds = dict[int, dict[str, float]]  # fold -> splice type -> threshold
 
 
@@ -97,8 +98,9 @@ def inner_probabilities(
 @dataclass
 class OutOfFold:
     tree_probability: np.ndarray  # per candidate
-    thresholds: dict[str, Thresholds]  # BASE_TUNED and TREE
+    thresholds: dict[str, Thresholds]  # BASE_TUNED and TREE (and ERRORSEQ)
     calls: dict[str, np.ndarray]  # predictor -> per candidate bool
+    errorseq_probability: np.ndarray | None = field(default=None)  # sites.model: per candidate
 
 
 def predict_out_of_fold(

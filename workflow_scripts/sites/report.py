@@ -9,6 +9,8 @@ the bootstrap intervals of their differences, and the answer in a sentence.
     scores        {base_score | tree_probability: {group: pr_auc, top_k_accuracy, k}}
     differences   {"tree - base_tuned" | "base_tuned - base_threshold": {group: {f1 | precision |
                    recall: estimate, low, high, reason, verdict}}}
+    (sites.model: the predictor errorseq in thresholds and calls, errorseq_probability in scores,
+    "errorseq - tree" and "errorseq - base_tuned" in differences: sites/errorseq.py)
     bootstrap     confidence, replicates, seed, resampled_unit, clusters
     answer        the sentence the log ends with
 """

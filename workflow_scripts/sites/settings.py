@@ -19,6 +19,7 @@ class SiteSettings:
     bootstrap_replicates: int
     seed: int
     tree: dict = field(default_factory=dict)
+    model: bool = False  # sites.model: errorseq's deep model is a predictor too
 
     @classmethod
     def from_config(cls, calling: dict, sites: dict) -> SiteSettings:
@@ -39,6 +40,7 @@ class SiteSettings:
             bootstrap_replicates=sites["bootstrap_replicates"],
             seed=sites["seed"],
             tree=dict(sites["tree"]),
+            model=bool(sites.get("model", False)),
         )
 
     def summary(self) -> dict:
@@ -52,4 +54,5 @@ class SiteSettings:
             "bootstrap_replicates": self.bootstrap_replicates,
             "seed": self.seed,
             "tree": self.tree,
+            "model": self.model,
         }

@@ -1,0 +1,74 @@
+"""The `site_windows` rule (sites.model): site_calls' candidates as windows, one windows.parquet
+per fold, for errorseq's deep model to re-score (sites/candidate_windows.py; docs/sites.md).
+
+`--config` holds calling (threshold, consensus_window), sites (floor, peak_radius, folds, seed:
+what the candidates and their folds depend on), window (flank) and split (fractions: train : val).
+`--out` names the windows of folds 1..sites.folds, in that order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.data.quality import check_splits, notes, summary_line, write_windows
+from workflow_scripts.data.score_profiles import with_score_profiles
+from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.sites.candidate_windows import LABELS, candidate_windows, fold_windows
+from workflow_scripts.sites.inputs import folded_candidates, read_site_inputs
+from workflow_scripts.sites.settings import SiteSettings
+
+SECTIONS = ("calling", "sites", "window", "split")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scores", required=True, nargs="+", help="scores tables: one, or every shard's")
+    parser.add_argument("--sites", required=True, help="sites.parquet (annotate_sites)")
+    parser.add_argument("--genes", required=True, help="genes.parquet (annotate_sites)")
+    parser.add_argument("--gene-clusters", required=True, help="gene_clusters.parquet (cluster_genes)")
+    parser.add_argument(
+        "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
+    )
+    parser.add_argument("--out", required=True, nargs="+", help="windows.parquet of folds 1..sites.folds")
+    add_config_argument(parser, *SECTIONS)
+    return parser.parse_args(argv)
+
+
+def log(line: str) -> None:
+    print(f"site_windows: {line}", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    config = parse_rule_config(args.config, required=SECTIONS)
+    settings = SiteSettings.from_config(config["calling"], config["sites"])
+    if len(args.out) != settings.folds:
+        raise InputError(
+            "command line", "--out", f"{len(args.out)} paths for {settings.folds} folds (sites.folds)"
+        )
+    began, flank = time.perf_counter(), config["window"]["flank"]
+    inputs = read_site_inputs(args.scores, args.sites, args.genes, args.gene_clusters, args.genome)
+    found = folded_candidates(inputs, settings, progress=log)
+    windows = candidate_windows(found.table, inputs.genome, flank)
+    parts = inputs.score_tables().by_chromosome(set(windows["chrom"].unique().to_list()))
+    windows, profiles = with_score_profiles(windows, parts, inputs.genome.chrom_lengths(), flank)
+    log(
+        f"{windows.height:,} candidate windows of {2 * flank + 1} nt; {profiles['scored_bases']:,} of "
+        f"{profiles['bases']:,} window bases scored"
+    )
+    shape = {"flank": flank, "length": 2 * flank + 1, "site_offset": flank}
+    for fold, path in enumerate(args.out, start=1):
+        frame = fold_windows(windows, fold, config["split"]["fractions"], settings.seed)
+        name = f"site_candidates_fold{fold}"
+        warnings = check_splits(frame, path, name, LABELS, 0)
+        for warning in warnings:
+            log(f"warning: {warning}")
+        write_windows(frame, path, notes(frame, shape, LABELS, {"all_n_windows": 0}, warnings))
+        log(summary_line(frame, name, time.perf_counter() - began).removeprefix("extract: "))
+
+
+if __name__ == "__main__":
+    run_cli(main)
