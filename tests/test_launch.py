@@ -4,6 +4,7 @@ import sys
 
 import pytest
 
+from workflow_scripts.config.sections import complete_sections, section_defaults
 from workflow_scripts.errors import InputError
 from workflow_scripts.rules.train import parse_args
 from workflow_scripts.training.launch import (
@@ -97,21 +98,25 @@ def test_each_job_meets_at_its_own_rendezvous_port():
 
 
 def test_the_collective_timeout_reaches_the_ranks_through_the_exported_cluster_section():
+    from workflow_scripts.config.sections import parse_rule_config
     from workflow_scripts.training.cluster_env import (
         CLUSTER_ENV_VARIABLE,
         collective_timeout_s,
         export_section,
     )
 
+    def rule_config(sections: dict) -> dict:
+        return parse_rule_config(json.dumps(sections), required=("model", "train"))
+
     environ = {}
     assert collective_timeout_s(environ) == 600  # the schema's default
-    export_section(cluster_section({"cluster": {"collective_timeout_s": 45}}), environ)
+    export_section(cluster_section(rule_config({"cluster": {"collective_timeout_s": 45}})), environ)
     assert (
         collective_timeout_s(environ) == 45
         and json.loads(environ[CLUSTER_ENV_VARIABLE])["rdzv_port"] == 29500
     )
     with pytest.raises(InputError, match="cluster.collective_timeout_s"):
-        cluster_section({"cluster": {"collective_timeout_s": 0}})
+        rule_config({"cluster": {"collective_timeout_s": 0}})  # the rule's --config, checked once
 
 
 def test_the_job_threads_are_shared_by_all_its_processes_on_all_its_nodes(monkeypatch):
@@ -120,7 +125,7 @@ def test_the_job_threads_are_shared_by_all_its_processes_on_all_its_nodes(monkey
     monkeypatch.setattr(launch, "allocation_hosts", lambda: ("n1", "n2"))
     monkeypatch.setenv("SLURM_JOB_ID", "7")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # restored after the test
-    cluster = cluster_section({"cluster": {}})
+    cluster = section_defaults("cluster")
     launch.build_command(Resources(gpus=0, cpu_procs=2, threads=2, nodes=1), ["--x"], cluster)
     assert launch.os.environ["OMP_NUM_THREADS"] == "1"
     command = launch.build_command(Resources(gpus=8, cpu_procs=2, threads=64, nodes=2), ["--x"], cluster)
@@ -166,7 +171,7 @@ def test_cluster_section_comes_from_the_config_else_the_workflow_environment(mon
     assert (
         from_environment["nccl_debug"] == "INFO" and from_environment["rdzv_port"] == 29500
     )  # schema default
-    assert cluster_section({"cluster": {"rdzv_port": 29600}})["nccl_debug"] == "WARN"
+    assert cluster_section(complete_sections({"cluster": {"rdzv_port": 29600}}))["nccl_debug"] == "WARN"
     monkeypatch.setenv(CLUSTER_ENV_VARIABLE, json.dumps({"nccl_debgu": "INFO"}))
     with pytest.raises(InputError, match="config: cluster.nccl_debgu: unknown key"):
         cluster_section({})
@@ -181,7 +186,7 @@ def test_no_gpus_requested_hides_visible_gpus_from_the_workers(monkeypatch):
     monkeypatch.setattr(launch.torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(launch.torch.cuda, "device_count", lambda: 1)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
-    cluster = cluster_section({"cluster": {}})
+    cluster = section_defaults("cluster")
     command = launch.build_command(Resources(gpus=0, cpu_procs=2, threads=2, nodes=1), ["--x"], cluster)
     assert "--nproc_per_node=2" in command
     assert launch.os.environ["CUDA_VISIBLE_DEVICES"] == ""

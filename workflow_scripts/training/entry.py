@@ -47,13 +47,15 @@ def run_spec(args: argparse.Namespace, out_weights: str, **extra: str | None) ->
     )
 
 
-def start_run(rule: str, objective: str, args: argparse.Namespace, sections: dict, spec: RunSpec) -> None:
-    """Refuse what every rank would fail on (before torchrun starts), then launch the ranks."""
+def start_run(objective_name: str, args: argparse.Namespace, sections: dict, spec: RunSpec) -> None:
+    """`sections` completed by the schema (parse_rule_config): the objective is built from them
+    once, here; refuse what every rank would fail on (before torchrun starts), then launch."""
+    objective = build_objective(objective_name, sections)
     resources = resources_from_args(args)
-    check_run(build_objective(objective, sections), spec, resources)
-    announce(args.console_fd, f"{rule} {args.experiment}")
+    check_run(objective, spec, resources)
+    announce(args.console_fd, f"{objective.rule} {args.experiment}")
     if spec.console is None or resources.nodes > 1:  # other nodes' ranks cannot reach this process
-        launch(objective, spec, sections, resources)
+        launch(objective, spec, resources)
         return
     with ConsoleRelay(args.console_fd) as relay:
-        launch(objective, dataclasses.replace(spec, console=relay.path), sections, resources)
+        launch(objective, dataclasses.replace(spec, console=relay.path), resources)

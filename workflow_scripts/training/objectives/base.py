@@ -22,6 +22,7 @@ class Objective(abc.ABC):
     rule: str  # the Snakemake rule that runs it: its code digest keys the checkpoints
 
     def __init__(self, sections: dict):
+        self.sections = sections  # what the launcher hands the ranks
         self.model_cfg = sections["model"]
         self.train_config = self.build_train_config(sections)
 
