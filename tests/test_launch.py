@@ -14,7 +14,7 @@ from workflow_scripts.training.launch import (
     resources_from_args,
     torchrun_command,
 )
-from workflow_scripts.training.run_spec import RunSpec
+from workflow_scripts.training.run_spec import RunSpec, read_launch_file, write_launch_file
 
 PATHS = [
     "--windows",
@@ -44,7 +44,7 @@ def test_one_process_per_gpu_else_the_configured_cpu_processes():
         processes_per_node(gpus=-1, cpu_procs=2)
 
 
-def test_command_is_one_torchrun_of_the_worker_with_the_run_arguments_untouched():
+def test_command_is_one_torchrun_of_the_worker_given_the_launch_file_with_the_run_untouched(tmp_path):
     args = parse_args([*PATHS, "--gpus", "0", "--cpu-procs", "3"])
     assert resources_from_args(args) == Resources(gpus=0, cpu_procs=3, threads=args.threads, nodes=1)
     spec = RunSpec(
@@ -54,12 +54,15 @@ def test_command_is_one_torchrun_of_the_worker_with_the_run_arguments_untouched(
         bucket_summary="s.json",
         checkpoint_dir="ck",
         out_weights="a b;rm -rf x",
-        out_config="model.json",
+        out_config=str(tmp_path / "model" / "model.json"),
         out_steps="steps.jsonl",
         init_encoder="enc.pt",
     )
-    rest = spec.to_argv()
-    assert rest[rest.index("--out-weights") + 1] == "a b;rm -rf x" and "--genome-dir" not in rest
+    sections = complete_sections({"train": {"lr": 0.01}}, required=("model",))
+    write_launch_file("classification", sections, spec)
+    assert spec.launch_file == tmp_path / "model" / "launch.json"
+    assert read_launch_file(spec.launch_file) == ("classification", sections, spec)
+    rest = ["--launch-file", str(spec.launch_file)]
     command = torchrun_command(2, rest)
     assert command[:3] == [sys.executable, "-m", "torch.distributed.run"]
     assert "--nproc_per_node=2" in command and command[-len(rest) - 2 :] == [

@@ -12,7 +12,6 @@ bounds the rendezvous and, in the ranks, every collective: a lost node ends the 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import subprocess
@@ -32,7 +31,7 @@ from workflow_scripts.training.cluster_env import (
 from workflow_scripts.training.local_torchrun import run_torchrun
 from workflow_scripts.training.objectives.base import Objective
 from workflow_scripts.training.precision import check_precision
-from workflow_scripts.training.run_spec import RunSpec
+from workflow_scripts.training.run_spec import RunSpec, write_launch_file
 from workflow_scripts.training.telemetry import require_tensorboard
 
 WORKER_MODULE = "workflow_scripts.training.worker"
@@ -84,8 +83,8 @@ def launch(objective: Objective, spec: RunSpec, resources: Resources) -> None:
     export_section(cluster)  # the ranks read their collective timeout from it
     applied = apply_environment(preset_environment(cluster))
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    worker_args = ["--objective", objective.name, *spec.to_argv(), "--config", json.dumps(objective.sections)]
-    command = build_command(resources, worker_args, cluster)
+    command = build_command(resources, ["--launch-file", str(spec.launch_file)], cluster)
+    write_launch_file(objective.name, objective.sections, spec)
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "unset")
     presets = " ".join(f"{name}={value}" for name, value in sorted(applied.items()))
     print(
