@@ -7,11 +7,11 @@ import pytest
 from workflow_scripts.config.sections import complete_sections, section_defaults
 from workflow_scripts.errors import InputError
 from workflow_scripts.rules.train import parse_args
+from workflow_scripts.training.entry import resources_from_args
 from workflow_scripts.training.launch import (
     Resources,
     cluster_section,
     processes_per_node,
-    resources_from_args,
     torchrun_command,
 )
 from workflow_scripts.training.run_spec import RunSpec, read_launch_file, write_launch_file

@@ -1,14 +1,16 @@
-"""What the `train` and `pretrain` entry points share: the paths every training run takes on the
-command line, its RunSpec, and the checks and launch that start it."""
+"""What the `train` and `pretrain` entry points share: their command line (the paths every
+training run takes, --config and the rule's resources), its RunSpec, and the checks and launch
+that start it."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 
 from workflow_scripts.config.sections import add_config_argument
 from workflow_scripts.training.console_relay import ConsoleRelay
-from workflow_scripts.training.launch import add_resource_arguments, launch, resources_from_args
+from workflow_scripts.training.launch import Resources, launch
 from workflow_scripts.training.objectives import build_objective
 from workflow_scripts.training.prelaunch import announce, check_run, console_path
 from workflow_scripts.training.run_spec import RunSpec
@@ -30,6 +32,21 @@ def add_run_arguments(parser: argparse.ArgumentParser, sections: tuple[str, ...]
     )
     add_config_argument(parser, *sections)
     add_resource_arguments(parser)
+
+
+def add_resource_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--gpus", type=int, default=0, help="GPUs given to this job (resources.gpu)")
+    parser.add_argument(
+        "--cpu-procs", type=int, default=2, help="processes when there is no GPU (resources.cpu_procs)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=os.cpu_count() or 1, help="CPU cores of the job (threads)"
+    )
+    parser.add_argument("--nodes", type=int, default=1, help="nodes of the job (resources.nodes)")
+
+
+def resources_from_args(args: argparse.Namespace) -> Resources:
+    return Resources(args.gpus, args.cpu_procs, args.threads, args.nodes)
 
 
 def run_spec(args: argparse.Namespace, out_weights: str, **extra: str | None) -> RunSpec:

@@ -11,7 +11,6 @@ bounds the rendezvous and, in the ranks, every collective: a lost node ends the 
 
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
 import subprocess
@@ -59,21 +58,6 @@ class Rendezvous:
     @property
     def endpoint(self) -> str:
         return f"{self.hosts[0]}:{self.port}"
-
-
-def add_resource_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--gpus", type=int, default=0, help="GPUs given to this job (resources.gpu)")
-    parser.add_argument(
-        "--cpu-procs", type=int, default=2, help="processes when there is no GPU (resources.cpu_procs)"
-    )
-    parser.add_argument(
-        "--threads", type=int, default=os.cpu_count() or 1, help="CPU cores of the job (threads)"
-    )
-    parser.add_argument("--nodes", type=int, default=1, help="nodes of the job (resources.nodes)")
-
-
-def resources_from_args(args: argparse.Namespace) -> Resources:
-    return Resources(args.gpus, args.cpu_procs, args.threads, args.nodes)
 
 
 def launch(objective: Objective, spec: RunSpec, resources: Resources) -> None:
