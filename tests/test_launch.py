@@ -4,16 +4,17 @@ import sys
 
 import pytest
 
+from workflow_scripts.config.sections import complete_sections, section_defaults
 from workflow_scripts.errors import InputError
 from workflow_scripts.rules.train import parse_args
+from workflow_scripts.training.entry import resources_from_args
 from workflow_scripts.training.launch import (
     Resources,
     cluster_section,
     processes_per_node,
-    resources_from_args,
     torchrun_command,
 )
-from workflow_scripts.training.run_spec import RunSpec
+from workflow_scripts.training.run_spec import RunSpec, read_launch_file, write_launch_file
 
 PATHS = [
     "--windows",
@@ -43,7 +44,7 @@ def test_one_process_per_gpu_else_the_configured_cpu_processes():
         processes_per_node(gpus=-1, cpu_procs=2)
 
 
-def test_command_is_one_torchrun_of_the_worker_with_the_run_arguments_untouched():
+def test_command_is_one_torchrun_of_the_worker_given_the_launch_file_with_the_run_untouched(tmp_path):
     args = parse_args([*PATHS, "--gpus", "0", "--cpu-procs", "3"])
     assert resources_from_args(args) == Resources(gpus=0, cpu_procs=3, threads=args.threads, nodes=1)
     spec = RunSpec(
@@ -53,12 +54,15 @@ def test_command_is_one_torchrun_of_the_worker_with_the_run_arguments_untouched(
         bucket_summary="s.json",
         checkpoint_dir="ck",
         out_weights="a b;rm -rf x",
-        out_config="model.json",
+        out_config=str(tmp_path / "model" / "model.json"),
         out_steps="steps.jsonl",
         init_encoder="enc.pt",
     )
-    rest = spec.to_argv()
-    assert rest[rest.index("--out-weights") + 1] == "a b;rm -rf x" and "--genome-dir" not in rest
+    sections = complete_sections({"train": {"lr": 0.01}}, required=("model",))
+    write_launch_file("classification", sections, spec)
+    assert spec.launch_file == tmp_path / "model" / "launch.json"
+    assert read_launch_file(spec.launch_file) == ("classification", sections, spec)
+    rest = ["--launch-file", str(spec.launch_file)]
     command = torchrun_command(2, rest)
     assert command[:3] == [sys.executable, "-m", "torch.distributed.run"]
     assert "--nproc_per_node=2" in command and command[-len(rest) - 2 :] == [
@@ -97,21 +101,25 @@ def test_each_job_meets_at_its_own_rendezvous_port():
 
 
 def test_the_collective_timeout_reaches_the_ranks_through_the_exported_cluster_section():
+    from workflow_scripts.config.sections import parse_rule_config
     from workflow_scripts.training.cluster_env import (
         CLUSTER_ENV_VARIABLE,
         collective_timeout_s,
         export_section,
     )
 
+    def rule_config(sections: dict) -> dict:
+        return parse_rule_config(json.dumps(sections), required=("model", "train"))
+
     environ = {}
     assert collective_timeout_s(environ) == 600  # the schema's default
-    export_section(cluster_section({"cluster": {"collective_timeout_s": 45}}), environ)
+    export_section(cluster_section(rule_config({"cluster": {"collective_timeout_s": 45}})), environ)
     assert (
         collective_timeout_s(environ) == 45
         and json.loads(environ[CLUSTER_ENV_VARIABLE])["rdzv_port"] == 29500
     )
     with pytest.raises(InputError, match="cluster.collective_timeout_s"):
-        cluster_section({"cluster": {"collective_timeout_s": 0}})
+        rule_config({"cluster": {"collective_timeout_s": 0}})  # the rule's --config, checked once
 
 
 def test_the_job_threads_are_shared_by_all_its_processes_on_all_its_nodes(monkeypatch):
@@ -120,7 +128,7 @@ def test_the_job_threads_are_shared_by_all_its_processes_on_all_its_nodes(monkey
     monkeypatch.setattr(launch, "allocation_hosts", lambda: ("n1", "n2"))
     monkeypatch.setenv("SLURM_JOB_ID", "7")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # restored after the test
-    cluster = cluster_section({"cluster": {}})
+    cluster = section_defaults("cluster")
     launch.build_command(Resources(gpus=0, cpu_procs=2, threads=2, nodes=1), ["--x"], cluster)
     assert launch.os.environ["OMP_NUM_THREADS"] == "1"
     command = launch.build_command(Resources(gpus=8, cpu_procs=2, threads=64, nodes=2), ["--x"], cluster)
@@ -166,7 +174,7 @@ def test_cluster_section_comes_from_the_config_else_the_workflow_environment(mon
     assert (
         from_environment["nccl_debug"] == "INFO" and from_environment["rdzv_port"] == 29500
     )  # schema default
-    assert cluster_section({"cluster": {"rdzv_port": 29600}})["nccl_debug"] == "WARN"
+    assert cluster_section(complete_sections({"cluster": {"rdzv_port": 29600}}))["nccl_debug"] == "WARN"
     monkeypatch.setenv(CLUSTER_ENV_VARIABLE, json.dumps({"nccl_debgu": "INFO"}))
     with pytest.raises(InputError, match="config: cluster.nccl_debgu: unknown key"):
         cluster_section({})
@@ -181,7 +189,7 @@ def test_no_gpus_requested_hides_visible_gpus_from_the_workers(monkeypatch):
     monkeypatch.setattr(launch.torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(launch.torch.cuda, "device_count", lambda: 1)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
-    cluster = cluster_section({"cluster": {}})
+    cluster = section_defaults("cluster")
     command = launch.build_command(Resources(gpus=0, cpu_procs=2, threads=2, nodes=1), ["--x"], cluster)
     assert "--nproc_per_node=2" in command
     assert launch.os.environ["CUDA_VISIBLE_DEVICES"] == ""
@@ -221,17 +229,20 @@ def test_one_precision_rule_for_every_strategy():
 
 
 def test_pretrain_takes_epochs_lr_and_max_steps_from_its_own_section():
+    from workflow_scripts.config.sections import complete_sections
     from workflow_scripts.training.objectives import build_objective
 
     sections = {
         "train": {"epochs": 7, "lr": 0.1, "max_steps": 50, "strategy": "fsdp"},
         "pretrain": {"epochs": 2, "lr": 0.004},
     }
-    pretrain = build_objective("masked_lm", sections).train_config
+    completed = complete_sections(sections, required=("model",))
+    pretrain = build_objective("masked_lm", completed).train_config
     assert (pretrain.epochs, pretrain.lr, pretrain.max_steps, pretrain.strategy) == (2, 0.004, None, "fsdp")
     sections["pretrain"]["max_steps"] = 5
-    assert build_objective("masked_lm", sections).train_config.max_steps == 5
-    train = build_objective("classification", sections).train_config
+    completed = complete_sections(sections, required=("model",))
+    assert build_objective("masked_lm", completed).train_config.max_steps == 5
+    train = build_objective("classification", completed).train_config
     assert (train.epochs, train.lr, train.max_steps) == (7, 0.1, 50)
 
 

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from tests.train_fixtures import make_training_inputs
+from workflow_scripts.config.sections import complete_sections
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
 from workflow_scripts.training.batches import BatchCollator, budget_batches, load_split
@@ -33,7 +34,10 @@ def splits(tmp_path_factory):
 def make_trainer(splits, work, **train):
     objective = build_objective(
         "classification",
-        {"train": {"epochs": 1, "lr": 1e-3, "precision": "fp32", "seed": 0, **train}},
+        complete_sections(
+            {"train": {"epochs": 1, "lr": 1e-3, "precision": "fp32", "seed": 0, **train}},
+            required=("model", "train"),
+        ),
     )
     ctx = DistContext(rank=0, local_rank=0, world_size=1, device=torch.device("cpu"), backend=None)
     torch.manual_seed(0)

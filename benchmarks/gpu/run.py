@@ -22,6 +22,8 @@ from benchmarks.gpu.cases import Case, train_section
 from benchmarks.gpu.inputs import bert_dir, bucket_dir, windows_path
 from benchmarks.runner import PYTHON, run_logged
 from testkit.rule_commands import evaluate_args, train_path_args
+from workflow_scripts.config.sections import complete_sections
+from workflow_scripts.training.run_spec import RunSpec, write_launch_file
 
 EXPERIMENT = "fp_vs_tp"
 
@@ -43,15 +45,32 @@ def train_command(case: Case, work: Path, run: Path, steps: int, threads: int) -
     model = {**case.model}
     if model.get("path") == "BERT_DIR":
         model["path"] = str(bert_dir(work))
-    config = ["--config", json.dumps({"model": model, "train": train_section(case, steps)})]
+    sections = {"model": model, "train": train_section(case, steps)}
+    config = ["--config", json.dumps(sections)]
     paths = train_path_args(case_inputs(work, case), run, EXPERIMENT)
     if case.launcher == "torchrun2":  # the worker itself, two ranks, as torchrun starts it
         launcher = ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "--max_restarts=0"]
-        worker = ["-m", "workflow_scripts.training.worker", "--objective", "classification"]
-        paths = ["--out-weights" if part == "--out-model" else part for part in paths]
-        return [PYTHON, *launcher, *worker, *paths, *config]
+        launch_file = worker_launch_file(case_inputs(work, case), run, sections)
+        worker = ["-m", "workflow_scripts.training.worker", "--launch-file", launch_file]
+        return [PYTHON, *launcher, *worker]
     gpus = ["--gpus", "0", "--cpu-procs", "2"] if case.launcher == "cpu2" else ["--gpus", str(case.ngpu)]
     return [PYTHON, "-m", "workflow_scripts.rules.train", *gpus, "--threads", str(threads), *paths, *config]
+
+
+def worker_launch_file(inputs: dict[str, Path], run: Path, sections: dict) -> str:
+    """The launch file training.launch would write for this run (the train rule's paths)."""
+    spec = RunSpec(
+        experiment=EXPERIMENT,
+        windows=str(inputs["windows"]),
+        manifest=str(inputs["manifest"]),
+        bucket_summary=str(inputs["summary"]),
+        checkpoint_dir=str(run / "checkpoints"),
+        out_weights=str(run / "model.pt"),
+        out_config=str(run / "model.json"),
+        out_steps=str(run / "steps.jsonl"),
+    )
+    write_launch_file("classification", complete_sections(sections, required=("model", "train")), spec)
+    return str(spec.launch_file)
 
 
 def run_case(case: Case, work: Path, steps: int, threads: int) -> dict:

@@ -54,9 +54,16 @@ def parse_rule_config(text: str, required: tuple[str, ...] = ()) -> dict[str, di
         raise InputError("--config", "(json)", f"not valid JSON: {error.msg}") from None
     if not isinstance(sections, dict):
         raise InputError("--config", "(json)", "expected an object of config sections")
+    return complete_sections(sections, required)
+
+
+def complete_sections(sections: dict, required: tuple[str, ...] = ()) -> dict[str, dict]:
+    """{section: values} → {section: completed section}; a name in `required` that is missing
+    is completed from nothing (the schema's defaults)."""
+    given = dict(sections)
     for name in required:
-        sections.setdefault(name, {})
-    return {name: complete_section(name, values) for name, values in sections.items()}
+        given.setdefault(name, {})
+    return {name: complete_section(name, values) for name, values in given.items()}
 
 
 def add_config_argument(parser: argparse.ArgumentParser, *sections: str) -> None:

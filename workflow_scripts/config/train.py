@@ -51,7 +51,12 @@ class TrainConfig:
     @classmethod
     def from_section(cls, values: dict) -> TrainConfig:
         """Fill and check the section against the schema (InputError names `train.<key>`)."""
-        completed = complete_section("train", values)
+        return cls.from_completed(complete_section("train", values))
+
+    @classmethod
+    def from_completed(cls, completed: dict) -> TrainConfig:
+        """The section as the schema completed it, taken as it is (no schema check again); an
+        optional key without a default that is absent is None."""
         fields: dict[str, Any] = {f.name: completed.get(f.name) for f in dataclasses.fields(cls)}
         return cls(**fields)
 

@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> None:
     sections = parse_rule_config(args.config, required=SECTIONS)
     genome_dir = str(Path(args.genome_index).parent) if args.genome_index else None
     spec = run_spec(args, args.out_encoder, genome_dir=genome_dir)
-    start_run("pretrain", "masked_lm", args, sections, spec)
+    start_run("masked_lm", args, sections, spec)
 
 
 if __name__ == "__main__":

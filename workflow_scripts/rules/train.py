@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     sections = parse_rule_config(args.config, required=SECTIONS)
     spec = run_spec(args, args.out_model, init_encoder=args.init_encoder)
-    start_run("train", "classification", args, sections, spec)
+    start_run("classification", args, sections, spec)
 
 
 if __name__ == "__main__":

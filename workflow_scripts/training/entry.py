@@ -1,14 +1,16 @@
-"""What the `train` and `pretrain` entry points share: the paths every training run takes on the
-command line, its RunSpec, and the checks and launch that start it."""
+"""What the `train` and `pretrain` entry points share: their command line (the paths every
+training run takes, --config and the rule's resources), its RunSpec, and the checks and launch
+that start it."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 
 from workflow_scripts.config.sections import add_config_argument
 from workflow_scripts.training.console_relay import ConsoleRelay
-from workflow_scripts.training.launch import add_resource_arguments, launch, resources_from_args
+from workflow_scripts.training.launch import Resources, launch
 from workflow_scripts.training.objectives import build_objective
 from workflow_scripts.training.prelaunch import announce, check_run, console_path
 from workflow_scripts.training.run_spec import RunSpec
@@ -32,6 +34,21 @@ def add_run_arguments(parser: argparse.ArgumentParser, sections: tuple[str, ...]
     add_resource_arguments(parser)
 
 
+def add_resource_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--gpus", type=int, default=0, help="GPUs given to this job (resources.gpu)")
+    parser.add_argument(
+        "--cpu-procs", type=int, default=2, help="processes when there is no GPU (resources.cpu_procs)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=os.cpu_count() or 1, help="CPU cores of the job (threads)"
+    )
+    parser.add_argument("--nodes", type=int, default=1, help="nodes of the job (resources.nodes)")
+
+
+def resources_from_args(args: argparse.Namespace) -> Resources:
+    return Resources(args.gpus, args.cpu_procs, args.threads, args.nodes)
+
+
 def run_spec(args: argparse.Namespace, out_weights: str, **extra: str | None) -> RunSpec:
     return RunSpec(
         experiment=args.experiment,
@@ -47,13 +64,15 @@ def run_spec(args: argparse.Namespace, out_weights: str, **extra: str | None) ->
     )
 
 
-def start_run(rule: str, objective: str, args: argparse.Namespace, sections: dict, spec: RunSpec) -> None:
-    """Refuse what every rank would fail on (before torchrun starts), then launch the ranks."""
+def start_run(objective_name: str, args: argparse.Namespace, sections: dict, spec: RunSpec) -> None:
+    """`sections` completed by the schema (parse_rule_config): the objective is built from them
+    once, here; refuse what every rank would fail on (before torchrun starts), then launch."""
+    objective = build_objective(objective_name, sections)
     resources = resources_from_args(args)
-    check_run(build_objective(objective, sections), spec, resources)
-    announce(args.console_fd, f"{rule} {args.experiment}")
+    check_run(objective, spec, resources)
+    announce(args.console_fd, f"{objective.rule} {args.experiment}")
     if spec.console is None or resources.nodes > 1:  # other nodes' ranks cannot reach this process
-        launch(objective, spec, sections, resources)
+        launch(objective, spec, resources)
         return
     with ConsoleRelay(args.console_fd) as relay:
-        launch(objective, dataclasses.replace(spec, console=relay.path), sections, resources)
+        launch(objective, dataclasses.replace(spec, console=relay.path), resources)

@@ -11,8 +11,6 @@ bounds the rendezvous and, in the ranks, every collective: a lost node ends the 
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import shlex
 import subprocess
@@ -21,7 +19,6 @@ from dataclasses import dataclass
 
 import torch
 
-from workflow_scripts.config.sections import complete_section
 from workflow_scripts.config.train import TrainConfig
 from workflow_scripts.errors import InputError
 from workflow_scripts.training.cluster_env import (
@@ -31,9 +28,9 @@ from workflow_scripts.training.cluster_env import (
     section_from_environment,
 )
 from workflow_scripts.training.local_torchrun import run_torchrun
-from workflow_scripts.training.objectives import build_objective
+from workflow_scripts.training.objectives.base import Objective
 from workflow_scripts.training.precision import check_precision
-from workflow_scripts.training.run_spec import RunSpec
+from workflow_scripts.training.run_spec import RunSpec, write_launch_file
 from workflow_scripts.training.telemetry import require_tensorboard
 
 WORKER_MODULE = "workflow_scripts.training.worker"
@@ -63,31 +60,15 @@ class Rendezvous:
         return f"{self.hosts[0]}:{self.port}"
 
 
-def add_resource_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--gpus", type=int, default=0, help="GPUs given to this job (resources.gpu)")
-    parser.add_argument(
-        "--cpu-procs", type=int, default=2, help="processes when there is no GPU (resources.cpu_procs)"
-    )
-    parser.add_argument(
-        "--threads", type=int, default=os.cpu_count() or 1, help="CPU cores of the job (threads)"
-    )
-    parser.add_argument("--nodes", type=int, default=1, help="nodes of the job (resources.nodes)")
-
-
-def resources_from_args(args: argparse.Namespace) -> Resources:
-    return Resources(args.gpus, args.cpu_procs, args.threads, args.nodes)
-
-
-def launch(objective_name: str, spec: RunSpec, sections: dict, resources: Resources) -> None:
-    """Check the config once, here, then replace this process with torchrun (never returns)."""
-    objective = build_objective(objective_name, sections)
-    check_before_launch(objective.train_config, cuda=resources.gpus > 0 and torch.cuda.is_available())
-    cluster = cluster_section(sections)
+def launch(objective: Objective, spec: RunSpec, resources: Resources) -> None:
+    """Replace this process with torchrun (never returns). The objective's config was completed
+    and checked before (training.entry.start_run: check_run)."""
+    cluster = cluster_section(objective.sections)
     export_section(cluster)  # the ranks read their collective timeout from it
     applied = apply_environment(preset_environment(cluster))
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    worker_args = ["--objective", objective_name, *spec.to_argv(), "--config", json.dumps(sections)]
-    command = build_command(resources, worker_args, cluster)
+    command = build_command(resources, ["--launch-file", str(spec.launch_file)], cluster)
+    write_launch_file(objective.name, objective.sections, spec)
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "unset")
     presets = " ".join(f"{name}={value}" for name, value in sorted(applied.items()))
     print(
@@ -109,10 +90,10 @@ def check_before_launch(cfg: TrainConfig, cuda: bool) -> None:
 
 
 def cluster_section(sections: dict) -> dict:
-    """The cluster: section of --config, else the one the workflow exports for every job (not a
-    rule param, so changing an NCCL setting does not retrain)."""
+    """The cluster: section of --config (completed with the others), else the one the workflow
+    exports for every job (not a rule param, so changing an NCCL setting does not retrain)."""
     if "cluster" in sections:
-        return complete_section("cluster", sections["cluster"])
+        return sections["cluster"]
     return section_from_environment()
 
 

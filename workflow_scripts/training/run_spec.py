@@ -1,16 +1,23 @@
-"""The files one training run reads and writes, and its name: what the launcher hands the worker."""
+"""The files one training run reads and writes, its name, and the launch file: what the launcher
+hands the ranks.
+
+The launcher writes the launch file once, beside the run's JSON record (model/launch.json,
+pretrain/launch.json): the objective, the RunSpec and the config sections as the schema completed
+them in the rule's process. torchrun passes its path to every rank (`--launch-file`); a rank reads
+it back as it is, without checking it against the schema again.
+"""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
-OPTIONAL = {
-    "init_encoder": "encoder.pt written by pretrain: the classifier starts from it",
-    "genome_dir": "the indexed genome (pretrain.source genome)",
-    "console": "a terminal, pipe or file for the short progress lines (the rule's console)",
-}
+from workflow_scripts.errors import InputError
+from workflow_scripts.io_utils import write_json
+
+LAUNCH_FILE = "launch.json"
 
 
 @dataclass(frozen=True)
@@ -23,31 +30,26 @@ class RunSpec:
     out_weights: str  # model.pt (train) or encoder.pt (pretrain)
     out_config: str  # model.json or pretrain.json
     out_steps: str  # steps.jsonl
-    init_encoder: str | None = None
-    genome_dir: str | None = None
-    console: str | None = None
+    init_encoder: str | None = None  # encoder.pt written by pretrain: the classifier starts from it
+    genome_dir: str | None = None  # the indexed genome (pretrain.source genome)
+    console: str | None = None  # a terminal, pipe or file for the short progress lines
 
-    def to_argv(self) -> list[str]:
-        """The worker's arguments for this run (add_run_arguments parses them back)."""
-        argv = []
-        for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
-            if value is not None:
-                argv += [option(field.name), str(value)]
-        return argv
+    @property
+    def launch_file(self) -> Path:
+        return Path(self.out_config).parent / LAUNCH_FILE
 
 
-def option(name: str) -> str:
-    return "--" + name.replace("_", "-")
+def write_launch_file(objective: str, sections: dict, spec: RunSpec) -> None:
+    """What every rank gets: the objective's name, its completed config sections and the run."""
+    write_json(
+        spec.launch_file, {"objective": objective, "sections": sections, "run": dataclasses.asdict(spec)}
+    )
 
 
-def add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    for field in dataclasses.fields(RunSpec):
-        if field.name in OPTIONAL:
-            parser.add_argument(option(field.name), help=OPTIONAL[field.name])
-        else:
-            parser.add_argument(option(field.name), required=True)
-
-
-def run_spec_from_args(args: argparse.Namespace) -> RunSpec:
-    return RunSpec(**{field.name: getattr(args, field.name) for field in dataclasses.fields(RunSpec)})
+def read_launch_file(path: str | Path) -> tuple[str, dict, RunSpec]:
+    """(objective name, completed config sections, RunSpec) as write_launch_file wrote them."""
+    try:
+        launched = json.loads(Path(path).read_text())
+        return launched["objective"], launched["sections"], RunSpec(**launched["run"])
+    except (json.JSONDecodeError, KeyError, TypeError) as error:
+        raise InputError(str(path), "(launch file)", f"not one the launcher wrote ({error})") from None

@@ -2,9 +2,11 @@
 pretrain (workflow_scripts.rules.train / .pretrain start torchrun through training.launch).
 
     torchrun --standalone --nproc_per_node 2 -m workflow_scripts.training.worker \\
-        --objective classification --experiment fp_vs_tp --windows ... --config '{"model": {}, "train": {}}'
+        --launch-file results/fp_vs_tp/model/launch.json
 
-A plain `python -m workflow_scripts.training.worker ...` trains in one process.
+The launch file (training/run_spec.py) holds the objective, the run's files and the config
+sections the rule's process completed and checked; they are used as they are. A plain
+`python -m workflow_scripts.training.worker --launch-file ...` trains in one process.
 """
 
 from __future__ import annotations
@@ -13,12 +15,11 @@ import argparse
 import os
 import sys
 
-from workflow_scripts.config.sections import add_config_argument, parse_rule_config
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.training.distributed import exit_without_teardown, run_in_process_group
-from workflow_scripts.training.objectives import OBJECTIVES, build_objective
+from workflow_scripts.training.objectives import build_objective
 from workflow_scripts.training.run import run
-from workflow_scripts.training.run_spec import add_run_arguments, run_spec_from_args
+from workflow_scripts.training.run_spec import read_launch_file
 from workflow_scripts.training.stop_signal import StopRequest, TrainingInterrupted
 
 PEER_FAILURE_GRACE_S = 10  # torchrun notices a failed rank in well under a second, then stops the rest
@@ -26,9 +27,7 @@ PEER_FAILURE_GRACE_S = 10  # torchrun notices a failed rank in well under a seco
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--objective", required=True, choices=sorted(OBJECTIVES))
-    add_run_arguments(parser)
-    add_config_argument(parser, "model", "train", "pretrain")
+    parser.add_argument("--launch-file", required=True, help="launch.json, written by training.launch")
     return parser.parse_args(argv)
 
 
@@ -38,9 +37,8 @@ def main(argv: list[str] | None = None) -> None:
     collective fails because another rank failed exits quietly when torchrun stops it."""
     StopRequest.install()
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    args = parse_args(argv)
-    objective = build_objective(args.objective, parse_rule_config(args.config))
-    spec = run_spec_from_args(args)
+    name, sections, spec = read_launch_file(parse_args(argv).launch_file)
+    objective = build_objective(name, sections)
     cfg = objective.train_config
     try:
         run_in_process_group(cfg.strategy, cfg.seed, lambda ctx: run(objective, spec, ctx))

@@ -8,7 +8,6 @@ import abc
 import torch
 from torch import nn
 
-from workflow_scripts.config.sections import complete_section
 from workflow_scripts.config.train import TrainConfig
 from workflow_scripts.training.batches import SplitData
 from workflow_scripts.training.distributed import DistContext
@@ -16,19 +15,21 @@ from workflow_scripts.training.run_spec import RunSpec
 
 
 class Objective(abc.ABC):
-    """One kind of training. `sections` are the rule's config sections, completed by the schema."""
+    """One kind of training. `sections` are the rule's config sections as the schema completed
+    them (config.sections.complete_sections, once, in the rule's process): taken as they are."""
 
     name: str
     rule: str  # the Snakemake rule that runs it: its code digest keys the checkpoints
 
     def __init__(self, sections: dict):
-        self.model_cfg = complete_section("model", sections.get("model", {}))
+        self.sections = sections  # what the launcher hands the ranks
+        self.model_cfg = sections["model"]
         self.train_config = self.build_train_config(sections)
 
     # ---- setting up a run -------------------------------------------------------------------
     @abc.abstractmethod
     def build_train_config(self, sections: dict) -> TrainConfig:
-        """The loop's settings: the train: section, or what the objective makes of it."""
+        """The loop's settings: the completed train: section, or what the objective makes of it."""
 
     @abc.abstractmethod
     def title(self) -> str:

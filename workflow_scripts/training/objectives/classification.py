@@ -44,7 +44,7 @@ class Classification(Objective):
     rule = "train"
 
     def build_train_config(self, sections):
-        return TrainConfig.from_section(sections.get("train", {}))
+        return TrainConfig.from_completed(sections["train"])
 
     def title(self) -> str:
         return "training"

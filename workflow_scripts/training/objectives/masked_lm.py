@@ -10,7 +10,6 @@ from pathlib import Path
 
 import torch.nn.functional as F
 
-from workflow_scripts.config.sections import complete_section
 from workflow_scripts.config.train import TrainConfig
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.models.masked_lm import MaskedLanguageModel, encoder_state
@@ -40,12 +39,12 @@ class MaskedLM(Objective):
     rule = "pretrain"
 
     def __init__(self, sections: dict):
-        self.pretrain = complete_section("pretrain", sections.get("pretrain", {}))
+        self.pretrain = sections["pretrain"]
         super().__init__(sections)
 
     def build_train_config(self, sections):
-        train = complete_section("train", sections.get("train", {}))
-        return TrainConfig.from_section(pretrain_train_section(train, self.pretrain))
+        # pretrain.epochs, lr and max_steps have the schema's ranges of train's own
+        return TrainConfig.from_completed(pretrain_train_section(sections["train"], self.pretrain))
 
     def title(self) -> str:
         return f"pretraining (masked LM, source {self.pretrain['source']})"
