@@ -146,6 +146,7 @@ FAST = {
     "train": {"epochs": 2, "log_every_steps": 5},
     "evaluate": {"bootstrap_replicates": 100, "kmer_max_k": 3, "profile_flank": 10},
     "explain": {"max_windows": 20},
+    "sites": {"folds": 3, "bootstrap_replicates": 100},  # the slice's scored genes form 3 clusters
 }
 
 

@@ -24,6 +24,7 @@ import polars as pl
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_json, write_parquet, write_text
+from workflow_scripts.rules.site_windows import add_site_input_arguments
 from workflow_scripts.sites.inputs import folded_candidates, read_site_inputs
 from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.outputs import bed_text, corrected_calls
@@ -34,13 +35,7 @@ from workflow_scripts.sites.settings import SiteSettings
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scores", required=True, nargs="+", help="scores tables: one, or every shard's")
-    parser.add_argument("--sites", required=True, help="sites.parquet (annotate_sites)")
-    parser.add_argument("--genes", required=True, help="genes.parquet (annotate_sites)")
-    parser.add_argument("--gene-clusters", required=True, help="gene_clusters.parquet (cluster_genes)")
-    parser.add_argument(
-        "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
-    )
+    add_site_input_arguments(parser)
     parser.add_argument("--out-calls", required=True, help="corrected calls (parquet)")
     parser.add_argument("--out-tree-bed", required=True, help="BED of the tree's calls")
     parser.add_argument(

@@ -23,8 +23,8 @@ from workflow_scripts.sites.settings import SiteSettings
 SECTIONS = ("calling", "sites", "window", "split")
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_site_input_arguments(parser: argparse.ArgumentParser) -> None:
+    """The inputs site_windows and site_calls both read: scores, sites, genes, clusters, genome."""
     parser.add_argument("--scores", required=True, nargs="+", help="scores tables: one, or every shard's")
     parser.add_argument("--sites", required=True, help="sites.parquet (annotate_sites)")
     parser.add_argument("--genes", required=True, help="genes.parquet (annotate_sites)")
@@ -32,6 +32,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
     )
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_site_input_arguments(parser)
     parser.add_argument("--out", required=True, nargs="+", help="windows.parquet of folds 1..sites.folds")
     add_config_argument(parser, *SECTIONS)
     return parser.parse_args(argv)
