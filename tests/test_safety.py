@@ -61,6 +61,7 @@ def test_no_network_access_at_run_time(weird_run):
 # Unquoted params must be numbers or text the workflow quoted itself (shlex_quote in common.smk).
 UNQUOTED_PARAMS_OK = {
     "calls_summary",
+    "errorseq",
     "genome",
     "init",
     "source",
