@@ -112,6 +112,13 @@ BENCHMARKS = [
         needs=SPLICEAI,
     ),
     Benchmark(
+        "cross-species",
+        "benchmarks.cross_species",
+        "Site-level re-scored calls within and across species (tune on one, check on another)",
+        None,
+        needs=SPLICEAI,
+    ),
+    Benchmark(
         "multinode",
         "benchmarks.multinode",
         "train over 1-2 nodes × 1-2 ranks on the two-node test cluster (CPU, gloo)",

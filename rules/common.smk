@@ -373,6 +373,16 @@ def site_model_args(wildcards, output):
     return f"--errorseq {runs} --out-errorseq-bed {shlex_quote(output.errorseq_bed[0])}"
 
 
+def site_transfer_inputs():
+    """sites.transfer: another genome's rescorer.pkl, applied unchanged; [] when unset."""
+    path = config["sites"].get("transfer")
+    return [path] if path else []
+
+
+def site_transfer_args(wildcards, input):
+    return f"--transfer {shlex_quote(input.transfer[0])}" if input.transfer else ""
+
+
 def calling_config(keys):
     """--config for one calling rule: only its keys of calling: (calling/contract.py), so a
     change to another key (say the threshold) does not re-run it."""

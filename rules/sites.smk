@@ -1,6 +1,7 @@
 # Site-level re-scored calls (calling.start scores | annotation; docs/sites.md): the base model's
 # local score maxima called out of fold over gene clusters by the base model at its threshold, the
-# base model with per-type thresholds tuned on training genes, and a tree on the score profiles.
+# base model with per-type thresholds tuned on training genes, and a tree on the score profiles;
+# rescorer.pkl (that tree and those thresholds on all genes) is what sites.transfer applies elsewhere.
 
 
 rule site_calls:
@@ -12,11 +13,13 @@ rule site_calls:
         index="results/genome/index.tsv",
         sequence="results/genome/sequence.npy",
         errorseq=site_model_inputs(),
+        transfer=site_transfer_inputs(),
     output:
         calls=f"{SITES_DIR}/corrected_calls.parquet",
         tree_bed=f"{SITES_DIR}/tree_calls.bed",
         base_bed=f"{SITES_DIR}/base_calls.bed",
         metrics=f"{SITES_DIR}/site_metrics.json",
+        rescorer=f"{SITES_DIR}/rescorer.pkl",
         errorseq_bed=site_model_outputs(),
     log:
         "logs/site_calls.log",
@@ -29,16 +32,18 @@ rule site_calls:
     threads: 1
     params:
         code=rule_code("site_calls"),
-        inputs=user_input_digests(scores_tables()),
+        inputs=user_input_digests(scores_tables(), site_transfer_inputs()),
         config=site_calls_config(),
         genome=genome_index_dir,
         errorseq=site_model_args,
+        transfer=site_transfer_args,
     shell:
         "python -m workflow_scripts.rules.site_calls --config {params.config:q} "
         "--scores {input.scores:q} --sites {input.sites:q} --genes {input.genes:q} "
         "--gene-clusters {input.clusters:q} --genome {params.genome:q} "
         "--out-calls {output.calls:q} --out-tree-bed {output.tree_bed:q} "
-        "--out-base-bed {output.base_bed:q} --out-metrics {output.metrics:q} {params.errorseq} "
+        "--out-base-bed {output.base_bed:q} --out-metrics {output.metrics:q} "
+        "--out-rescorer {output.rescorer:q} {params.errorseq} {params.transfer} "
         "> {log:q} 2>&1"
 
 

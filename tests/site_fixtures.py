@@ -103,11 +103,12 @@ def gene_table(rows: list[tuple[str, int, int, str]]) -> pl.DataFrame:
     )
 
 
-def profile_genome(n_genes: int = 40, peaks: int = 6, seed: int = 0):
+def profile_genome(n_genes: int = 40, peaks: int = 6, seed: int = 0, mirrored: bool = False):
     """Genes alternating + and - strand, each with `peaks` donor peaks of random score (0.05-0.95).
     Half the peaks are annotated donors: those have an acceptor bump (0.004, below the floor, so no
     candidate) 10 nt downstream in the transcript's direction; the others have it 10 nt upstream.
-    The donor score says nothing about the truth; the acceptor profile says everything.
+    The donor score says nothing about the truth; the acceptor profile says everything (`mirrored`:
+    the other way round, upstream marks the annotated donors).
     Returns (Scores, sites, genes, clusters): genes 2i and 2i+1 form one gene cluster."""
     rng = np.random.default_rng(seed)
     frames, sites, genes = [], [], []
@@ -119,7 +120,7 @@ def profile_genome(n_genes: int = 40, peaks: int = 6, seed: int = 0):
         for peak in range(start + 60, start + 60 + 60 * peaks, 60):
             true = bool(rng.random() < 0.5)
             donors[peak] = float(rng.uniform(0.05, 0.95))
-            bumps[peak + sign * (10 if true else -10)] = 0.004
+            bumps[peak + sign * (10 if true != mirrored else -10)] = 0.004
             if true:
                 sites.append((gene_id, peak, strand, "donor"))
         frames.append(set_scores(set_scores(frame, "donor", donors), "acceptor", bumps))

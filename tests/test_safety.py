@@ -66,6 +66,7 @@ UNQUOTED_PARAMS_OK = {
     "init",
     "source",
     "tokenizer",
+    "transfer",
 }  # options built with shlex_quote'd paths
 
 

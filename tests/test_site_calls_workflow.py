@@ -13,7 +13,7 @@ import pytest
 from tests.test_calling_workflow import scores_workdir
 from tests.workflow_helpers import planned_rules, snakemake, write_config
 from workflow_scripts.sites.candidate_windows import candidate_ids
-from workflow_scripts.sites.outputs import ERRORSEQ_COLUMNS, TABLE_COLUMNS
+from workflow_scripts.sites.outputs import ERRORSEQ_COLUMNS, TABLE_COLUMNS, TRANSFER_COLUMNS
 
 TARGET = "results/sites/site_metrics.json"
 # 3 genes: 3 folds; a small tree and fewer replicates keep the run short
@@ -48,6 +48,28 @@ def test_site_calls_runs_on_the_slice_and_writes_calls_beds_and_metrics(tmp_path
     log = (tmp_path / "logs/site_calls.log").read_text()
     assert "fold 3 of 3:" in log and metrics["answer"] in log
     assert (tmp_path / "results/benchmarks/site_calls.tsv").is_file()
+    check_transfer_of_its_own_rescorer(tmp_path, config, sites, metrics)
+
+
+def check_transfer_of_its_own_rescorer(tmp_path, config, sites, metrics) -> None:
+    """sites.transfer with this run's rescorer.pkl (copied: a rule cannot read its own output)
+    reruns site_calls alone and adds the transferred predictors; the fitted tree, applied to the
+    genes it was fitted on, calls at least as well as the out-of-fold one."""
+    source = tmp_path / "source_rescorer.pkl"
+    source.write_bytes((tmp_path / "results/sites/rescorer.pkl").read_bytes())
+    transfer = write_config(tmp_path, "transfer.yaml", {"sites": {**SITES["sites"], "transfer": str(source)}})
+    configs = ("--configfile", str(config), str(sites), str(transfer))
+    planned = snakemake(tmp_path, "-n", TARGET, *configs)
+    assert planned.returncode == 0, planned.stderr[-3000:]
+    assert set(planned_rules(planned.stdout)) == {"site_calls"}
+    result = snakemake(tmp_path, TARGET, *configs)
+    assert result.returncode == 0, result.stderr[-4000:]
+    moved = json.loads((tmp_path / TARGET).read_text())
+    assert {"transfer_tree", "transfer_base_tuned"} <= set(moved["calls"])
+    assert moved["transfer"]["file"] == str(source) and moved["calls"]["tree"] == metrics["calls"]["tree"]
+    assert moved["calls"]["transfer_tree"]["overall"]["f1"] >= metrics["calls"]["tree"]["overall"]["f1"]
+    calls = pl.read_parquet(tmp_path / "results/sites/corrected_calls.parquet")
+    assert tuple(calls.columns) == TABLE_COLUMNS + TRANSFER_COLUMNS
 
 
 # sites.model: a tiny model, one epoch; 3 folds: 3 runs

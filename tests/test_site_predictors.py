@@ -13,7 +13,7 @@ from workflow_scripts.sites.candidates import Candidates, find_candidates
 from workflow_scripts.sites.folds import assign_folds
 from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.outputs import bed_text, corrected_calls
-from workflow_scripts.sites.predictors import BASE_TUNED, TREE, predict_out_of_fold
+from workflow_scripts.sites.predictors import BASE_TUNED, TREE, OutOfFold, predict_out_of_fold
 from workflow_scripts.sites.report import site_report
 from workflow_scripts.sites.site_metrics import metric_report
 
@@ -98,17 +98,14 @@ def hand_counted() -> tuple[Candidates, Items]:
     return found, Items.from_candidates(found)
 
 
-class Calls:
-    def __init__(self, called: np.ndarray, probability: np.ndarray):
-        self.calls = {"base_threshold": called}
-        self.tree_probability = probability
-        self.errorseq_probability = None
+def calls(called: np.ndarray, probability: np.ndarray) -> OutOfFold:
+    return OutOfFold(tree_probability=probability, thresholds={}, calls={"base_threshold": called})
 
 
 def test_metrics_match_a_hand_count():
     found, items = hand_counted()
     base = found.table["base_score"].to_numpy()
-    report = metric_report(found, items, Calls(base >= 0.5, base))  # type: ignore[arg-type]
+    report = metric_report(found, items, calls(base >= 0.5, base))
     donor = report["calls"]["base_threshold"]["donor"]
     # called: c0 (site A: TP) and c2 (FP); sites B and C are FN
     assert (donor["tp"], donor["fp"], donor["fn"]) == (1, 1, 2)

@@ -10,6 +10,8 @@ intervals of the differences, the answer in a sentence). `--config` holds the `c
 sites.model also `evaluate` (batch_size). With sites.model, `--errorseq` names the runs
 site_candidates_fold1..k (results/<run>/: windows, buckets, model, evaluation), whose deep model
 is the fourth predictor, `errorseq` (sites/errorseq.py), with its BED track `--out-errorseq-bed`.
+Always writes `--out-rescorer`, the tree and thresholds fitted on all of this genome; with
+sites.transfer, `--transfer` names another genome's, applied unchanged (sites/rescorer.py).
 docs/sites.md.
 """
 
@@ -30,6 +32,7 @@ from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.outputs import bed_text, corrected_calls
 from workflow_scripts.sites.predictors import BASE_THRESHOLD, ERRORSEQ, TREE, OutOfFold, predict_out_of_fold
 from workflow_scripts.sites.report import site_report
+from workflow_scripts.sites.rescorer import fit_rescorer, load_rescorer, save_rescorer, with_transfer
 from workflow_scripts.sites.settings import SiteSettings
 
 
@@ -42,6 +45,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--out-base-bed", required=True, help="BED of the base model's calls at calling.threshold"
     )
     parser.add_argument("--out-metrics", required=True, help="site_metrics.json")
+    parser.add_argument(
+        "--out-rescorer", required=True, help="rescorer.pkl: tree and thresholds on all genes"
+    )
+    parser.add_argument("--transfer", help="sites.transfer: another genome's rescorer.pkl")
     parser.add_argument("--errorseq", nargs="+", default=[], help="sites.model: the runs' directories")
     parser.add_argument("--out-errorseq-bed", help="sites.model: BED of errorseq's calls")
     add_config_argument(parser, "calling", "sites", "evaluate")
@@ -62,6 +69,26 @@ def write_outputs(args: argparse.Namespace, table: pl.DataFrame, report: dict, t
         track = "errorseq's deep model on the sequence and the score profiles, out of fold"
         write_text(args.out_errorseq_bed, bed_text(table, ERRORSEQ, "errorseq_probability", track))
     write_json(args.out_metrics, report)
+
+
+def transferred(args: argparse.Namespace, found, settings: SiteSettings, predictions: OutOfFold):
+    """sites.transfer: the predictions with the other genome's predictors, and what to report."""
+    rescorer = load_rescorer(args.transfer, settings)
+    facts = {"file": args.transfer, **rescorer.source, "source_thresholds": rescorer.thresholds}
+    log(f"transfer: the tree and thresholds of {rescorer.source['source']} ({args.transfer})")
+    return with_transfer(predictions, found, rescorer), facts
+
+
+def source_facts(found, inputs) -> dict:
+    """What rescorer.pkl says of the genome it was fitted on."""
+    chromosomes = sorted(set(found.sites["chrom"].to_list()))
+    shown = ", ".join(chromosomes[:3]) + (f" and {len(chromosomes) - 3} more" if len(chromosomes) > 3 else "")
+    return {
+        "source": shown,
+        "source_sites": found.sites.height,
+        "source_candidates": found.table.height,
+        "source_scores": inputs.scores,
+    }
 
 
 def errorseq_predictions(args: argparse.Namespace, config: dict, found, items: Items, predictions: OutOfFold):
@@ -91,8 +118,14 @@ def main(argv: list[str] | None = None) -> None:
     predictions = predict_out_of_fold(found, items, settings, progress=log)
     if args.errorseq:
         predictions = errorseq_predictions(args, config, found, items, predictions)
-    report = site_report(found, items, predictions, settings, inputs.sites.height - found.sites.height)
+    rescorer = fit_rescorer(found, items, predictions, settings, source_facts(found, inputs))
+    transfer = None
+    if args.transfer:
+        predictions, transfer = transferred(args, found, settings, predictions)
+    unscored = inputs.sites.height - found.sites.height
+    report = site_report(found, items, predictions, settings, unscored, transfer)
     write_outputs(args, corrected_calls(found, predictions), report, settings.threshold)
+    save_rescorer(rescorer, args.out_rescorer)
     print(f"{report['answer']}; {time.perf_counter() - began:.1f} s", file=sys.stderr)
 
 

@@ -14,7 +14,7 @@ and no other candidate is; a run that differs (other settings, other inputs) is 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -105,10 +105,10 @@ def with_errorseq(
     probability, thresholds = errorseq_out_of_fold(found, items, runs)
     fold, types = found.table["fold"].to_numpy(), found.table["splice_type"].to_numpy()
     called = probability >= per_candidate(thresholds, fold, types)  # NaN: never called
-    return OutOfFold(
-        predictions.tree_probability,
-        {**predictions.thresholds, ERRORSEQ: thresholds},
-        {**predictions.calls, ERRORSEQ: called},
+    return replace(
+        predictions,
+        thresholds={**predictions.thresholds, ERRORSEQ: thresholds},
+        calls={**predictions.calls, ERRORSEQ: called},
         errorseq_probability=probability,
     )
 

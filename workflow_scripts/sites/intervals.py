@@ -15,11 +15,23 @@ import numpy as np
 from workflow_scripts.evaluation.bootstrap import difference_estimate, interval_shortfall
 from workflow_scripts.evaluation.comparison_fields import CONFIDENCE, NOT_BETTER, Difference
 from workflow_scripts.sites.items import Items
-from workflow_scripts.sites.predictors import BASE_THRESHOLD, BASE_TUNED, ERRORSEQ, TREE
+from workflow_scripts.sites.predictors import (
+    BASE_THRESHOLD,
+    BASE_TUNED,
+    ERRORSEQ,
+    TRANSFER_BASE_TUNED,
+    TRANSFER_TREE,
+    TREE,
+)
 from workflow_scripts.sites.site_metrics import GROUPS, group_type
 
 PAIRS = ((TREE, BASE_TUNED), (BASE_TUNED, BASE_THRESHOLD))  # first - second
 ERRORSEQ_PAIRS = ((ERRORSEQ, TREE), (ERRORSEQ, BASE_TUNED))  # with sites.model
+TRANSFER_PAIRS = (  # with sites.transfer
+    (TRANSFER_TREE, TRANSFER_BASE_TUNED),
+    (TRANSFER_BASE_TUNED, BASE_THRESHOLD),
+    (TREE, TRANSFER_TREE),
+)
 METRICS = ("f1", "precision", "recall")
 REPLICATES_PER_BATCH = 100  # replicates counted in one matrix product
 
@@ -67,8 +79,10 @@ def replicate_rates(counts: np.ndarray, n_replicates: int, seed: int) -> np.ndar
 
 def difference_intervals(items: Items, calls: dict[str, np.ndarray], n_replicates: int, seed: int) -> dict:
     """{"tree - base_tuned": {group: {metric: Difference}}, "base_tuned - base_threshold": ...},
-    and "errorseq - tree", "errorseq - base_tuned" when the calls hold errorseq's."""
+    and "errorseq - tree", "errorseq - base_tuned" when the calls hold errorseq's (TRANSFER_PAIRS
+    when they hold the transferred predictors)."""
     pairs = PAIRS + (ERRORSEQ_PAIRS if ERRORSEQ in calls else ())
+    pairs += TRANSFER_PAIRS if TRANSFER_TREE in calls else ()
     predictors = sorted({name for pair in pairs for name in pair})
     counts = cluster_counts(items, calls, predictors)
     point = rates(counts.sum(axis=0))

@@ -19,12 +19,17 @@ from workflow_scripts.sites.predictors import (
     BASE_THRESHOLD,
     BASE_TUNED,
     ERRORSEQ,
+    TRANSFER_BASE_TUNED,
+    TRANSFER_TREE,
     TREE,
     OutOfFold,
     per_candidate,
 )
 
-CALL_COLUMNS = {name: f"call_{name}" for name in (BASE_THRESHOLD, BASE_TUNED, TREE, ERRORSEQ)}
+CALL_COLUMNS = {
+    name: f"call_{name}"
+    for name in (BASE_THRESHOLD, BASE_TUNED, TREE, ERRORSEQ, TRANSFER_BASE_TUNED, TRANSFER_TREE)
+}
 TABLE_COLUMNS = (
     "chrom",
     "position",
@@ -43,15 +48,27 @@ TABLE_COLUMNS = (
 )
 # sites.model adds errorseq's probability, call and threshold at the end
 ERRORSEQ_COLUMNS = ("errorseq_probability", CALL_COLUMNS[ERRORSEQ], "errorseq_threshold")
+# sites.transfer adds the source genome's tree probability, and both transferred predictors
+TRANSFER_COLUMNS = (
+    "transfer_probability",
+    CALL_COLUMNS[TRANSFER_BASE_TUNED],
+    CALL_COLUMNS[TRANSFER_TREE],
+    "transfer_base_tuned_threshold",
+    "transfer_tree_threshold",
+)
 THRESHOLD_COLUMNS = {
     BASE_TUNED: "base_tuned_threshold",
     TREE: "tree_threshold",
     ERRORSEQ: "errorseq_threshold",
+    TRANSFER_BASE_TUNED: "transfer_base_tuned_threshold",
+    TRANSFER_TREE: "transfer_tree_threshold",
 }
+PROBABILITY_COLUMNS = ("tree_probability", "errorseq_probability", "transfer_probability")
 
 
 def table_columns(predictions: OutOfFold) -> tuple[str, ...]:
-    return TABLE_COLUMNS + (ERRORSEQ_COLUMNS if predictions.errorseq_probability is not None else ())
+    columns = TABLE_COLUMNS + (ERRORSEQ_COLUMNS if predictions.errorseq_probability is not None else ())
+    return columns + (TRANSFER_COLUMNS if predictions.transfer_probability is not None else ())
 
 
 def with_thresholds(frame: pl.DataFrame, predictions: OutOfFold) -> pl.DataFrame:
@@ -64,8 +81,9 @@ def with_thresholds(frame: pl.DataFrame, predictions: OutOfFold) -> pl.DataFrame
 
 def candidate_rows(found: Candidates, predictions: OutOfFold) -> pl.DataFrame:
     calls = [pl.Series(CALL_COLUMNS[name], called) for name, called in predictions.calls.items()]
-    if predictions.errorseq_probability is not None:
-        calls.append(pl.Series("errorseq_probability", predictions.errorseq_probability, dtype=pl.Float32))
+    for name in ("errorseq_probability", "transfer_probability"):
+        if getattr(predictions, name) is not None:
+            calls.append(pl.Series(name, getattr(predictions, name), dtype=pl.Float32))
     return found.table.with_columns(
         *calls,
         pl.Series("tree_probability", predictions.tree_probability, dtype=pl.Float32),
@@ -77,10 +95,7 @@ def missed_site_rows(found: Candidates, predictions: OutOfFold) -> pl.DataFrame:
     missed = found.sites.filter(pl.Series(found.missed))
     return missed.with_columns(
         *(pl.lit(False).alias(CALL_COLUMNS[name]) for name in predictions.calls),
-        *(
-            pl.lit(None, dtype=pl.Float32).alias(name)
-            for name in ("tree_probability", "errorseq_probability")
-        ),
+        *(pl.lit(None, dtype=pl.Float32).alias(name) for name in PROBABILITY_COLUMNS),
         is_candidate=pl.lit(False),
         is_true_site=pl.lit(True),
     )
@@ -157,7 +172,24 @@ def answer(report: dict) -> str:
         f"{verdict_phrase(gain(TREE, BASE_TUNED), 'the re-tuned threshold')}; re-tuning "
         f"{verdict_phrase(gain(BASE_TUNED, BASE_THRESHOLD), own_threshold)} "
         f"(95% gene-cluster bootstrap intervals, {report['bootstrap']['replicates']:,} replicates)"
-        f"{few_clusters_note(counts['gene_clusters'])}"
+        f"{transfer_sentence(report, gain)}{few_clusters_note(counts['gene_clusters'])}"
+    )
+
+
+def transfer_sentence(report: dict, gain) -> str:
+    """sites.transfer: what the other genome's tree and thresholds do here, applied unchanged."""
+    calls = report["calls"]
+    if TRANSFER_TREE not in calls:
+        return ""
+    source = report["transfer"]["source"]
+    f1 = {name: calls[name]["overall"]["f1"] for name in (TRANSFER_TREE, TRANSFER_BASE_TUNED)}
+    if any(value is None for value in f1.values()):
+        return "; the transferred predictors' F1 is undefined (no call)"
+    return (
+        f"; transferred unchanged from {source} ({report['transfer']['source_sites']:,} sites), its tree "
+        f"reaches F1 {f1[TRANSFER_TREE]:.3f} and its thresholds {f1[TRANSFER_BASE_TUNED]:.3f}: the "
+        f"transferred tree {verdict_phrase(gain(TRANSFER_TREE, TRANSFER_BASE_TUNED), 'the transferred thresholds')}"
+        f", and this genome's own tree {verdict_phrase(gain(TREE, TRANSFER_TREE), 'the transferred tree')}"
     )
 
 

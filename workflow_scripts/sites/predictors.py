@@ -29,6 +29,7 @@ from workflow_scripts.sites.settings import SiteSettings
 BASE_THRESHOLD, BASE_TUNED, TREE = "base_threshold", "base_tuned", "tree"
 PREDICTORS = (BASE_THRESHOLD, BASE_TUNED, TREE)
 ERRORSEQ = "errorseq"  # sites.model: errorseq's deep model (sites/errorseq.py)
+TRANSFER_BASE_TUNED, TRANSFER_TREE = "transfer_base_tuned", "transfer_tree"  # sites/rescorer.py
 Thresholds = dict[int, dict[str, float]]  # fold -> splice type -> threshold
 
 
@@ -101,6 +102,7 @@ class OutOfFold:
     thresholds: dict[str, Thresholds]  # BASE_TUNED and TREE (and ERRORSEQ)
     calls: dict[str, np.ndarray]  # predictor -> per candidate bool
     errorseq_probability: np.ndarray | None = field(default=None)  # sites.model: per candidate
+    transfer_probability: np.ndarray | None = field(default=None)  # sites.transfer: per candidate
 
 
 def predict_out_of_fold(

@@ -12,6 +12,9 @@ the bootstrap intervals of their differences, and the answer in a sentence.
     (sites.model: the predictor errorseq in thresholds and calls, errorseq_probability in scores,
     "errorseq - tree" and "errorseq - base_tuned" in differences: sites/errorseq.py)
     bootstrap     confidence, replicates, seed, resampled_unit, clusters
+    (sites.transfer: transfer_base_tuned and transfer_tree in thresholds and calls,
+    transfer_probability in scores, their pairs in differences, and `transfer`: the rescorer file,
+    its source genome and thresholds: sites/rescorer.py)
     answer        the sentence the log ends with
 """
 
@@ -63,7 +66,12 @@ def json_thresholds(predictions: OutOfFold) -> dict:
 
 
 def site_report(
-    found: Candidates, items: Items, predictions: OutOfFold, settings: SiteSettings, unscored_sites: int
+    found: Candidates,
+    items: Items,
+    predictions: OutOfFold,
+    settings: SiteSettings,
+    unscored_sites: int,
+    transfer: dict | None = None,
 ) -> dict:
     report = {
         "settings": settings.summary(),
@@ -75,5 +83,7 @@ def site_report(
         ),
         "bootstrap": bootstrap_facts(settings.bootstrap_replicates, settings.seed, items),
     }
+    if transfer is not None:
+        report["transfer"] = transfer
     report["answer"] = answer(report)
     return report

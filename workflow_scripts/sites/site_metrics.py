@@ -23,7 +23,7 @@ from workflow_scripts.sites.predictors import OutOfFold
 
 GROUPS = ("overall", *SPLICE_TYPES)
 BASE_SCORE, TREE_PROBABILITY = "base_score", "tree_probability"
-ERRORSEQ_PROBABILITY = "errorseq_probability"
+ERRORSEQ_PROBABILITY, TRANSFER_PROBABILITY = "errorseq_probability", "transfer_probability"
 
 
 def group_type(group: str) -> str | None:
@@ -97,6 +97,8 @@ def metric_report(found: Candidates, items: Items, predictions: OutOfFold) -> di
     }
     if predictions.errorseq_probability is not None:
         named_scores[ERRORSEQ_PROBABILITY] = predictions.errorseq_probability
+    if predictions.transfer_probability is not None:
+        named_scores[TRANSFER_PROBABILITY] = predictions.transfer_probability
     scores = {
         name: {group: score_metrics(found, items, values, group) for group in GROUPS}
         for name, values in named_scores.items()
