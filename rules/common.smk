@@ -361,16 +361,10 @@ def site_model_inputs():
     return [f"results/{run}/{name}" for run in SITE_RUNS for name in files]
 
 
-def site_model_outputs():
-    return [f"{SITES_DIR}/errorseq_calls.bed"] if SITE_RUNS else []
-
-
-def site_model_args(wildcards, output):
-    """--errorseq RUN_DIR... --out-errorseq-bed BED with sites.model, else nothing."""
-    if not SITE_RUNS:
-        return ""
+def site_model_args(wildcards):
+    """--errorseq RUN_DIR... with sites.model, else nothing."""
     runs = " ".join(shlex_quote(f"results/{run}") for run in SITE_RUNS)
-    return f"--errorseq {runs} --out-errorseq-bed {shlex_quote(output.errorseq_bed[0])}"
+    return f"--errorseq {runs}" if SITE_RUNS else ""
 
 
 def site_transfer_inputs():

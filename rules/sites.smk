@@ -20,7 +20,9 @@ rule site_calls:
         base_bed=f"{SITES_DIR}/base_calls.bed",
         metrics=f"{SITES_DIR}/site_metrics.json",
         rescorer=f"{SITES_DIR}/rescorer.pkl",
-        errorseq_bed=site_model_outputs(),
+        # always declared: an output set that changes with sites.model hides the change from
+        # Snakemake (no metadata for the new file, so no params check: "Nothing to be done")
+        errorseq_bed=f"{SITES_DIR}/errorseq_calls.bed",
     log:
         "logs/site_calls.log",
     benchmark:
@@ -43,7 +45,8 @@ rule site_calls:
         "--gene-clusters {input.clusters:q} --genome {params.genome:q} "
         "--out-calls {output.calls:q} --out-tree-bed {output.tree_bed:q} "
         "--out-base-bed {output.base_bed:q} --out-metrics {output.metrics:q} "
-        "--out-rescorer {output.rescorer:q} {params.errorseq} {params.transfer} "
+        "--out-rescorer {output.rescorer:q} --out-errorseq-bed {output.errorseq_bed:q} "
+        "{params.errorseq} {params.transfer} "
         "> {log:q} 2>&1"
 
 

@@ -48,7 +48,18 @@ def test_site_calls_runs_on_the_slice_and_writes_calls_beds_and_metrics(tmp_path
     log = (tmp_path / "logs/site_calls.log").read_text()
     assert "fold 3 of 3:" in log and metrics["answer"] in log
     assert (tmp_path / "results/benchmarks/site_calls.tsv").is_file()
+    assert (tmp_path / "results/sites/errorseq_calls.bed").read_text().startswith('track name="errorseq"')
     check_transfer_of_its_own_rescorer(tmp_path, config, sites, metrics)
+    check_turning_the_model_on_reruns_site_calls(tmp_path, config)
+
+
+def check_turning_the_model_on_reruns_site_calls(tmp_path, config) -> None:
+    """sites.model on after a run without it: the trainings and site_calls are planned (an output
+    set that changed with sites.model gave "Nothing to be done")."""
+    on = write_config(tmp_path, "model.yaml", SITE_MODEL)
+    planned = snakemake(tmp_path, "-n", TARGET, "--configfile", str(config), str(on))
+    assert planned.returncode == 0, planned.stderr[-3000:]
+    assert {"site_windows", "train", "site_calls"} <= set(planned_rules(planned.stdout))
 
 
 def check_transfer_of_its_own_rescorer(tmp_path, config, sites, metrics) -> None:

@@ -9,7 +9,8 @@ intervals of the differences, the answer in a sentence). `--config` holds the `c
 (threshold, consensus_window: calling/contract.SITE_CALLS_KEYS) and the `sites` section, with
 sites.model also `evaluate` (batch_size). With sites.model, `--errorseq` names the runs
 site_candidates_fold1..k (results/<run>/: windows, buckets, model, evaluation), whose deep model
-is the fourth predictor, `errorseq` (sites/errorseq.py), with its BED track `--out-errorseq-bed`.
+is the fourth predictor, `errorseq` (sites/errorseq.py), with its BED track `--out-errorseq-bed`
+(without sites.model, a track line that says so).
 Always writes `--out-rescorer`, the tree and thresholds fitted on all of this genome; with
 sites.transfer, `--transfer` names another genome's, applied unchanged (sites/rescorer.py).
 docs/sites.md.
@@ -24,7 +25,7 @@ import time
 import polars as pl
 
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
-from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.errors import run_cli
 from workflow_scripts.io_utils import write_json, write_parquet, write_text
 from workflow_scripts.rules.site_windows import add_site_input_arguments
 from workflow_scripts.sites.inputs import folded_candidates, read_site_inputs
@@ -50,9 +51,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--transfer", help="sites.transfer: another genome's rescorer.pkl")
     parser.add_argument("--errorseq", nargs="+", default=[], help="sites.model: the runs' directories")
-    parser.add_argument("--out-errorseq-bed", help="sites.model: BED of errorseq's calls")
+    parser.add_argument("--out-errorseq-bed", required=True, help="BED of errorseq's calls (sites.model)")
     add_config_argument(parser, "calling", "sites", "evaluate")
     return parser.parse_args(argv)
+
+
+MODEL_OFF = "sites.model is off: no errorseq calls"
 
 
 def log(line: str) -> None:
@@ -65,9 +69,11 @@ def write_outputs(args: argparse.Namespace, table: pl.DataFrame, report: dict, t
     write_text(args.out_tree_bed, bed_text(table, TREE, "tree_probability", tree_track))
     base_track = f"the base model's calls at {threshold} (local maxima)"
     write_text(args.out_base_bed, bed_text(table, BASE_THRESHOLD, "base_score", base_track))
-    if args.out_errorseq_bed:
+    if args.errorseq:
         track = "errorseq's deep model on the sequence and the score profiles, out of fold"
         write_text(args.out_errorseq_bed, bed_text(table, ERRORSEQ, "errorseq_probability", track))
+    else:
+        write_text(args.out_errorseq_bed, f'track name="{ERRORSEQ}" description="{MODEL_OFF}"\n')
     write_json(args.out_metrics, report)
 
 
@@ -95,8 +101,6 @@ def errorseq_predictions(args: argparse.Namespace, config: dict, found, items: I
     """sites.model: the errorseq predictor from the runs' models (sites/errorseq.py)."""
     from workflow_scripts.sites.errorseq import read_fold_predictions, with_errorseq
 
-    if not args.out_errorseq_bed:
-        raise InputError("command line", "--out-errorseq-bed", "needed with --errorseq")
     began = time.perf_counter()
     runs = [read_fold_predictions(path, config["evaluate"]["batch_size"]) for path in args.errorseq]
     merged = with_errorseq(predictions, found, items, runs)
