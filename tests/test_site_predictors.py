@@ -143,3 +143,18 @@ def test_bed_lists_the_called_candidates_in_bed6(genome):
         assert 0 <= int(score) <= 1000 and int(score) == round(row["tree_probability"] * 1000)
     missed = table.filter(~pl.col("is_candidate"))
     assert missed["is_true_site"].all() and not missed["call_tree"].any()
+
+
+def test_fp_vs_tp_ranks_the_base_models_calls_by_the_tree_better_than_by_the_base_score(genome):
+    """The base score carries nothing about which donor calls are true: ROC-AUC near 0.5; the
+    tree reads the acceptor bump: near 1, and the paired difference is significant."""
+    items = Items.from_candidates(genome)
+    predictions = predict_out_of_fold(genome, items, settings())
+    diagnostic = site_report(genome, items, predictions, settings(), 0)["diagnostics"]["fp_vs_tp"]
+    base = genome.table["base_score"].to_numpy()
+    called = base >= 0.5
+    assert diagnostic["n"] == int(called.sum())
+    assert diagnostic["n_positive"] == int((called & ~genome.table["is_true_site"].to_numpy()).sum())
+    roc = {name: values["roc_auc"]["estimate"] for name, values in diagnostic["predictors"].items()}
+    assert roc["tree_probability"] > 0.9 and 0.3 < roc["base_score"] < 0.7, roc
+    assert diagnostic["differences"]["base_score"]["roc_auc"]["verdict"] == "better"

@@ -28,6 +28,7 @@ from workflow_scripts.config.sections import add_config_argument, parse_rule_con
 from workflow_scripts.errors import run_cli
 from workflow_scripts.io_utils import write_json, write_parquet, write_text
 from workflow_scripts.rules.site_windows import add_site_input_arguments
+from workflow_scripts.sites.diagnostics import fp_vs_tp_line
 from workflow_scripts.sites.inputs import folded_candidates, read_site_inputs
 from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.outputs import bed_text, corrected_calls
@@ -130,6 +131,7 @@ def main(argv: list[str] | None = None) -> None:
     report = site_report(found, items, predictions, settings, unscored, transfer)
     write_outputs(args, corrected_calls(found, predictions), report, settings.threshold)
     save_rescorer(rescorer, args.out_rescorer)
+    log(fp_vs_tp_line(report["diagnostics"]["fp_vs_tp"]))
     print(f"{report['answer']}; {time.perf_counter() - began:.1f} s", file=sys.stderr)
 
 

@@ -12,6 +12,8 @@ the bootstrap intervals of their differences, and the answer in a sentence.
     (sites.model: the predictor errorseq in thresholds and calls, errorseq_probability in scores,
     "errorseq - tree" and "errorseq - base_tuned" in differences: sites/errorseq.py)
     bootstrap     confidence, replicates, seed, resampled_unit, clusters
+    diagnostics   {fp_vs_tp: the base model's calls, FP vs TP, ranked by each predictor's
+                   probability: ROC-AUC and PR-AUC with intervals (sites/diagnostics.py)}
     (sites.transfer: transfer_base_tuned and transfer_tree in thresholds and calls,
     transfer_probability in scores, their pairs in differences, and `transfer`: the rescorer file,
     its source genome and thresholds: sites/rescorer.py)
@@ -27,6 +29,7 @@ import numpy as np
 from workflow_scripts.calling.contract import GENE_CLUSTER
 from workflow_scripts.calling.scores import SPLICE_TYPES
 from workflow_scripts.sites.candidates import Candidates
+from workflow_scripts.sites.diagnostics import fp_vs_tp
 from workflow_scripts.sites.intervals import bootstrap_facts, difference_intervals
 from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.outputs import answer
@@ -82,6 +85,11 @@ def site_report(
             items, predictions.calls, settings.bootstrap_replicates, settings.seed
         ),
         "bootstrap": bootstrap_facts(settings.bootstrap_replicates, settings.seed, items),
+        "diagnostics": {
+            "fp_vs_tp": fp_vs_tp(
+                found, predictions, settings.threshold, settings.bootstrap_replicates, settings.seed
+            )
+        },
     }
     if transfer is not None:
         report["transfer"] = transfer
