@@ -21,6 +21,7 @@ from workflow_scripts.config.preflight import (
     is_user_file,
     nvidia_gpu_present,
 )
+from workflow_scripts.config.package_paths import resolve_package_paths
 from workflow_scripts.config.runs import run_config_json, runs_of_config, site_runs
 from workflow_scripts.config.sections import rule_config_json, schema
 from workflow_scripts.config.validate import check_config_file, validate_config
@@ -40,7 +41,7 @@ def shlex_quote(text):
 try:
     for configfile_path in workflow.configfiles:
         check_config_file(configfile_path)
-    checked = validate_config(config, schema())
+    checked = resolve_package_paths(validate_config(config, schema()))
     check_input_files(checked)  # unusable input files fail before any job runs
     runs = runs_of_config(checked)
     site_model_runs = site_runs(checked, runs)

