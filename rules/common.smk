@@ -313,11 +313,14 @@ SITES_DIR = "results/sites"
 
 
 def site_outputs():
-    """The site_calls rule's metrics where the pipeline makes the calls (calling.start scores or
-    annotation): site-level re-scored calls, docs/sites.md."""
+    """Every output of the site_calls rule where the pipeline makes the calls (calling.start
+    scores or annotation): site-level re-scored calls, docs/sites.md. All of them, declared
+    whatever the config: an output set that changes (with sites.model, or with an errorseq
+    update) leaves a new file without metadata, and Snakemake then skips the params check of a
+    target that exists ("Nothing to be done")."""
     if uses_sequences_table() or calling_start() == "calls":
         return []
-    return [f"{SITES_DIR}/site_metrics.json"]
+    return list(rules.site_calls.output)
 
 
 def site_calls_config():

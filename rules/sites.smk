@@ -14,14 +14,13 @@ rule site_calls:
         sequence="results/genome/sequence.npy",
         errorseq=site_model_inputs(),
         transfer=site_transfer_inputs(),
+    # every output always declared, and all in rule all (common.smk: site_outputs)
     output:
         calls=f"{SITES_DIR}/corrected_calls.parquet",
         tree_bed=f"{SITES_DIR}/tree_calls.bed",
         base_bed=f"{SITES_DIR}/base_calls.bed",
         metrics=f"{SITES_DIR}/site_metrics.json",
         rescorer=f"{SITES_DIR}/rescorer.pkl",
-        # always declared: an output set that changes with sites.model hides the change from
-        # Snakemake (no metadata for the new file, so no params check: "Nothing to be done")
         errorseq_bed=f"{SITES_DIR}/errorseq_calls.bed",
     log:
         "logs/site_calls.log",

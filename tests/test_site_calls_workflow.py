@@ -51,6 +51,20 @@ def test_site_calls_runs_on_the_slice_and_writes_calls_beds_and_metrics(tmp_path
     assert (tmp_path / "results/sites/errorseq_calls.bed").read_text().startswith('track name="errorseq"')
     check_transfer_of_its_own_rescorer(tmp_path, config, sites, metrics)
     check_turning_the_model_on_reruns_site_calls(tmp_path, config)
+    check_rule_all_remakes_a_missing_site_calls_output(tmp_path, config, sites, tmp_path / "transfer.yaml")
+
+
+def check_rule_all_remakes_a_missing_site_calls_output(tmp_path, *configs) -> None:
+    """A work directory from an errorseq whose site_calls lacked an output (rescorer.pkl): rule
+    all plans site_calls again, since it asks for every output, not only site_metrics.json.
+    `configs`: those of the last run, so the missing file is the only change."""
+    same = ("--configfile", *map(str, configs))
+    before = snakemake(tmp_path, "-n", *same)
+    assert before.returncode == 0 and "site_calls" not in planned_rules(before.stdout), before.stdout[-2000:]
+    (tmp_path / "results/sites/rescorer.pkl").unlink()
+    planned = snakemake(tmp_path, "-n", *same)
+    assert planned.returncode == 0, planned.stderr[-3000:]
+    assert "site_calls" in planned_rules(planned.stdout)
 
 
 def check_turning_the_model_on_reruns_site_calls(tmp_path, config) -> None:
