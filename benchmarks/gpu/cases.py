@@ -8,6 +8,7 @@ it is launched and on how many GPUs, whether its model is then evaluated, and it
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 DEMO_CNN = {"arch": "cnn", "d_model": 32, "n_layers": 3, "kernel_size": 9, "dropout": 0.1}  # config.yaml
 SMALL_TRANSFORMER = {"arch": "transformer", "d_model": 256, "n_layers": 4, "n_heads": 4, "dropout": 0.1}
@@ -21,7 +22,7 @@ BERT_CONFIG = {  # the HF cases' BertConfig (vocabulary: the learnt BPE tokenize
 }
 BERT = {"backbone": "hf", "path": "BERT_DIR", "init": "random", "dropout": 0.1}  # path: the inputs' BERT
 BERT_CHECKPOINTED = {**BERT, "gradient_checkpointing": True}
-DEEPSPEED = {"strategy": "deepspeed"}
+DEEPSPEED: dict[str, Any] = {"strategy": "deepspeed"}
 # Every case's train section, `--steps` optimizer steps unless the case caps or lifts them.
 BASE_TRAIN = {"epochs": 1, "log_every_steps": 10, "lr": 0.003}
 GROUPS = ("cnn", "hf", "transformer")  # one table each; `cpuadam` and `shapes` are extra groups

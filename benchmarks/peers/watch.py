@@ -114,7 +114,9 @@ def watch(
 ) -> Watched:
     """Run `command` (stdout and stderr to `log`) to its end, polling every POLL_S; `ranks`: how
     many rank processes to look for among its descendants."""
-    tail, known, cpu_s = StepLogTail(step_log), {}, {}
+    tail = StepLogTail(step_log)
+    known: dict[int, psutil.Process] = {}
+    cpu_s: dict[int, float] = {}
     with log.open("w") as handle:
         watched = Watched(launched=time.time())
         child = subprocess.Popen(
@@ -144,7 +146,9 @@ def watch(
 def errorseq_timeline(watched: Watched, run: Path) -> dict:
     """Seconds of each phase from the step log (arrival times; a train record's `step_s` times
     its steps, so its first step began arrival - steps * step_s) and the outputs' mtimes."""
-    train, val, spans = [], [], []  # spans: each epoch's steps, (first began, last done)
+    train: list = []
+    val: list = []
+    spans: list = []  # spans: each epoch's steps, (first began, last done)
     last_step, epoch = 0, 0
     for arrived, record in watched.records:
         if record["kind"] == "val":
@@ -183,9 +187,9 @@ def trainer_timeline(events: dict[str, list[float]], watched: Watched) -> dict:
         if name == "step_end" and previous is not None:
             train_s += t - previous
             train_cpu_s += watched.cpu_between(previous, t)
-        elif name == "evaluate_end":
+        elif name == "evaluate_end" and previous is not None:
             validation_s += t - previous
-        elif name == "save_end":
+        elif name == "save_end" and previous is not None:
             checkpoint_s += t - previous
         if name in ("epoch_begin", "step_end", "evaluate_end", "save_end"):
             previous = t
