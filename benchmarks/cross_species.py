@@ -34,6 +34,7 @@ PAIRS = (
     "transfer_base_tuned - base_threshold",
     "tree - transfer_tree",
 )
+PROBABILITIES = ("base_score", "tree_probability", "errorseq_probability", "transfer_probability")
 GENE_ID = re.compile(r'gene_id "([^"]+)"')
 
 
@@ -61,6 +62,22 @@ def difference_cell(entry: dict | None) -> str:
     return f"{entry['estimate']:+.3f} [{entry['low']:+.3f}, {entry['high']:+.3f}]"
 
 
+def diagnostic_row(name: str, report: dict) -> list:
+    found = report.get("diagnostics", {}).get("fp_vs_tp")
+    if not found:
+        return [name, "–", "–", *("–" for _ in PROBABILITIES)]
+    cells = []
+    for probability in PROBABILITIES:
+        roc = found["predictors"].get(probability, {}).get("roc_auc")
+        if roc is None or roc["estimate"] is None:
+            cells.append("–")
+        elif roc["low"] is None:
+            cells.append(f"{roc['estimate']:.3f}")
+        else:
+            cells.append(f"{roc['estimate']:.3f} [{roc['low']:.3f}, {roc['high']:.3f}]")
+    return [name, found["n"], found["n_positive"], *cells]
+
+
 def print_runs(work_dirs: list[Path]) -> None:
     metrics = {d.name: json.loads((d / "results/sites/site_metrics.json").read_text()) for d in work_dirs}
     f1_rows, pair_rows = [], []
@@ -75,6 +92,11 @@ def print_runs(work_dirs: list[Path]) -> None:
         )
     print_table("Site-level F1 (overall)", ["run", "genes", "clusters", "sites", *PREDICTORS], f1_rows)
     print_table("F1 differences, 95% gene-cluster bootstrap intervals", ["run", *PAIRS], pair_rows)
+    print_table(
+        "FP vs TP among the base model's calls: ROC-AUC out of fold, 95% intervals",
+        ["run", "calls", "FP", *PROBABILITIES],
+        [diagnostic_row(name, report) for name, report in metrics.items()],
+    )
     for name, report in metrics.items():
         print(f"{name}: {report['answer']}\n")
 
