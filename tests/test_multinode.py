@@ -363,4 +363,7 @@ def test_a_node_that_loses_its_network_is_declared_lost_and_its_job_requeued(
     assert states["node2"].startswith("down"), states
     (record,) = [j for j in jobs_of_rule(cluster, "train", workdir) if j["JobId"] == job["JobId"]]
     assert record["Restarts"] == "1", record  # requeued: it would run again, resuming
-    assert f"Timed out waiting {COLLECTIVE_TIMEOUT_S * 1000}ms" in log, log  # the ranks did not hang
+    # the ranks did not hang: node1's ranks time out in the collective, or (on a loaded machine,
+    # where slurmctld declares node2 down first) SLURM cancels the step for the node failure
+    timed_out = f"Timed out waiting {COLLECTIVE_TIMEOUT_S * 1000}ms" in log
+    assert timed_out or re.search(r"STEP \d+\.\d+ ON node1 CANCELLED .* DUE TO NODE FAILURE", log), log
