@@ -23,7 +23,6 @@ from pathlib import Path
 import numpy as np
 import sklearn
 
-from workflow_scripts.calling.scores import SPLICE_TYPES
 from workflow_scripts.errors import InputError
 from workflow_scripts.io_utils import atomic_path
 from workflow_scripts.sites.candidates import Candidates
@@ -35,6 +34,7 @@ from workflow_scripts.sites.predictors import (
     TREE,
     OutOfFold,
     new_tree,
+    per_candidate,
     thresholds_by_type,
 )
 from workflow_scripts.sites.settings import SiteSettings
@@ -113,28 +113,17 @@ def with_transfer(predictions: OutOfFold, found: Candidates, rescorer: Rescorer)
     fold, types = found.table["fold"].to_numpy(), found.table["splice_type"].to_numpy()
     base = found.table["base_score"].to_numpy().astype(float)
     probability = rescorer.probability(found.features)
-    folds = sorted(set(fold.tolist()))
-
-    def per_fold(chosen: dict[str, float]) -> dict[int, dict[str, float]]:
-        return {f: dict(chosen) for f in folds}
-
-    def at(values: np.ndarray, chosen: dict[str, float]) -> np.ndarray:
-        cut = np.full(len(values), np.inf)
-        for splice_type in SPLICE_TYPES:
-            cut[types == splice_type] = chosen[splice_type]
-        return values >= cut
-
+    thresholds = {
+        TRANSFER_BASE_TUNED: {f: dict(rescorer.thresholds[BASE_TUNED]) for f in set(fold.tolist())},
+        TRANSFER_TREE: {f: dict(rescorer.thresholds[TREE]) for f in set(fold.tolist())},
+    }
     return replace(
         predictions,
-        thresholds={
-            **predictions.thresholds,
-            TRANSFER_BASE_TUNED: per_fold(rescorer.thresholds[BASE_TUNED]),
-            TRANSFER_TREE: per_fold(rescorer.thresholds[TREE]),
-        },
+        thresholds={**predictions.thresholds, **thresholds},
         calls={
             **predictions.calls,
-            TRANSFER_BASE_TUNED: at(base, rescorer.thresholds[BASE_TUNED]),
-            TRANSFER_TREE: at(probability, rescorer.thresholds[TREE]),
+            TRANSFER_BASE_TUNED: base >= per_candidate(thresholds[TRANSFER_BASE_TUNED], fold, types),
+            TRANSFER_TREE: probability >= per_candidate(thresholds[TRANSFER_TREE], fold, types),
         },
         transfer_probability=probability,
     )
