@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: setup demo test test-fast lint format envs config-docs bench bench-peers clean
+.PHONY: setup demo test test-fast lint format envs config-docs bench bench-peers screenshots clean
 
 setup: $(VENV)/.installed
 
@@ -61,6 +61,15 @@ bench: setup
 # (benchmarks/peers/, ~10 min on 2 cores; also part of `make bench`).
 bench-peers: setup
 	$(RUN) python -m benchmarks run peers
+
+# The first screen of the demo's report and summary (docs/screenshots/), 1280 x 900 like a laptop
+# window: needs a finished `make demo` and a Chromium (Debian: `apt-get install chromium`).
+CHROMIUM ?= chromium
+SHOT := $(CHROMIUM) --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,900
+screenshots: demo
+	$(RUN) snakemake --cores 1 --report report.html
+	$(SHOT) --virtual-time-budget=15000 --screenshot=docs/screenshots/report.png file://$(abspath report.html)
+	$(SHOT) --screenshot=docs/screenshots/summary.png file://$(abspath results/summary/summary.html)
 
 clean:
 	rm -rf results logs .snakemake report.html

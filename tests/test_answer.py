@@ -49,7 +49,7 @@ def test_a_leak_detector_not_beaten_is_named_with_its_numbers_and_worse_is_said(
     assert answer_sentence(metrics) == (
         "fp_vs_tp (ROC-AUC 0.91 [0.88, 0.94]): the model does not beat window length alone "
         "(+0.00 [0.00, 0.01]); it is worse than the k-mer model (-0.10 [-0.15, -0.05]); it also beats "
-        "chance; the base model's score was not scored."
+        "chance; the base model's score: not scored, the windows have no 'score' column."
     )
 
 

@@ -178,7 +178,7 @@ def test_rule_entry_point_writes_provenance_and_tells_the_console(metrics_files,
     assert result.returncode == 0, result.stderr
     lines = (tmp_path / "console").read_text().splitlines()
     assert [line.split(" (ROC-AUC")[0] for line in lines] == ["fp_vs_tp", "fn_vs_tn", "no_score"]
-    assert "the base model's score was not scored" in lines[2]
+    assert "the base model's score: not scored, " in lines[2]
     document = json.loads((tmp_path / "provenance.json").read_text())
     assert document["inputs"]["genome"]["sha256"] == hashlib.sha256(b">chr1\nACGT\n").hexdigest()
     html = (tmp_path / "s.html").read_text()

@@ -101,6 +101,11 @@ def clauses(group: dict) -> list[str]:
     return found
 
 
+def not_scored(name: str, why: str) -> str:
+    """'X: not scored, <why up to its first colon>' (the rest of why is in metrics.json)."""
+    return f"{NAMES.get(name, name)}: not scored, {why.split(': ')[0]}"
+
+
 def answer_sentence(metrics: dict) -> str:
     """One run's sentence (module docstring)."""
     overall = metrics["comparison"]["overall"]
@@ -109,7 +114,7 @@ def answer_sentence(metrics: dict) -> str:
     if model["estimate"] is None:
         return f"{head}: no answer, {model['reason']}."
     said = clauses(overall)
-    skipped = [f"{NAMES.get(name, name)} was not scored" for name in metrics["comparison"]["skipped"]]
+    skipped = [not_scored(name, why) for name, why in metrics["comparison"]["skipped"].items()]
     if not said:
         return f"{head}: no baseline was scored."
     said[0] = "the model" + said[0].removeprefix("it")

@@ -52,10 +52,11 @@ STYLE = (
     "white-space:nowrap}"
     "table.errorseq th{background:#f3f3f3}table.errorseq .name{text-align:left}"
     "ul.errorseq-answer li{margin:0.3em 0}"
+    ".errorseq-summary code::before,.errorseq-summary code::after{content:none}"  # the report's backticks
     # Snakemake's report shows this page in a 32rem column (prose max-w-lg) beside the rule graph,
-    # centred in its pane: the column takes the page's width, the graph goes below it, and the pane
-    # starts at its top left, so that a page taller or wider than the window scrolls to all of it.
-    ".prose:has(.errorseq-summary){max-width:none}"
+    # centred in its pane: the column takes the pane's width (text wraps there, the figure shrinks to
+    # it, wide tables scroll in place), the graph goes below it, and the pane starts at its top left.
+    ".prose:has(.errorseq-summary){max-width:100%;min-width:0}"
     ".flex:has(> div > .prose .errorseq-summary){flex-wrap:wrap}"
     ".justify-center:has(.errorseq-summary){align-items:flex-start;justify-content:flex-start}</style>"
 )
@@ -222,7 +223,7 @@ def compact_table(long_rows: list[dict], baselines: list[str]) -> str:
 
 def inline_png(png: bytes) -> str:
     data = base64.b64encode(png).decode("ascii")
-    return f'<img alt="summary.png" width="{SUMMARY_WIDTH_PX}" style="max-width:none" src="data:image/png;base64,{data}">'
+    return f'<img alt="summary.png" width="{SUMMARY_WIDTH_PX}" style="max-width:100%;height:auto" src="data:image/png;base64,{data}">'
 
 
 def answer_section(documents: list[dict], long_rows: list[dict], spread: list[dict]) -> str:
