@@ -67,6 +67,7 @@ bench-peers: setup
 CHROMIUM ?= chromium
 SHOT := $(CHROMIUM) --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,900
 screenshots: demo
+	mkdir -p docs/screenshots
 	$(RUN) snakemake --cores 1 --report report.html
 	$(SHOT) --virtual-time-budget=15000 --screenshot=docs/screenshots/report.png file://$(abspath report.html)
 	$(SHOT) --screenshot=docs/screenshots/summary.png file://$(abspath results/summary/summary.html)
