@@ -13,7 +13,12 @@ import pytest
 from tests.test_calling_workflow import scores_workdir
 from tests.workflow_helpers import planned_rules, snakemake, write_config
 from workflow_scripts.sites.candidate_windows import candidate_ids
-from workflow_scripts.sites.outputs import ERRORSEQ_COLUMNS, TABLE_COLUMNS, TRANSFER_COLUMNS
+from workflow_scripts.sites.outputs import (
+    ERRORSEQ_COLUMNS,
+    TABLE_COLUMNS,
+    TRANSFER_COLUMNS,
+    TRANSFER_ERRORSEQ_COLUMNS,
+)
 
 TARGET = "results/sites/site_metrics.json"
 # 3 genes: 3 folds; a small tree and fewer replicates keep the run short
@@ -153,3 +158,39 @@ def test_sites_model_rescores_site_calls_candidates_in_the_same_folds(tmp_path):
     assert header.startswith('track name="errorseq"') and len(lines) == calls["call_errorseq"].sum()
     log = (tmp_path / "logs/site_calls.log").read_text()
     assert "errorseq's model's calls reach F1" in metrics["answer"] and metrics["answer"] in log
+    check_transfer_of_its_deep_models(tmp_path, config, model)
+
+
+def check_transfer_of_its_deep_models(tmp_path, config, model) -> None:
+    """sites.transfer of a rescorer.pkl written with sites.model carries the fold runs' models:
+    applied here, each candidate's transfer_errorseq_probability is the mean of the three models'
+    probabilities of the very windows site_windows cut for it (sequence and score profiles)."""
+    from workflow_scripts.inference.predict_calls import TrainedModel
+
+    source = tmp_path / "deep_rescorer.pkl"
+    source.write_bytes((tmp_path / "results/sites/rescorer.pkl").read_bytes())
+    transfer = write_config(
+        tmp_path, "deep_transfer.yaml", {"sites": {**SITE_MODEL["sites"], "transfer": str(source)}}
+    )
+    result = snakemake(tmp_path, TARGET, "--configfile", str(config), str(model), str(transfer), timeout=900)
+    assert result.returncode == 0, result.stderr[-4000:]
+    metrics = json.loads((tmp_path / TARGET).read_text())
+    assert {"transfer_errorseq - transfer_tree", "transfer_errorseq - transfer_base_tuned"} <= set(
+        metrics["differences"]
+    )
+    assert "its deep models reach F1" in metrics["answer"]
+    calls = pl.read_parquet(tmp_path / "results/sites/corrected_calls.parquet").filter(pl.col("is_candidate"))
+    assert calls.columns[-len(TRANSFER_ERRORSEQ_COLUMNS) :] == list(TRANSFER_ERRORSEQ_COLUMNS)
+    windows = pl.read_parquet(tmp_path / "results/site_candidates_fold1/windows.parquet")
+    probabilities = []
+    for fold in (1, 2, 3):
+        run = tmp_path / f"results/site_candidates_fold{fold}/model"
+        trained = TrainedModel(str(run / "model.pt"), str(run / "model.json"), batch_size=64)
+        features, profiles = trained.features(windows, "windows"), trained.profiles(windows, "windows")
+        probabilities.append(
+            trained.p_error(windows["sequence"].to_list(), windows["length"].to_numpy(), features, profiles)
+        )
+    expected = windows.select("id").with_columns(pl.Series("expected", np.mean(probabilities, axis=0)))
+    joined = calls.with_columns(candidate_ids(calls)).join(expected, on="id")
+    assert joined.height == calls.height
+    assert np.allclose(joined["transfer_errorseq_probability"], joined["expected"], atol=1e-5)

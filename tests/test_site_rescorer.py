@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pickle
+from dataclasses import replace
 
 import numpy as np
 import polars as pl
@@ -13,10 +14,18 @@ from threadpoolctl import threadpool_limits
 from tests.site_fixtures import profile_genome, settings
 from workflow_scripts.errors import InputError
 from workflow_scripts.sites.candidates import find_candidates
+from workflow_scripts.sites.deep_transfer import DeepModels, read_deep_models
 from workflow_scripts.sites.folds import assign_folds
 from workflow_scripts.sites.items import Items
-from workflow_scripts.sites.outputs import TRANSFER_COLUMNS, corrected_calls
-from workflow_scripts.sites.predictors import TRANSFER_BASE_TUNED, TRANSFER_TREE, TREE, predict_out_of_fold
+from workflow_scripts.sites.outputs import TRANSFER_COLUMNS, TRANSFER_ERRORSEQ_COLUMNS, corrected_calls
+from workflow_scripts.sites.predictors import (
+    ERRORSEQ,
+    TRANSFER_BASE_TUNED,
+    TRANSFER_ERRORSEQ,
+    TRANSFER_TREE,
+    TREE,
+    predict_out_of_fold,
+)
 from workflow_scripts.sites.report import site_report
 from workflow_scripts.sites.rescorer import fit_rescorer, load_rescorer, save_rescorer, with_transfer
 
@@ -108,7 +117,8 @@ def test_a_rescorer_whose_features_would_differ_is_refused_naming_the_setting(so
     [
         (b"not a pickle", "rescorer"),
         (pickle.dumps({"format": "something else"}), "format"),
-        (pickle.dumps({"format": "errorseq-site-rescorer/1", "sklearn": "0.1"}), "sklearn"),
+        (pickle.dumps({"format": "errorseq-site-rescorer/1"}), "format.*older errorseq"),
+        (pickle.dumps({"format": "errorseq-site-rescorer/2", "sklearn": "0.1"}), "sklearn"),
     ],
 )
 def test_a_file_that_is_not_a_current_rescorer_is_refused(tmp_path, payload, field):
@@ -116,3 +126,58 @@ def test_a_file_that_is_not_a_current_rescorer_is_refused(tmp_path, payload, fie
     path.write_bytes(payload)
     with pytest.raises(InputError, match=field):
         load_rescorer(str(path), settings())
+
+
+def truth_probability(found, right: float) -> np.ndarray:
+    """A probability that is `right` on true sites and 1 - `right` on false candidates."""
+    truth = found.table["is_true_site"].to_numpy()
+    return np.where(truth, right, 1 - right)
+
+
+def with_deep_models(seed: int):
+    """A source whose sites.model (stand-in probabilities: the fold models' own run is in
+    test_site_calls_workflow.py) separates its candidates; its rescorer carries two models."""
+    found, items, predictions = fitted(seed)
+    predictions = replace(predictions, errorseq_probability=truth_probability(found, 0.8))
+    deep = DeepModels(weights=(b"w1", b"w2"), configs=({"window": {"flank": 50}},) * 2)
+    return fit_rescorer(found, items, predictions, settings(), {"source": "chr1", "source_sites": 1}, deep)
+
+
+def test_the_deep_models_transfer_at_the_thresholds_of_their_source_probabilities():
+    rescorer = with_deep_models(seed=0)
+    assert (
+        rescorer.thresholds[ERRORSEQ].keys() == rescorer.thresholds[TREE].keys() and rescorer.deep.flank == 50
+    )
+    found, items, predictions = fitted(seed=1)
+    deep = truth_probability(found, 0.7)  # right on this genome, less sure than at the source
+    moved = with_transfer(predictions, found, rescorer, deep)
+    donors = found.table["splice_type"].to_numpy() == "donor"
+    expected = deep[donors] >= rescorer.thresholds[ERRORSEQ]["donor"]
+    assert np.array_equal(moved.calls[TRANSFER_ERRORSEQ][donors], expected)
+    report = site_report(found, items, moved, settings(), 0, {"file": "source.pkl", **rescorer.source})
+    assert f1(report, TRANSFER_ERRORSEQ) == 1.0, report["calls"][TRANSFER_ERRORSEQ]
+    gain = report["differences"]["transfer_errorseq - transfer_base_tuned"]["overall"]["f1"]
+    assert gain["verdict"] == "better", gain
+    assert "transfer_errorseq - transfer_tree" in report["differences"]
+    assert "its deep models reach F1 1.000" in report["answer"]
+    table = corrected_calls(found, moved)
+    assert table.columns[-len(TRANSFER_ERRORSEQ_COLUMNS) :] == list(TRANSFER_ERRORSEQ_COLUMNS)
+
+
+def test_deep_models_above_the_source_thresholds_call_everything_they_score_high():
+    """Thresholds are the source's: where the deep models score everything above them, every
+    candidate is called (nothing is re-tuned on the target)."""
+    rescorer = with_deep_models(seed=0)
+    found, _, predictions = fitted(seed=1)
+    moved = with_transfer(predictions, found, rescorer, np.full(found.table.height, 0.99))
+    assert moved.calls[TRANSFER_ERRORSEQ].all()
+
+
+def test_fold_models_of_different_windows_are_refused(tmp_path):
+    for fold, flank in ((1, 50), (2, 40)):
+        model = tmp_path / f"fold{fold}/model"
+        model.mkdir(parents=True)
+        (model / "model.pt").write_bytes(b"weights")
+        (model / "model.json").write_text(f'{{"window": {{"flank": {flank}}}}}')
+    with pytest.raises(InputError, match="window.flank"):
+        read_deep_models([str(tmp_path / "fold1"), str(tmp_path / "fold2")])

@@ -11,8 +11,9 @@ sites.model also `evaluate` (batch_size). With sites.model, `--errorseq` names t
 site_candidates_fold1..k (results/<run>/: windows, buckets, model, evaluation), whose deep model
 is the fourth predictor, `errorseq` (sites/errorseq.py), with its BED track `--out-errorseq-bed`
 (without sites.model, a track line that says so).
-Always writes `--out-rescorer`, the tree and thresholds fitted on all of this genome; with
-sites.transfer, `--transfer` names another genome's, applied unchanged (sites/rescorer.py).
+Always writes `--out-rescorer`, the tree and thresholds fitted on all of this genome (and with
+sites.model the runs' models); with sites.transfer, `--transfer` names another genome's, applied
+unchanged (sites/rescorer.py, sites/deep_transfer.py).
 docs/sites.md.
 """
 
@@ -28,6 +29,7 @@ from workflow_scripts.config.sections import add_config_argument, parse_rule_con
 from workflow_scripts.errors import run_cli
 from workflow_scripts.io_utils import write_json, write_parquet, write_text
 from workflow_scripts.rules.site_windows import add_site_input_arguments
+from workflow_scripts.sites.deep_transfer import read_deep_models, transferred_probability
 from workflow_scripts.sites.diagnostics import fp_vs_tp_line
 from workflow_scripts.sites.inputs import folded_candidates, read_site_inputs
 from workflow_scripts.sites.items import Items
@@ -78,12 +80,23 @@ def write_outputs(args: argparse.Namespace, table: pl.DataFrame, report: dict, t
     write_json(args.out_metrics, report)
 
 
-def transferred(args: argparse.Namespace, found, settings: SiteSettings, predictions: OutOfFold):
+def transferred(args: argparse.Namespace, config: dict, found, inputs, predictions: OutOfFold):
     """sites.transfer: the predictions with the other genome's predictors, and what to report."""
+    settings = SiteSettings.from_config(config["calling"], config["sites"])  # as main's
     rescorer = load_rescorer(args.transfer, settings)
     facts = {"file": args.transfer, **rescorer.source, "source_thresholds": rescorer.thresholds}
     log(f"transfer: the tree and thresholds of {rescorer.source['source']} ({args.transfer})")
-    return with_transfer(predictions, found, rescorer), facts
+    deep = None
+    if rescorer.deep is not None:
+        began = time.perf_counter()
+        batch_size = config["evaluate"]["batch_size"]
+        deep = transferred_probability(rescorer.deep, found, inputs, batch_size, args.transfer)
+        facts["source_models"] = len(rescorer.deep.weights)
+        log(
+            f"transfer: {len(rescorer.deep.weights)} deep models on {len(deep):,} candidates "
+            f"in {time.perf_counter() - began:.1f} s"
+        )
+    return with_transfer(predictions, found, rescorer, deep), facts
 
 
 def source_facts(found, inputs) -> dict:
@@ -123,10 +136,11 @@ def main(argv: list[str] | None = None) -> None:
     predictions = predict_out_of_fold(found, items, settings, progress=log)
     if args.errorseq:
         predictions = errorseq_predictions(args, config, found, items, predictions)
-    rescorer = fit_rescorer(found, items, predictions, settings, source_facts(found, inputs))
+    deep = read_deep_models(args.errorseq) if args.errorseq else None
+    rescorer = fit_rescorer(found, items, predictions, settings, source_facts(found, inputs), deep)
     transfer = None
     if args.transfer:
-        predictions, transfer = transferred(args, found, settings, predictions)
+        predictions, transfer = transferred(args, config, found, inputs, predictions)
     unscored = inputs.sites.height - found.sites.height
     report = site_report(found, items, predictions, settings, unscored, transfer)
     write_outputs(args, corrected_calls(found, predictions), report, settings.threshold)

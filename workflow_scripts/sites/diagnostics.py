@@ -17,12 +17,7 @@ from workflow_scripts.calling.contract import GENE_CLUSTER
 from workflow_scripts.evaluation.bootstrap import compare_predictors
 from workflow_scripts.sites.candidates import Candidates
 from workflow_scripts.sites.predictors import OutOfFold
-from workflow_scripts.sites.site_metrics import (
-    BASE_SCORE,
-    ERRORSEQ_PROBABILITY,
-    TRANSFER_PROBABILITY,
-    TREE_PROBABILITY,
-)
+from workflow_scripts.sites.site_metrics import BASE_SCORE, TREE_PROBABILITY, probabilities
 
 REFERENCE = TREE_PROBABILITY
 
@@ -37,17 +32,8 @@ def fp_vs_tp(
     is_error = ~found.table["is_true_site"].to_numpy()[called]
     if is_error.all() or not is_error.any():
         return None
-    probabilities = {
-        BASE_SCORE: base,
-        TREE_PROBABILITY: predictions.tree_probability,
-        ERRORSEQ_PROBABILITY: predictions.errorseq_probability,
-        TRANSFER_PROBABILITY: predictions.transfer_probability,
-    }
-    error_scores = {
-        name: 1 - np.nan_to_num(values[called], nan=0.0)
-        for name, values in probabilities.items()
-        if values is not None
-    }
+    ranked = {BASE_SCORE: base, **probabilities(predictions)}
+    error_scores = {name: 1 - np.nan_to_num(values[called], nan=0.0) for name, values in ranked.items()}
     clusters = found.table[GENE_CLUSTER].to_numpy()[called]
     comparison = compare_predictors(is_error, error_scores, clusters, REFERENCE, n_replicates, seed)
     return {"threshold": threshold, "reference": REFERENCE, **comparison}

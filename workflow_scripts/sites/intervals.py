@@ -20,6 +20,7 @@ from workflow_scripts.sites.predictors import (
     BASE_TUNED,
     ERRORSEQ,
     TRANSFER_BASE_TUNED,
+    TRANSFER_ERRORSEQ,
     TRANSFER_TREE,
     TREE,
 )
@@ -32,6 +33,7 @@ TRANSFER_PAIRS = (  # with sites.transfer
     (TRANSFER_BASE_TUNED, BASE_THRESHOLD),
     (TREE, TRANSFER_TREE),
 )
+TRANSFER_ERRORSEQ_PAIRS = ((TRANSFER_ERRORSEQ, TRANSFER_TREE), (TRANSFER_ERRORSEQ, TRANSFER_BASE_TUNED))
 METRICS = ("f1", "precision", "recall")
 REPLICATES_PER_BATCH = 100  # replicates counted in one matrix product
 
@@ -80,9 +82,10 @@ def replicate_rates(counts: np.ndarray, n_replicates: int, seed: int) -> np.ndar
 def difference_intervals(items: Items, calls: dict[str, np.ndarray], n_replicates: int, seed: int) -> dict:
     """{"tree - base_tuned": {group: {metric: Difference}}, "base_tuned - base_threshold": ...},
     and "errorseq - tree", "errorseq - base_tuned" when the calls hold errorseq's (TRANSFER_PAIRS
-    when they hold the transferred predictors)."""
+    when they hold the transferred predictors, TRANSFER_ERRORSEQ_PAIRS with the source's deep models)."""
     pairs = PAIRS + (ERRORSEQ_PAIRS if ERRORSEQ in calls else ())
     pairs += TRANSFER_PAIRS if TRANSFER_TREE in calls else ()
+    pairs += TRANSFER_ERRORSEQ_PAIRS if TRANSFER_ERRORSEQ in calls else ()
     predictors = sorted({name for pair in pairs for name in pair})
     counts = cluster_counts(items, calls, predictors)
     point = rates(counts.sum(axis=0))

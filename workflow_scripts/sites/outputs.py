@@ -20,6 +20,7 @@ from workflow_scripts.sites.predictors import (
     BASE_TUNED,
     ERRORSEQ,
     TRANSFER_BASE_TUNED,
+    TRANSFER_ERRORSEQ,
     TRANSFER_TREE,
     TREE,
     OutOfFold,
@@ -28,7 +29,15 @@ from workflow_scripts.sites.predictors import (
 
 CALL_COLUMNS = {
     name: f"call_{name}"
-    for name in (BASE_THRESHOLD, BASE_TUNED, TREE, ERRORSEQ, TRANSFER_BASE_TUNED, TRANSFER_TREE)
+    for name in (
+        BASE_THRESHOLD,
+        BASE_TUNED,
+        TREE,
+        ERRORSEQ,
+        TRANSFER_BASE_TUNED,
+        TRANSFER_TREE,
+        TRANSFER_ERRORSEQ,
+    )
 }
 TABLE_COLUMNS = (
     "chrom",
@@ -56,19 +65,30 @@ TRANSFER_COLUMNS = (
     "transfer_base_tuned_threshold",
     "transfer_tree_threshold",
 )
+# and when the source genome ran sites.model, its deep models' probability, call and threshold
+TRANSFER_ERRORSEQ_COLUMNS = (
+    "transfer_errorseq_probability",
+    CALL_COLUMNS[TRANSFER_ERRORSEQ],
+    "transfer_errorseq_threshold",
+)
 THRESHOLD_COLUMNS = {
     BASE_TUNED: "base_tuned_threshold",
     TREE: "tree_threshold",
     ERRORSEQ: "errorseq_threshold",
     TRANSFER_BASE_TUNED: "transfer_base_tuned_threshold",
     TRANSFER_TREE: "transfer_tree_threshold",
+    TRANSFER_ERRORSEQ: "transfer_errorseq_threshold",
 }
-PROBABILITY_COLUMNS = ("tree_probability", "errorseq_probability", "transfer_probability")
+OPTIONAL_PROBABILITIES = ("errorseq_probability", "transfer_probability", "transfer_errorseq_probability")
+PROBABILITY_COLUMNS = ("tree_probability", *OPTIONAL_PROBABILITIES)
 
 
 def table_columns(predictions: OutOfFold) -> tuple[str, ...]:
     columns = TABLE_COLUMNS + (ERRORSEQ_COLUMNS if predictions.errorseq_probability is not None else ())
-    return columns + (TRANSFER_COLUMNS if predictions.transfer_probability is not None else ())
+    columns += TRANSFER_COLUMNS if predictions.transfer_probability is not None else ()
+    return columns + (
+        TRANSFER_ERRORSEQ_COLUMNS if predictions.transfer_errorseq_probability is not None else ()
+    )
 
 
 def with_thresholds(frame: pl.DataFrame, predictions: OutOfFold) -> pl.DataFrame:
@@ -81,7 +101,7 @@ def with_thresholds(frame: pl.DataFrame, predictions: OutOfFold) -> pl.DataFrame
 
 def candidate_rows(found: Candidates, predictions: OutOfFold) -> pl.DataFrame:
     calls = [pl.Series(CALL_COLUMNS[name], called) for name, called in predictions.calls.items()]
-    for name in ("errorseq_probability", "transfer_probability"):
+    for name in OPTIONAL_PROBABILITIES:
         if getattr(predictions, name) is not None:
             calls.append(pl.Series(name, getattr(predictions, name), dtype=pl.Float32))
     return found.table.with_columns(
@@ -190,6 +210,21 @@ def transfer_sentence(report: dict, gain) -> str:
         f"reaches F1 {f1[TRANSFER_TREE]:.3f} and its thresholds {f1[TRANSFER_BASE_TUNED]:.3f}: the "
         f"transferred tree {verdict_phrase(gain(TRANSFER_TREE, TRANSFER_BASE_TUNED), 'the transferred thresholds')}"
         f", and this genome's own tree {verdict_phrase(gain(TREE, TRANSFER_TREE), 'the transferred tree')}"
+        f"{transfer_deep_clause(calls, gain)}"
+    )
+
+
+def transfer_deep_clause(calls: dict, gain) -> str:
+    """The source's deep models, when its rescorer.pkl carries them."""
+    if TRANSFER_ERRORSEQ not in calls:
+        return ""
+    f1 = calls[TRANSFER_ERRORSEQ]["overall"]["f1"]
+    if f1 is None:
+        return "; the transferred deep models' F1 is undefined (no call)"
+    return (
+        f"; its deep models reach F1 {f1:.3f}: they "
+        f"{verdict_phrase(gain(TRANSFER_ERRORSEQ, TRANSFER_TREE), 'the transferred tree')} and "
+        f"{verdict_phrase(gain(TRANSFER_ERRORSEQ, TRANSFER_BASE_TUNED), 'the transferred thresholds')}"
     )
 
 

@@ -30,6 +30,7 @@ BASE_THRESHOLD, BASE_TUNED, TREE = "base_threshold", "base_tuned", "tree"
 PREDICTORS = (BASE_THRESHOLD, BASE_TUNED, TREE)
 ERRORSEQ = "errorseq"  # sites.model: errorseq's deep model (sites/errorseq.py)
 TRANSFER_BASE_TUNED, TRANSFER_TREE = "transfer_base_tuned", "transfer_tree"  # sites/rescorer.py
+TRANSFER_ERRORSEQ = "transfer_errorseq"  # sites.transfer of a rescorer with deep models
 Thresholds = dict[int, dict[str, float]]  # fold -> splice type -> threshold
 
 
@@ -103,6 +104,7 @@ class OutOfFold:
     calls: dict[str, np.ndarray]  # predictor -> per candidate bool
     errorseq_probability: np.ndarray | None = field(default=None)  # sites.model: per candidate
     transfer_probability: np.ndarray | None = field(default=None)  # sites.transfer: per candidate
+    transfer_errorseq_probability: np.ndarray | None = field(default=None)  # and its deep models
 
 
 def predict_out_of_fold(

@@ -15,7 +15,8 @@ the bootstrap intervals of their differences, and the answer in a sentence.
     diagnostics   {fp_vs_tp: the base model's calls, FP vs TP, ranked by each predictor's
                    probability: ROC-AUC and PR-AUC with intervals (sites/diagnostics.py)}
     (sites.transfer: transfer_base_tuned and transfer_tree in thresholds and calls,
-    transfer_probability in scores, their pairs in differences, and `transfer`: the rescorer file,
+    transfer_probability in scores (with the source's deep models transfer_errorseq and
+    transfer_errorseq_probability), their pairs in differences, and `transfer`: the rescorer file,
     its source genome and thresholds: sites/rescorer.py)
     answer        the sentence the log ends with
 """

@@ -24,6 +24,7 @@ from workflow_scripts.sites.predictors import OutOfFold
 GROUPS = ("overall", *SPLICE_TYPES)
 BASE_SCORE, TREE_PROBABILITY = "base_score", "tree_probability"
 ERRORSEQ_PROBABILITY, TRANSFER_PROBABILITY = "errorseq_probability", "transfer_probability"
+TRANSFER_ERRORSEQ_PROBABILITY = "transfer_errorseq_probability"
 
 
 def group_type(group: str) -> str | None:
@@ -88,17 +89,24 @@ def predictor_calls(items: Items, candidate_calls: np.ndarray) -> dict:
     return {group: call_metrics(called[mask], items.is_site[mask]) for group, mask in masks.items()}
 
 
+def probabilities(predictions: OutOfFold) -> dict[str, np.ndarray]:
+    """Each predictor's P(true site) per candidate: the tree's, and those of this run's options."""
+    named = {
+        TREE_PROBABILITY: predictions.tree_probability,
+        ERRORSEQ_PROBABILITY: predictions.errorseq_probability,
+        TRANSFER_PROBABILITY: predictions.transfer_probability,
+        TRANSFER_ERRORSEQ_PROBABILITY: predictions.transfer_errorseq_probability,
+    }
+    return {name: values for name, values in named.items() if values is not None}
+
+
 def metric_report(found: Candidates, items: Items, predictions: OutOfFold) -> dict:
     """{"calls": {predictor: {group: ...}}, "scores": {score: {group: ...}}}."""
     calls = {name: predictor_calls(items, called) for name, called in predictions.calls.items()}
     named_scores = {
         BASE_SCORE: found.table["base_score"].to_numpy().astype(float),
-        TREE_PROBABILITY: predictions.tree_probability,
+        **probabilities(predictions),
     }
-    if predictions.errorseq_probability is not None:
-        named_scores[ERRORSEQ_PROBABILITY] = predictions.errorseq_probability
-    if predictions.transfer_probability is not None:
-        named_scores[TRANSFER_PROBABILITY] = predictions.transfer_probability
     scores = {
         name: {group: score_metrics(found, items, values, group) for group in GROUPS}
         for name, values in named_scores.items()
