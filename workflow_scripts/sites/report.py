@@ -28,11 +28,11 @@ import numpy as np
 
 from workflow_scripts.calling.contract import GENE_CLUSTER
 from workflow_scripts.calling.scores import SPLICE_TYPES
+from workflow_scripts.sites.answer import answer
 from workflow_scripts.sites.candidates import Candidates
 from workflow_scripts.sites.diagnostics import fp_vs_tp
 from workflow_scripts.sites.intervals import bootstrap_facts, difference_intervals
 from workflow_scripts.sites.items import Items
-from workflow_scripts.sites.outputs import answer
 from workflow_scripts.sites.predictors import OutOfFold
 from workflow_scripts.sites.settings import SiteSettings
 from workflow_scripts.sites.site_metrics import metric_report
