@@ -9,6 +9,7 @@ from workflow_scripts.sites.predictors import (
     BASE_THRESHOLD,
     BASE_TUNED,
     ERRORSEQ,
+    KMER,
     TRANSFER_BASE_TUNED,
     TRANSFER_TREE,
     TREE,
@@ -59,9 +60,26 @@ def answer(report: dict) -> str:
         f"model's {f1[BASE_TUNED]:.3f} with its threshold re-tuned per splice type and "
         f"{f1[BASE_THRESHOLD]:.3f} at {settings['threshold']}: {deep_verdicts}the tree "
         f"{verdict_phrase(gain(TREE, BASE_TUNED), 'the re-tuned threshold')}; re-tuning "
-        f"{verdict_phrase(gain(BASE_TUNED, BASE_THRESHOLD), own_threshold)} "
+        f"{verdict_phrase(gain(BASE_TUNED, BASE_THRESHOLD), own_threshold)}{kmer_clause(report, gain)} "
         f"(95% gene-cluster bootstrap intervals, {report['bootstrap']['replicates']:,} replicates)"
         f"{transfer_sentence(report, gain)}{few_clusters_note(counts['gene_clusters'])}"
+    )
+
+
+def kmer_clause(report: dict, gain) -> str:
+    """The k-mer baseline (sequence alone): its F1, against the re-tuned threshold, and whether
+    the tree (and errorseq's model) beat it."""
+    calls = report["calls"]
+    if KMER not in calls:
+        return ""
+    f1 = calls[KMER]["overall"]["f1"]
+    if f1 is None:
+        return "; the k-mer baseline's F1 is undefined (no call)"
+    deep = f", errorseq's model {verdict_phrase(gain(ERRORSEQ, KMER), 'it')}" if ERRORSEQ in calls else ""
+    return (
+        f"; a k-mer model on the sequence alone reaches F1 {f1:.3f} and "
+        f"{verdict_phrase(gain(KMER, BASE_TUNED), 'the re-tuned threshold')}: the tree "
+        f"{verdict_phrase(gain(TREE, KMER), 'it')}{deep}"
     )
 
 

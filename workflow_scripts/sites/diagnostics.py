@@ -20,6 +20,7 @@ from workflow_scripts.sites.predictors import OutOfFold
 from workflow_scripts.sites.site_metrics import (
     BASE_SCORE,
     ERRORSEQ_PROBABILITY,
+    KMER_PROBABILITY,
     TRANSFER_PROBABILITY,
     TREE_PROBABILITY,
 )
@@ -40,6 +41,7 @@ def fp_vs_tp(
     probabilities = {
         BASE_SCORE: base,
         TREE_PROBABILITY: predictions.tree_probability,
+        KMER_PROBABILITY: predictions.kmer_probability,
         ERRORSEQ_PROBABILITY: predictions.errorseq_probability,
         TRANSFER_PROBABILITY: predictions.transfer_probability,
     }

@@ -19,6 +19,7 @@ from workflow_scripts.sites.predictors import (
     BASE_THRESHOLD,
     BASE_TUNED,
     ERRORSEQ,
+    KMER,
     TRANSFER_BASE_TUNED,
     TRANSFER_TREE,
     TREE,
@@ -28,7 +29,7 @@ from workflow_scripts.sites.predictors import (
 
 CALL_COLUMNS = {
     name: f"call_{name}"
-    for name in (BASE_THRESHOLD, BASE_TUNED, TREE, ERRORSEQ, TRANSFER_BASE_TUNED, TRANSFER_TREE)
+    for name in (BASE_THRESHOLD, BASE_TUNED, TREE, KMER, ERRORSEQ, TRANSFER_BASE_TUNED, TRANSFER_TREE)
 }
 TABLE_COLUMNS = (
     "chrom",
@@ -46,6 +47,8 @@ TABLE_COLUMNS = (
     "base_tuned_threshold",
     "tree_threshold",
 )
+# the k-mer baseline (sites/kmer.py: site_calls always runs it) adds its probability, call and threshold
+KMER_COLUMNS = ("kmer_probability", CALL_COLUMNS[KMER], "kmer_threshold")
 # sites.model adds errorseq's probability, call and threshold at the end
 ERRORSEQ_COLUMNS = ("errorseq_probability", CALL_COLUMNS[ERRORSEQ], "errorseq_threshold")
 # sites.transfer adds the source genome's tree probability, and both transferred predictors
@@ -59,15 +62,17 @@ TRANSFER_COLUMNS = (
 THRESHOLD_COLUMNS = {
     BASE_TUNED: "base_tuned_threshold",
     TREE: "tree_threshold",
+    KMER: "kmer_threshold",
     ERRORSEQ: "errorseq_threshold",
     TRANSFER_BASE_TUNED: "transfer_base_tuned_threshold",
     TRANSFER_TREE: "transfer_tree_threshold",
 }
-PROBABILITY_COLUMNS = ("tree_probability", "errorseq_probability", "transfer_probability")
+PROBABILITY_COLUMNS = ("tree_probability", "kmer_probability", "errorseq_probability", "transfer_probability")
 
 
 def table_columns(predictions: OutOfFold) -> tuple[str, ...]:
-    columns = TABLE_COLUMNS + (ERRORSEQ_COLUMNS if predictions.errorseq_probability is not None else ())
+    columns = TABLE_COLUMNS + (KMER_COLUMNS if predictions.kmer_probability is not None else ())
+    columns += ERRORSEQ_COLUMNS if predictions.errorseq_probability is not None else ()
     return columns + (TRANSFER_COLUMNS if predictions.transfer_probability is not None else ())
 
 
@@ -81,7 +86,7 @@ def with_thresholds(frame: pl.DataFrame, predictions: OutOfFold) -> pl.DataFrame
 
 def candidate_rows(found: Candidates, predictions: OutOfFold) -> pl.DataFrame:
     calls = [pl.Series(CALL_COLUMNS[name], called) for name, called in predictions.calls.items()]
-    for name in ("errorseq_probability", "transfer_probability"):
+    for name in ("kmer_probability", "errorseq_probability", "transfer_probability"):
         if getattr(predictions, name) is not None:
             calls.append(pl.Series(name, getattr(predictions, name), dtype=pl.Float32))
     return found.table.with_columns(

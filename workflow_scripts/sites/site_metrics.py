@@ -1,8 +1,8 @@
 """Site-level metrics of the out-of-fold predictors, per splice type and overall.
 
 Calls (items.py: make_calls' counting): TP, FP, FN, precision, recall, F1 of each predictor.
-Scores (the base model's score; the tree's and, with sites.model, errorseq's out-of-fold
-probability, pooled over folds):
+Scores (the base model's score; the tree's, the k-mer baseline's and, with sites.model,
+errorseq's out-of-fold probability, pooled over folds):
 * PR-AUC: step-wise area, sum of (R_n - R_n-1) * P_n over the distinct item scores, with recall
   over every scored annotated site, so a missed site (no candidate) caps recall below 1;
 * top-k accuracy (SpliceAI's metric): with k = the number of annotated sites of the type, the
@@ -22,7 +22,7 @@ from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.predictors import OutOfFold
 
 GROUPS = ("overall", *SPLICE_TYPES)
-BASE_SCORE, TREE_PROBABILITY = "base_score", "tree_probability"
+BASE_SCORE, TREE_PROBABILITY, KMER_PROBABILITY = "base_score", "tree_probability", "kmer_probability"
 ERRORSEQ_PROBABILITY, TRANSFER_PROBABILITY = "errorseq_probability", "transfer_probability"
 
 
@@ -95,6 +95,8 @@ def metric_report(found: Candidates, items: Items, predictions: OutOfFold) -> di
         BASE_SCORE: found.table["base_score"].to_numpy().astype(float),
         TREE_PROBABILITY: predictions.tree_probability,
     }
+    if predictions.kmer_probability is not None:
+        named_scores[KMER_PROBABILITY] = predictions.kmer_probability
     if predictions.errorseq_probability is not None:
         named_scores[ERRORSEQ_PROBABILITY] = predictions.errorseq_probability
     if predictions.transfer_probability is not None:
