@@ -3,14 +3,15 @@
 Candidates (the base model's local score maxima at or above sites.floor) are called out of fold
 over gene clusters by four predictors: the base model at calling.threshold, the base model with
 a threshold per splice type tuned on the training folds, a gradient-boosted tree on the donor
-and acceptor score profiles, and a k-mer logistic regression on the genome sequence around the
-candidate (window.flank nt each side, 1..evaluate.kmer_max_k-mers: sites/kmer.py). Writes the corrected-calls table, BED tracks of the tree's and the
-base model's calls, and site_metrics.json (metrics per predictor and splice type, bootstrap
-intervals of the differences, the answer in a sentence). `--config` holds the `calling` section
-(threshold, consensus_window: calling/contract.SITE_CALLS_KEYS), the `sites` section, window.flank
-and evaluate's kmer_max_k (with sites.model also its batch_size). With sites.model, `--errorseq` names the runs
+and acceptor score profiles, and the k-mer baseline, a logistic regression on the sequence around
+the candidate (window.flank nt each side, 1..evaluate.kmer_max_k-mers: sites/kmer.py). Writes the
+corrected-calls table, BED tracks of the tree's and the base model's calls, and site_metrics.json
+(metrics per predictor and splice type, bootstrap intervals of the differences, the answer in a
+sentence). `--config` holds the `calling` section (threshold, consensus_window:
+calling/contract.SITE_CALLS_KEYS), the `sites` section, window.flank and evaluate's kmer_max_k
+(with sites.model also its batch_size). With sites.model, `--errorseq` names the runs
 site_candidates_fold1..k (results/<run>/: windows, buckets, model, evaluation), whose deep model
-is the fourth predictor, `errorseq` (sites/errorseq.py), with its BED track `--out-errorseq-bed`
+is one more predictor, `errorseq` (sites/errorseq.py), with its BED track `--out-errorseq-bed`
 (without sites.model, a track line that says so).
 Always writes `--out-rescorer`, the tree and thresholds fitted on all of this genome; with
 sites.transfer, `--transfer` names another genome's, applied unchanged (sites/rescorer.py).
