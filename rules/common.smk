@@ -324,12 +324,20 @@ def site_outputs():
 
 
 def site_calls_config():
-    """--config for site_calls: calling's threshold and consensus_window, and the sites section
-    (with sites.model, evaluate's batch_size: errorseq's val predictions)."""
+    """--config for site_calls: calling's threshold and consensus_window, the sites section, the
+    k-mer baseline's window.flank and evaluate.kmer_max_k (with sites.model, evaluate's batch_size:
+    errorseq's val predictions)."""
     calling = {key: config["calling"][key] for key in SITE_CALLS_KEYS}
-    sections = {"calling": calling, "sites": config["sites"]}
+    evaluate = {"kmer_max_k": config["evaluate"]["kmer_max_k"]}
     if SITE_RUNS:
-        sections["evaluate"] = {"batch_size": config["evaluate"]["batch_size"]}
+        evaluate["batch_size"] = config["evaluate"]["batch_size"]
+    window = {"flank": config["window"]["flank"]}
+    sections = {
+        "calling": calling,
+        "sites": config["sites"],
+        "window": window,
+        "evaluate": evaluate,
+    }
     return json.dumps(sections, sort_keys=True)
 
 

@@ -1,6 +1,7 @@
 # Site-level re-scored calls (calling.start scores | annotation; docs/sites.md): the base model's
 # local score maxima called out of fold over gene clusters by the base model at its threshold, the
-# base model with per-type thresholds tuned on training genes, and a tree on the score profiles;
+# base model with per-type thresholds tuned on training genes, a tree on the score profiles and a
+# k-mer baseline on the sequence around each candidate (window.flank, evaluate.kmer_max_k);
 # rescorer.pkl (that tree and those thresholds on all genes) is what sites.transfer applies elsewhere.
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import polars as pl
 
 from workflow_scripts.calling.scores import Scores, encode, genome_groups
+from workflow_scripts.data.genome import Genome
 from workflow_scripts.sites.settings import SiteSettings
 
 CHROM = "chr1"
@@ -103,12 +104,15 @@ def gene_table(rows: list[tuple[str, int, int, str]]) -> pl.DataFrame:
     )
 
 
-def profile_genome(n_genes: int = 40, peaks: int = 6, seed: int = 0, mirrored: bool = False):
+def profile_genome(
+    n_genes: int = 40, peaks: int = 6, seed: int = 0, mirrored: bool = False, profile_signal: bool = True
+):
     """Genes alternating + and - strand, each with `peaks` donor peaks of random score (0.05-0.95).
     Half the peaks are annotated donors: those have an acceptor bump (0.004, below the floor, so no
     candidate) 10 nt downstream in the transcript's direction; the others have it 10 nt upstream.
     The donor score says nothing about the truth; the acceptor profile says everything (`mirrored`:
-    the other way round, upstream marks the annotated donors).
+    the other way round, upstream marks the annotated donors; not `profile_signal`: no bumps, so
+    no score says anything).
     Returns (Scores, sites, genes, clusters): genes 2i and 2i+1 form one gene cluster."""
     rng = np.random.default_rng(seed)
     frames, sites, genes = [], [], []
@@ -120,7 +124,8 @@ def profile_genome(n_genes: int = 40, peaks: int = 6, seed: int = 0, mirrored: b
         for peak in range(start + 60, start + 60 + 60 * peaks, 60):
             true = bool(rng.random() < 0.5)
             donors[peak] = float(rng.uniform(0.05, 0.95))
-            bumps[peak + sign * (10 if true != mirrored else -10)] = 0.004
+            if profile_signal:
+                bumps[peak + sign * (10 if true != mirrored else -10)] = 0.004
             if true:
                 sites.append((gene_id, peak, strand, "donor"))
         frames.append(set_scores(set_scores(frame, "donor", donors), "acceptor", bumps))
@@ -129,3 +134,22 @@ def profile_genome(n_genes: int = 40, peaks: int = 6, seed: int = 0, mirrored: b
         {"gene_id": [g[0] for g in genes], "gene_cluster": [f"c{i // 2:03d}" for i in range(n_genes)]}
     )
     return scores_of(pl.concat(frames)), site_table(sites), gene_table(genes), clusters
+
+
+COMPLEMENT = str.maketrans("ACGT", "TGCA")
+
+
+def motif_genome(sites: pl.DataFrame, length: int, motif: str | None, seed: int = 0) -> Genome:
+    """One random chromosome of `length` nt; `motif` (None: none, up to 10 nt) written right after
+    every annotated site in the transcript's direction (reverse-complemented on the minus strand),
+    so a window of 50 nt each side of a site holds it and the windows of candidates 60 nt away
+    hold at most one of its bases."""
+    bases = bytearray(np.random.default_rng(seed).choice(list(b"ACGT"), length).astype(np.uint8).tobytes())
+    planted = zip(sites["position"].to_list(), sites["strand"].to_list()) if motif else ()
+    for position, strand in planted:
+        if strand == "+":
+            start, text = position + 1, motif  # 1-based: the motif's first base
+        else:
+            start, text = position - len(motif), motif.translate(COMPLEMENT)[::-1]
+        bases[start - 1 : start - 1 + len(motif)] = text.encode("ascii")
+    return Genome([CHROM], np.array([length]), np.frombuffer(bytes(bases), dtype=np.uint8))

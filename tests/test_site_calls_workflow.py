@@ -15,6 +15,7 @@ from tests.workflow_helpers import planned_rules, snakemake, write_config
 from workflow_scripts.sites.candidate_windows import candidate_ids
 from workflow_scripts.sites.outputs import (
     ERRORSEQ_COLUMNS,
+    KMER_COLUMNS,
     TABLE_COLUMNS,
     TRANSFER_COLUMNS,
     TRANSFER_ERRORSEQ_COLUMNS,
@@ -39,10 +40,16 @@ def test_site_calls_runs_on_the_slice_and_writes_calls_beds_and_metrics(tmp_path
     assert result.returncode == 0, result.stderr[-4000:]
     metrics = json.loads((tmp_path / TARGET).read_text())
     assert metrics["counts"]["sites"] == 31 and metrics["counts"]["gene_clusters"] == 3
-    assert set(metrics["calls"]) == {"base_threshold", "base_tuned", "tree"}
-    assert set(metrics["differences"]) == {"tree - base_tuned", "base_tuned - base_threshold"}
+    assert set(metrics["calls"]) == {"base_threshold", "base_tuned", "tree", "kmer"}
+    assert set(metrics["differences"]) == {
+        "tree - base_tuned",
+        "base_tuned - base_threshold",
+        "tree - kmer",
+        "kmer - base_tuned",
+    }
+    assert metrics["kmer"]["window_nt"] == 101 and metrics["kmer"]["max_k"] == 6  # window.flank, kmer_max_k
     calls = pl.read_parquet(tmp_path / "results/sites/corrected_calls.parquet")
-    assert tuple(calls.columns) == TABLE_COLUMNS
+    assert tuple(calls.columns) == TABLE_COLUMNS + KMER_COLUMNS
     assert calls.filter(pl.col("is_candidate")).height == sum(metrics["counts"]["candidates"].values())
     assert calls.filter(pl.col("is_true_site")).group_by("fold").len().height == 3
     for name, column in (("tree_calls", "call_tree"), ("base_calls", "call_base_threshold")):
@@ -51,7 +58,7 @@ def test_site_calls_runs_on_the_slice_and_writes_calls_beds_and_metrics(tmp_path
         assert len(lines) == calls[column].sum()
         assert all(len(line.split("\t")) == 6 for line in lines)
     log = (tmp_path / "logs/site_calls.log").read_text()
-    assert "fold 3 of 3:" in log and metrics["answer"] in log
+    assert "fold 3 of 3:" in log and "kmer fold 3:" in log and metrics["answer"] in log
     assert (tmp_path / "results/benchmarks/site_calls.tsv").is_file()
     assert (tmp_path / "results/sites/errorseq_calls.bed").read_text().startswith('track name="errorseq"')
     check_transfer_of_its_own_rescorer(tmp_path, config, sites, metrics)
@@ -99,7 +106,7 @@ def check_transfer_of_its_own_rescorer(tmp_path, config, sites, metrics) -> None
     assert moved["transfer"]["file"] == str(source) and moved["calls"]["tree"] == metrics["calls"]["tree"]
     assert moved["calls"]["transfer_tree"]["overall"]["f1"] >= metrics["calls"]["tree"]["overall"]["f1"]
     calls = pl.read_parquet(tmp_path / "results/sites/corrected_calls.parquet")
-    assert tuple(calls.columns) == TABLE_COLUMNS + TRANSFER_COLUMNS
+    assert tuple(calls.columns) == TABLE_COLUMNS + KMER_COLUMNS + TRANSFER_COLUMNS
 
 
 # sites.model: a tiny model, one epoch; 3 folds: 3 runs
@@ -129,7 +136,7 @@ def test_sites_model_rescores_site_calls_candidates_in_the_same_folds(tmp_path):
     result = snakemake(tmp_path, TARGET, "--configfile", str(config), str(model), timeout=1500)
     assert result.returncode == 0, result.stderr[-4000:]
     calls = pl.read_parquet(tmp_path / "results/sites/corrected_calls.parquet")
-    assert tuple(calls.columns) == (*TABLE_COLUMNS, *ERRORSEQ_COLUMNS)
+    assert tuple(calls.columns) == (*TABLE_COLUMNS, *KMER_COLUMNS, *ERRORSEQ_COLUMNS)
     candidates = calls.filter(pl.col("is_candidate")).with_columns(
         candidate_ids(calls.filter(pl.col("is_candidate")))
     )
@@ -149,8 +156,8 @@ def test_sites_model_rescores_site_calls_candidates_in_the_same_folds(tmp_path):
         assert probabilities.height == len(tested)
         assert np.allclose(probabilities["errorseq_probability"], probabilities["prob"], atol=1e-6)
     metrics = json.loads((tmp_path / TARGET).read_text())
-    assert set(metrics["calls"]) == {"base_threshold", "base_tuned", "tree", "errorseq"}
-    assert {"errorseq - tree", "errorseq - base_tuned"} <= set(metrics["differences"])
+    assert set(metrics["calls"]) == {"base_threshold", "base_tuned", "tree", "kmer", "errorseq"}
+    assert {"errorseq - tree", "errorseq - base_tuned", "errorseq - kmer"} <= set(metrics["differences"])
     assert set(metrics["thresholds"]["errorseq"]) == {"1", "2", "3"}
     errorseq = metrics["calls"]["errorseq"]["overall"]
     assert errorseq["tp"] + errorseq["fn"] == metrics["counts"]["sites"]

@@ -1,15 +1,17 @@
 """The `site_calls` rule: base-model scores + annotated sites -> site-level re-scored calls.
 
 Candidates (the base model's local score maxima at or above sites.floor) are called out of fold
-over gene clusters by three predictors: the base model at calling.threshold, the base model with
-a threshold per splice type tuned on the training folds, and a gradient-boosted tree on the donor
-and acceptor score profiles. Writes the corrected-calls table, BED tracks of the tree's and the
-base model's calls, and site_metrics.json (metrics per predictor and splice type, bootstrap
-intervals of the differences, the answer in a sentence). `--config` holds the `calling` section
-(threshold, consensus_window: calling/contract.SITE_CALLS_KEYS) and the `sites` section, with
-sites.model also `evaluate` (batch_size). With sites.model, `--errorseq` names the runs
+over gene clusters by four predictors: the base model at calling.threshold, the base model with
+a threshold per splice type tuned on the training folds, a gradient-boosted tree on the donor
+and acceptor score profiles, and the k-mer baseline, a logistic regression on the sequence around
+the candidate (window.flank nt each side, 1..evaluate.kmer_max_k-mers: sites/kmer.py). Writes the
+corrected-calls table, BED tracks of the tree's and the base model's calls, and site_metrics.json
+(metrics per predictor and splice type, bootstrap intervals of the differences, the answer in a
+sentence). `--config` holds the `calling` section (threshold, consensus_window:
+calling/contract.SITE_CALLS_KEYS), the `sites` section, window.flank and evaluate's kmer_max_k
+(with sites.model also its batch_size). With sites.model, `--errorseq` names the runs
 site_candidates_fold1..k (results/<run>/: windows, buckets, model, evaluation), whose deep model
-is the fourth predictor, `errorseq` (sites/errorseq.py), with its BED track `--out-errorseq-bed`
+is one more predictor, `errorseq` (sites/errorseq.py), with its BED track `--out-errorseq-bed`
 (without sites.model, a track line that says so).
 Always writes `--out-rescorer`, the tree and thresholds fitted on all of this genome (and with
 sites.model the runs' models); with sites.transfer, `--transfer` names another genome's, applied
@@ -33,6 +35,7 @@ from workflow_scripts.sites.deep_transfer import read_deep_models, transferred_p
 from workflow_scripts.sites.diagnostics import fp_vs_tp_line
 from workflow_scripts.sites.inputs import folded_candidates, read_site_inputs
 from workflow_scripts.sites.items import Items
+from workflow_scripts.sites.kmer import KmerSettings, kmer_baseline
 from workflow_scripts.sites.outputs import bed_text, corrected_calls
 from workflow_scripts.sites.predictors import BASE_THRESHOLD, ERRORSEQ, TREE, OutOfFold, predict_out_of_fold
 from workflow_scripts.sites.report import site_report
@@ -55,7 +58,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--transfer", help="sites.transfer: another genome's rescorer.pkl")
     parser.add_argument("--errorseq", nargs="+", default=[], help="sites.model: the runs' directories")
     parser.add_argument("--out-errorseq-bed", required=True, help="BED of errorseq's calls (sites.model)")
-    add_config_argument(parser, "calling", "sites", "evaluate")
+    add_config_argument(parser, "calling", "sites", "evaluate", "window")
     return parser.parse_args(argv)
 
 
@@ -124,7 +127,7 @@ def errorseq_predictions(args: argparse.Namespace, config: dict, found, items: I
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    config = parse_rule_config(args.config, required=("calling", "sites", "evaluate"))
+    config = parse_rule_config(args.config, required=("calling", "sites", "evaluate", "window"))
     settings = SiteSettings.from_config(config["calling"], config["sites"])
     began = time.perf_counter()
     inputs = read_site_inputs(args.scores, args.sites, args.genes, args.gene_clusters, args.genome)
@@ -134,6 +137,8 @@ def main(argv: list[str] | None = None) -> None:
         f"{found.table.height:,} candidates, {found.sites.height:,} scored sites ({int(found.missed.sum()):,} missed)"
     )
     predictions = predict_out_of_fold(found, items, settings, progress=log)
+    kmer_settings = KmerSettings.from_config(config["window"], config["evaluate"])
+    predictions, kmer = kmer_baseline(predictions, found, items, inputs.genome, kmer_settings, progress=log)
     if args.errorseq:
         predictions = errorseq_predictions(args, config, found, items, predictions)
     deep = read_deep_models(args.errorseq) if args.errorseq else None
@@ -142,7 +147,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.transfer:
         predictions, transfer = transferred(args, config, found, inputs, predictions)
     unscored = inputs.sites.height - found.sites.height
-    report = site_report(found, items, predictions, settings, unscored, transfer)
+    report = site_report(found, items, predictions, settings, unscored, transfer, kmer)
     write_outputs(args, corrected_calls(found, predictions), report, settings.threshold)
     save_rescorer(rescorer, args.out_rescorer)
     log(fp_vs_tp_line(report["diagnostics"]["fp_vs_tp"]))

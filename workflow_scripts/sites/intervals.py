@@ -19,6 +19,7 @@ from workflow_scripts.sites.predictors import (
     BASE_THRESHOLD,
     BASE_TUNED,
     ERRORSEQ,
+    KMER,
     TRANSFER_BASE_TUNED,
     TRANSFER_ERRORSEQ,
     TRANSFER_TREE,
@@ -27,7 +28,9 @@ from workflow_scripts.sites.predictors import (
 from workflow_scripts.sites.site_metrics import GROUPS, group_type
 
 PAIRS = ((TREE, BASE_TUNED), (BASE_TUNED, BASE_THRESHOLD))  # first - second
+KMER_PAIRS = ((TREE, KMER), (KMER, BASE_TUNED))  # with the k-mer baseline's calls
 ERRORSEQ_PAIRS = ((ERRORSEQ, TREE), (ERRORSEQ, BASE_TUNED))  # with sites.model
+ERRORSEQ_KMER_PAIRS = ((ERRORSEQ, KMER),)  # with both
 TRANSFER_PAIRS = (  # with sites.transfer
     (TRANSFER_TREE, TRANSFER_BASE_TUNED),
     (TRANSFER_BASE_TUNED, BASE_THRESHOLD),
@@ -81,9 +84,11 @@ def replicate_rates(counts: np.ndarray, n_replicates: int, seed: int) -> np.ndar
 
 def difference_intervals(items: Items, calls: dict[str, np.ndarray], n_replicates: int, seed: int) -> dict:
     """{"tree - base_tuned": {group: {metric: Difference}}, "base_tuned - base_threshold": ...},
-    and "errorseq - tree", "errorseq - base_tuned" when the calls hold errorseq's (TRANSFER_PAIRS
-    when they hold the transferred predictors, TRANSFER_ERRORSEQ_PAIRS with the source's deep models)."""
-    pairs = PAIRS + (ERRORSEQ_PAIRS if ERRORSEQ in calls else ())
+    and the pairs of each other predictor the calls hold: KMER_PAIRS, ERRORSEQ_PAIRS (with both,
+    "errorseq - kmer"), TRANSFER_PAIRS, TRANSFER_ERRORSEQ_PAIRS."""
+    pairs = PAIRS + (KMER_PAIRS if KMER in calls else ())
+    pairs += ERRORSEQ_PAIRS if ERRORSEQ in calls else ()
+    pairs += ERRORSEQ_KMER_PAIRS if ERRORSEQ in calls and KMER in calls else ()
     pairs += TRANSFER_PAIRS if TRANSFER_TREE in calls else ()
     pairs += TRANSFER_ERRORSEQ_PAIRS if TRANSFER_ERRORSEQ in calls else ()
     predictors = sorted({name for pair in pairs for name in pair})

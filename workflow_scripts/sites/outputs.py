@@ -1,4 +1,4 @@
-"""What site_calls writes: the corrected-calls table, BED tracks of the calls, and the answer.
+"""What site_calls writes: the corrected-calls table and BED tracks of the calls (the answer: answer.py).
 
 corrected_calls.parquet: one row per candidate and one per missed annotated site (no candidate
 within ±w: `is_candidate` false, never called), in genome order. BED (6 columns, 0-based start,
@@ -19,6 +19,7 @@ from workflow_scripts.sites.predictors import (
     BASE_THRESHOLD,
     BASE_TUNED,
     ERRORSEQ,
+    KMER,
     TRANSFER_BASE_TUNED,
     TRANSFER_ERRORSEQ,
     TRANSFER_TREE,
@@ -33,6 +34,7 @@ CALL_COLUMNS = {
         BASE_THRESHOLD,
         BASE_TUNED,
         TREE,
+        KMER,
         ERRORSEQ,
         TRANSFER_BASE_TUNED,
         TRANSFER_TREE,
@@ -55,6 +57,8 @@ TABLE_COLUMNS = (
     "base_tuned_threshold",
     "tree_threshold",
 )
+# the k-mer baseline (sites/kmer.py: site_calls always runs it) adds its probability, call and threshold
+KMER_COLUMNS = ("kmer_probability", CALL_COLUMNS[KMER], "kmer_threshold")
 # sites.model adds errorseq's probability, call and threshold at the end
 ERRORSEQ_COLUMNS = ("errorseq_probability", CALL_COLUMNS[ERRORSEQ], "errorseq_threshold")
 # sites.transfer adds the source genome's tree probability, and both transferred predictors
@@ -74,21 +78,25 @@ TRANSFER_ERRORSEQ_COLUMNS = (
 THRESHOLD_COLUMNS = {
     BASE_TUNED: "base_tuned_threshold",
     TREE: "tree_threshold",
+    KMER: "kmer_threshold",
     ERRORSEQ: "errorseq_threshold",
     TRANSFER_BASE_TUNED: "transfer_base_tuned_threshold",
     TRANSFER_TREE: "transfer_tree_threshold",
     TRANSFER_ERRORSEQ: "transfer_errorseq_threshold",
 }
-OPTIONAL_PROBABILITIES = ("errorseq_probability", "transfer_probability", "transfer_errorseq_probability")
-PROBABILITY_COLUMNS = ("tree_probability", *OPTIONAL_PROBABILITIES)
+# each optional predictor's probability column, and the columns it adds (in table order)
+OPTIONAL_COLUMNS = {
+    "kmer_probability": KMER_COLUMNS,
+    "errorseq_probability": ERRORSEQ_COLUMNS,
+    "transfer_probability": TRANSFER_COLUMNS,
+    "transfer_errorseq_probability": TRANSFER_ERRORSEQ_COLUMNS,
+}
+PROBABILITY_COLUMNS = ("tree_probability", *OPTIONAL_COLUMNS)
 
 
 def table_columns(predictions: OutOfFold) -> tuple[str, ...]:
-    columns = TABLE_COLUMNS + (ERRORSEQ_COLUMNS if predictions.errorseq_probability is not None else ())
-    columns += TRANSFER_COLUMNS if predictions.transfer_probability is not None else ()
-    return columns + (
-        TRANSFER_ERRORSEQ_COLUMNS if predictions.transfer_errorseq_probability is not None else ()
-    )
+    added = (columns for name, columns in OPTIONAL_COLUMNS.items() if getattr(predictions, name) is not None)
+    return TABLE_COLUMNS + tuple(column for columns in added for column in columns)
 
 
 def with_thresholds(frame: pl.DataFrame, predictions: OutOfFold) -> pl.DataFrame:
@@ -101,7 +109,7 @@ def with_thresholds(frame: pl.DataFrame, predictions: OutOfFold) -> pl.DataFrame
 
 def candidate_rows(found: Candidates, predictions: OutOfFold) -> pl.DataFrame:
     calls = [pl.Series(CALL_COLUMNS[name], called) for name, called in predictions.calls.items()]
-    for name in OPTIONAL_PROBABILITIES:
+    for name in OPTIONAL_COLUMNS:
         if getattr(predictions, name) is not None:
             calls.append(pl.Series(name, getattr(predictions, name), dtype=pl.Float32))
     return found.table.with_columns(
@@ -144,94 +152,3 @@ def bed_text(table: pl.DataFrame, predictor: str, score_column: str, description
         )
     ]
     return header + "".join(lines)
-
-
-def verdict_phrase(difference: dict, reference: str) -> str:
-    """'improves on <reference> by +0.037 F1 [+0.027, +0.047]', or does not, or is worse."""
-    shown = f"{difference['estimate']:+.3f} F1"
-    if difference["low"] is None:
-        return f"differs from {reference} by {shown} (no interval: {difference['reason']})"
-    interval = f"[{difference['low']:+.3f}, {difference['high']:+.3f}]"
-    if difference["verdict"] == "better":
-        return f"improves on {reference} by {shown} {interval}"
-    if difference["verdict"] == "worse":
-        return f"is worse than {reference} by {shown} {interval}"
-    return f"does not improve on {reference}: {shown} {interval}, an interval that holds 0"
-
-
-def answer(report: dict) -> str:
-    """Does the tree (and errorseq's model, with sites.model) improve on the base model's calls on
-    held-out genes, by how much, how sure."""
-    calls, counts, settings = report["calls"], report["counts"], report["settings"]
-    names = (
-        (ERRORSEQ, TREE, BASE_TUNED, BASE_THRESHOLD)
-        if ERRORSEQ in calls
-        else (TREE, BASE_TUNED, BASE_THRESHOLD)
-    )
-    f1 = {name: calls[name]["overall"]["f1"] for name in names}
-    if any(value is None for value in f1.values()):
-        return "site_calls: F1 is undefined for a predictor (no annotated site, or no call): no answer"
-    differences = report["differences"]
-
-    def gain(first: str, second: str):
-        return differences[f"{first} - {second}"]["overall"]["f1"]
-
-    own_threshold = f"the threshold {settings['threshold']}"
-    lead, deep_verdicts = f"the tree's calls reach F1 {f1[TREE]:.3f}", ""
-    if ERRORSEQ in calls:
-        lead = f"errorseq's model's calls reach F1 {f1[ERRORSEQ]:.3f}, the tree's {f1[TREE]:.3f}"
-        deep_verdicts = (
-            f"errorseq's model {verdict_phrase(gain(ERRORSEQ, TREE), 'the tree')}; it "
-            f"{verdict_phrase(gain(ERRORSEQ, BASE_TUNED), 'the re-tuned threshold')}; "
-        )
-    return (
-        f"site_calls: on held-out genes ({settings['folds']} folds over {counts['gene_clusters']:,} gene "
-        f"clusters, {counts['sites']:,} annotated sites) {lead}, the base "
-        f"model's {f1[BASE_TUNED]:.3f} with its threshold re-tuned per splice type and "
-        f"{f1[BASE_THRESHOLD]:.3f} at {settings['threshold']}: {deep_verdicts}the tree "
-        f"{verdict_phrase(gain(TREE, BASE_TUNED), 'the re-tuned threshold')}; re-tuning "
-        f"{verdict_phrase(gain(BASE_TUNED, BASE_THRESHOLD), own_threshold)} "
-        f"(95% gene-cluster bootstrap intervals, {report['bootstrap']['replicates']:,} replicates)"
-        f"{transfer_sentence(report, gain)}{few_clusters_note(counts['gene_clusters'])}"
-    )
-
-
-def transfer_sentence(report: dict, gain) -> str:
-    """sites.transfer: what the other genome's tree and thresholds do here, applied unchanged."""
-    calls = report["calls"]
-    if TRANSFER_TREE not in calls:
-        return ""
-    source = report["transfer"]["source"]
-    f1 = {name: calls[name]["overall"]["f1"] for name in (TRANSFER_TREE, TRANSFER_BASE_TUNED)}
-    if any(value is None for value in f1.values()):
-        return "; the transferred predictors' F1 is undefined (no call)"
-    return (
-        f"; transferred unchanged from {source} ({report['transfer']['source_sites']:,} sites), its tree "
-        f"reaches F1 {f1[TRANSFER_TREE]:.3f} and its thresholds {f1[TRANSFER_BASE_TUNED]:.3f}: the "
-        f"transferred tree {verdict_phrase(gain(TRANSFER_TREE, TRANSFER_BASE_TUNED), 'the transferred thresholds')}"
-        f", and this genome's own tree {verdict_phrase(gain(TREE, TRANSFER_TREE), 'the transferred tree')}"
-        f"{transfer_deep_clause(calls, gain)}"
-    )
-
-
-def transfer_deep_clause(calls: dict, gain) -> str:
-    """The source's deep models, when its rescorer.pkl carries them."""
-    if TRANSFER_ERRORSEQ not in calls:
-        return ""
-    f1 = calls[TRANSFER_ERRORSEQ]["overall"]["f1"]
-    if f1 is None:
-        return "; the transferred deep models' F1 is undefined (no call)"
-    return (
-        f"; its deep models reach F1 {f1:.3f}: they "
-        f"{verdict_phrase(gain(TRANSFER_ERRORSEQ, TRANSFER_TREE), 'the transferred tree')} and "
-        f"{verdict_phrase(gain(TRANSFER_ERRORSEQ, TRANSFER_BASE_TUNED), 'the transferred thresholds')}"
-    )
-
-
-FEW_CLUSTERS = 30  # below this, a cluster bootstrap's percentile interval is rough
-
-
-def few_clusters_note(clusters: int) -> str:
-    if clusters >= FEW_CLUSTERS:
-        return ""
-    return f"; only {clusters} gene clusters: read the intervals as rough, not as evidence"

@@ -28,6 +28,7 @@ from workflow_scripts.sites.settings import SiteSettings
 
 BASE_THRESHOLD, BASE_TUNED, TREE = "base_threshold", "base_tuned", "tree"
 PREDICTORS = (BASE_THRESHOLD, BASE_TUNED, TREE)
+KMER = "kmer"  # the k-mer baseline on the sequence around the candidate (sites/kmer.py)
 ERRORSEQ = "errorseq"  # sites.model: errorseq's deep model (sites/errorseq.py)
 TRANSFER_BASE_TUNED, TRANSFER_TREE = "transfer_base_tuned", "transfer_tree"  # sites/rescorer.py
 TRANSFER_ERRORSEQ = "transfer_errorseq"  # sites.transfer of a rescorer with deep models
@@ -100,8 +101,9 @@ def inner_probabilities(
 @dataclass
 class OutOfFold:
     tree_probability: np.ndarray  # per candidate
-    thresholds: dict[str, Thresholds]  # BASE_TUNED and TREE (and ERRORSEQ)
+    thresholds: dict[str, Thresholds]  # BASE_TUNED and TREE (and KMER, ERRORSEQ)
     calls: dict[str, np.ndarray]  # predictor -> per candidate bool
+    kmer_probability: np.ndarray | None = field(default=None)  # the k-mer baseline: per candidate
     errorseq_probability: np.ndarray | None = field(default=None)  # sites.model: per candidate
     transfer_probability: np.ndarray | None = field(default=None)  # sites.transfer: per candidate
     transfer_errorseq_probability: np.ndarray | None = field(default=None)  # and its deep models

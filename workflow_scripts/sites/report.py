@@ -3,14 +3,18 @@ the bootstrap intervals of their differences, and the answer in a sentence.
 
     settings      calling.threshold and consensus_window, the sites: section
     counts        candidates (true ones), annotated sites (missed: no candidate), genes, clusters
-    thresholds    {base_tuned | tree: {fold: {donor, acceptor}}} (null: no site to tune on)
-    calls         {base_threshold | base_tuned | tree: {overall | donor | acceptor:
+    thresholds    {base_tuned | tree | kmer: {fold: {donor, acceptor}}} (null: no site to tune on)
+    calls         {base_threshold | base_tuned | tree | kmer: {overall | donor | acceptor:
                    precision, recall, f1, tp, fp, fn}}
-    scores        {base_score | tree_probability: {group: pr_auc, top_k_accuracy, k}}
-    differences   {"tree - base_tuned" | "base_tuned - base_threshold": {group: {f1 | precision |
-                   recall: estimate, low, high, reason, verdict}}}
+    scores        {base_score | tree_probability | kmer_probability: {group: pr_auc,
+                   top_k_accuracy, k}}
+    differences   {"tree - base_tuned" | "base_tuned - base_threshold" | "tree - kmer" |
+                   "kmer - base_tuned": {group: {f1 | precision | recall: estimate, low, high,
+                   reason, verdict}}}
+    kmer          the k-mer baseline's window (flank), max_k, features and C per fold (sites/kmer.py)
     (sites.model: the predictor errorseq in thresholds and calls, errorseq_probability in scores,
-    "errorseq - tree" and "errorseq - base_tuned" in differences: sites/errorseq.py)
+    "errorseq - tree", "errorseq - base_tuned" and "errorseq - kmer" in differences:
+    sites/errorseq.py)
     bootstrap     confidence, replicates, seed, resampled_unit, clusters
     diagnostics   {fp_vs_tp: the base model's calls, FP vs TP, ranked by each predictor's
                    probability: ROC-AUC and PR-AUC with intervals (sites/diagnostics.py)}
@@ -29,11 +33,11 @@ import numpy as np
 
 from workflow_scripts.calling.contract import GENE_CLUSTER
 from workflow_scripts.calling.scores import SPLICE_TYPES
+from workflow_scripts.sites.answer import answer
 from workflow_scripts.sites.candidates import Candidates
 from workflow_scripts.sites.diagnostics import fp_vs_tp
 from workflow_scripts.sites.intervals import bootstrap_facts, difference_intervals
 from workflow_scripts.sites.items import Items
-from workflow_scripts.sites.outputs import answer
 from workflow_scripts.sites.predictors import OutOfFold
 from workflow_scripts.sites.settings import SiteSettings
 from workflow_scripts.sites.site_metrics import metric_report
@@ -76,6 +80,7 @@ def site_report(
     settings: SiteSettings,
     unscored_sites: int,
     transfer: dict | None = None,
+    kmer: dict | None = None,
 ) -> dict:
     report = {
         "settings": settings.summary(),
@@ -92,6 +97,8 @@ def site_report(
             )
         },
     }
+    if kmer is not None:
+        report["kmer"] = kmer
     if transfer is not None:
         report["transfer"] = transfer
     report["answer"] = answer(report)

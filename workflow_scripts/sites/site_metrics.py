@@ -1,8 +1,8 @@
 """Site-level metrics of the out-of-fold predictors, per splice type and overall.
 
 Calls (items.py: make_calls' counting): TP, FP, FN, precision, recall, F1 of each predictor.
-Scores (the base model's score; the tree's and, with sites.model, errorseq's out-of-fold
-probability, pooled over folds):
+Scores (the base model's score; the tree's, the k-mer baseline's and, with sites.model,
+errorseq's out-of-fold probability, pooled over folds):
 * PR-AUC: step-wise area, sum of (R_n - R_n-1) * P_n over the distinct item scores, with recall
   over every scored annotated site, so a missed site (no candidate) caps recall below 1;
 * top-k accuracy (SpliceAI's metric): with k = the number of annotated sites of the type, the
@@ -22,7 +22,7 @@ from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.predictors import OutOfFold
 
 GROUPS = ("overall", *SPLICE_TYPES)
-BASE_SCORE, TREE_PROBABILITY = "base_score", "tree_probability"
+BASE_SCORE, TREE_PROBABILITY, KMER_PROBABILITY = "base_score", "tree_probability", "kmer_probability"
 ERRORSEQ_PROBABILITY, TRANSFER_PROBABILITY = "errorseq_probability", "transfer_probability"
 TRANSFER_ERRORSEQ_PROBABILITY = "transfer_errorseq_probability"
 
@@ -93,6 +93,7 @@ def probabilities(predictions: OutOfFold) -> dict[str, np.ndarray]:
     """Each predictor's P(true site) per candidate: the tree's, and those of this run's options."""
     named = {
         TREE_PROBABILITY: predictions.tree_probability,
+        KMER_PROBABILITY: predictions.kmer_probability,
         ERRORSEQ_PROBABILITY: predictions.errorseq_probability,
         TRANSFER_PROBABILITY: predictions.transfer_probability,
         TRANSFER_ERRORSEQ_PROBABILITY: predictions.transfer_errorseq_probability,
