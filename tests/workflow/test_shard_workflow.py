@@ -7,40 +7,14 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import time
 from pathlib import Path
 
 import polars as pl
 
-from tests.spliceai_fixtures import write_spliceai_h5
-from tests.workflow_helpers import snakemake, start_snakemake, write_config
-
-DATA = Path(__file__).parent / "data"
-FASTA, GTF = "athaliana_chr1_1-14000.fa", "athaliana_chr1_1-14000.gtf.gz"
-CALLS = "results/calls/calls.parquet"
-SHARD = "results/base_model/shards/{}-of-{}.parquet"
-
-
-def annotation_workdir(directory: Path, shards: int) -> Path:
-    """The slice's genome and annotation, two tiny models, calling.start annotation with `shards`.
-    batch_size 1: every chunk is its own forward pass, so sharding cannot move a float's rounding."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for name in (FASTA, GTF):
-        shutil.copy(DATA / name, directory / name)
-    (directory / "models").mkdir()
-    for seed in (1, 2):
-        write_spliceai_h5(directory / "models" / f"model{seed}.h5", seed=seed)
-    base_model = {
-        "weights": "models",
-        "shards": shards,
-        "batch_size": 1,
-        "chunk_length": 500,
-        "device": "cpu",
-    }
-    calling = {"start": "annotation", "annotation": GTF, "base_model": base_model}
-    return write_config(directory, "calling.yaml", {"genome": FASTA, "calling": calling})
+from tests.calls_fixtures import CALLS, SHARD, annotation_workdir
+from tests.workflow_helpers import snakemake, start_snakemake
 
 
 def job_counts(output: str) -> dict[str, int]:

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 import yaml
 
-from tests.test_calling_workflow import scores_workdir
+from tests.calls_fixtures import scores_workdir
 from tests.workflow_helpers import snakemake
 from workflow_scripts.config.sections import schema
 from workflow_scripts.config.validate import validate_config

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 import torch
 
-from tests.test_scoring import GENES, direct_scores, genome, settings, weights  # noqa: F401 (fixtures)
+from tests.unit.test_scoring import GENES, direct_scores, genome, settings, weights  # noqa: F401 (fixtures)
 from workflow_scripts.calling import scoring
 from workflow_scripts.calling.regions import Region, plan_regions
 from workflow_scripts.calling.spliceai import load_ensemble

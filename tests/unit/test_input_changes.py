@@ -18,7 +18,7 @@ import time
 import polars as pl
 import pytest
 
-from tests.test_calling_workflow import FASTA, GTF, scores_workdir
+from tests.calls_fixtures import FASTA, GTF, scores_workdir
 from tests.workflow_helpers import copy_of_run, planned_rules, snakemake, write_config
 from workflow_scripts.data.demo import generate_demo
 from workflow_scripts.input_digest import input_digests

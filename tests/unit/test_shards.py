@@ -11,8 +11,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from tests.test_calls import Toy
-from tests.test_scoring import GENES, settings
+from tests.unit.test_calls import Toy
+from tests.unit.test_scoring import GENES, settings
 from workflow_scripts.calling.regions import Region, plan_regions
 from workflow_scripts.calling.scores import read_scores
 from workflow_scripts.calling.scoring import score_genes
@@ -22,7 +22,7 @@ from workflow_scripts.data.genome import Genome
 from workflow_scripts.errors import InputError
 from workflow_scripts.rules import score_base_model
 
-pytest_plugins = ["tests.test_scoring"]  # its genome and weights fixtures
+pytest_plugins = ["tests.unit.test_scoring"]  # its genome and weights fixtures
 
 
 def random_regions(rng, n: int) -> list[Region]:

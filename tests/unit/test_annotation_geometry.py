@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_annotation import TOY_FASTA, fails_with, gtf_exon, run_annotate, toy_gtf
+from tests.unit.test_annotation import TOY_FASTA, fails_with, gtf_exon, run_annotate, toy_gtf
 from workflow_scripts.calling.annotation import Region, build_site_tables
 from workflow_scripts.calling.gff import read_annotation
 from workflow_scripts.errors import InputError
@@ -159,7 +159,7 @@ def test_gff3_transcripts_sharing_a_transcript_id_stay_apart(tmp_path):
 
 def test_real_annotations_pass_the_checks(tmp_path):
     sites, genes, summary = run_annotate(
-        tmp_path, Path(__file__).parent / "data" / "athaliana_chr1_1-14000.gff3"
+        tmp_path, Path(__file__).parents[1] / "data" / "athaliana_chr1_1-14000.gff3"
     )
     assert sites.height > 0 and summary["abutting_exons"] == 0
 

@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from tests.test_calling_workflow import scores_workdir
+from tests.calls_fixtures import scores_workdir
 from tests.workflow_helpers import planned_rules, snakemake, write_config
 from workflow_scripts.sites.candidate_windows import candidate_ids
 from workflow_scripts.sites.outputs import ERRORSEQ_COLUMNS, TABLE_COLUMNS, TRANSFER_COLUMNS

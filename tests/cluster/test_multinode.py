@@ -33,7 +33,7 @@ from testkit.multinode_cluster import (
     why_multinode_cannot_run,
 )
 from testkit.slurm_cluster import PARTITION
-from tests.test_slurm import deep_merge, failure_report, jobs_of_rule, write_test_profile, write_yaml
+from tests.cluster.test_slurm import deep_merge, failure_report, jobs_of_rule, write_test_profile, write_yaml
 from tests.train_fixtures import launch_command, make_training_inputs
 from tests.workflow_helpers import start_snakemake, subprocess_env
 

@@ -18,7 +18,7 @@ from workflow_scripts.data.fasta import load_fasta, read_fasta
 from workflow_scripts.errors import run_cli
 from workflow_scripts.rules import annotate_sites
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 FASTA = DATA / "athaliana_chr1_1-14000.fa"
 GTF = DATA / "athaliana_chr1_1-14000.gtf.gz"
 GFF3 = DATA / "athaliana_chr1_1-14000.gff3"

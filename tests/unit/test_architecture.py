@@ -15,7 +15,7 @@ from testkit.rule_commands import train_path_args
 from tests.train_fixtures import make_training_inputs
 from workflow_scripts.config import sections as config_sections
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "architecture.md"
 TRACED = ("job", "rank")  # the processes whose hops this test runs; the others are read
 ARGV_MODULES = {  # outside workflow_scripts/rules/: the doc names them, nothing else reads argv

@@ -6,7 +6,7 @@ import yaml
 from workflow_scripts.config.validate import coerce_strings, load_schema, validate_config
 from workflow_scripts.errors import InputError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = load_schema(ROOT / "config/config.schema.yaml")
 
 

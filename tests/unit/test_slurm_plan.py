@@ -46,7 +46,7 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 import yaml  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def slurm_plan(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -9,7 +9,7 @@ import pytest
 
 from benchmarks.__main__ import main as run_benchmarks
 from benchmarks.tables import Table, number, read_tables
-from tests.test_benchmark_package import module_names
+from tests.unit.test_benchmark_package import module_names
 
 
 def test_every_module_of_benchmarks_and_testkit_imports():

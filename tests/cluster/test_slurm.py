@@ -20,11 +20,11 @@ import pytest
 import yaml
 
 from testkit.slurm_cluster import PARTITION, slurm_cluster, why_slurm_cannot_run
-from tests.test_shard_workflow import CALLS, SHARD, annotation_workdir
+from tests.calls_fixtures import CALLS, SHARD, annotation_workdir
 from tests.workflow_helpers import start_snakemake, subprocess_env
 from workflow_scripts.artifacts import PLOTS
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXPERIMENT = "fp_vs_tp"
 TRAIN_GPUS = 2
 
