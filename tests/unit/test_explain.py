@@ -1,9 +1,7 @@
 """explain: attribution aligned on the splice site, k-mer enrichment, plots (workflow_scripts/inference/).
 
-The slow test reads the tiny demo run of the real workflow (conftest.py: tiny_demo_run, shared
-with test_workflow.py) and checks that explain recovers the motif the demo plants near error
-sites (workflow_scripts/data/demo.py: MOTIF within MOTIF_REACH nt of the site, in the site's
-strand orientation).
+That explain recovers the demo's planted motif from the tiny demo run of the real workflow:
+tests/workflow/test_explain.py.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ import pytest
 
 from tests.evaluation_fixtures import make_windows, write_untrained_model
 from workflow_scripts.artifacts import ATTRIBUTION_COLUMNS, EXPLAIN_PLOTS, KMER_COLUMNS, plot_file_name
-from workflow_scripts.data.demo import MOTIF, MOTIF_REACH
+from workflow_scripts.data.demo import MOTIF
 from workflow_scripts.inference.attribution import mutant_means, mutants, nucleotide_scores
 from workflow_scripts.inference.explain import aligned_means
 from workflow_scripts.inference.kmers import kmer_enrichment
@@ -118,20 +116,6 @@ def test_the_entry_point_writes_the_declared_tables_and_plots(tmp_path, method, 
     assert pl.read_csv(out / "kmers.tsv", separator="\t").columns == list(KMER_COLUMNS)
     for name in EXPLAIN_PLOTS:
         assert (out / plot_file_name(name)).stat().st_size > 5000
-
-
-@pytest.mark.slow
-def test_explain_recovers_the_demos_planted_motif(tiny_demo_run):
-    workdir = tiny_demo_run.workdir
-    attribution = pl.read_csv(workdir / "results/fp_vs_tp/explain/attribution.tsv", separator="\t")
-    for splice_type in ("donor", "acceptor"):
-        error = attribution.filter((pl.col("splice_type") == splice_type) & (pl.col("class") == "error"))
-        top = error.sort("importance", descending=True)["position"].head(5).to_list()
-        assert all(abs(position) <= MOTIF_REACH for position in top), (splice_type, top)
-    kmers = pl.read_csv(workdir / "results/fp_vs_tp/explain/kmers.tsv", separator="\t")
-    assert kmers["kmer"][0] in MOTIF and kmers["q_value"][0] < 1e-10
-    for name in EXPLAIN_PLOTS:
-        assert (workdir / f"results/fp_vs_tp/explain/{plot_file_name(name)}").stat().st_size > 5000
 
 
 def test_auto_method_uses_gradients_only_where_tokens_map_to_bases():

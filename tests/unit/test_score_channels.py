@@ -1,9 +1,7 @@
 """The base model's score profiles as input channels (model.score_channels): the option, the
 per-base columns, their alignment with the tokens, padding in bucketed batches, the models, and a
-label carried only by the scores that a model learns with the channels and cannot without."""
-
-import json
-import subprocess
+label carried only by the scores that a model learns with the channels and cannot without. The same
+through a real torchrun training: tests/workflow/test_score_channels.py."""
 
 import numpy as np
 import polars as pl
@@ -17,12 +15,10 @@ from tests.score_channel_fixtures import (  # noqa: F401  (one_thread: a fixture
     windows_with_score_channels,
     without_score_channels,
 )
-from tests.train_fixtures import ROOT, launch_command, subprocess_env
 from workflow_scripts.bucketing.sampler import DistributedBucketBatchSampler
 from workflow_scripts.config.sections import complete_section, section_defaults
 from workflow_scripts.errors import InputError
 from workflow_scripts.evaluation.metrics import roc_auc
-from workflow_scripts.evaluation.predict import load_trained_model, predict_split
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.models.score_channels import (
     SCORE_CHANNEL_COLUMNS,
@@ -204,34 +200,3 @@ def test_evaluate_refuses_windows_without_a_channel_the_model_takes(tmp_path):
     with pytest.raises(InputError) as raised:
         load_split(missing, paths["manifest"], "test", (), SCORE_CHANNEL_COLUMNS)
     assert (raised.value.source, raised.value.field) == (str(missing), "acceptor_scores")
-
-
-def train_through_torchrun(paths, out, score_channels) -> dict:
-    """The train rule's entry point (torchrun, 2 CPU ranks) on these windows; model.json."""
-    model_cfg = {**CNN, "score_channels": score_channels}
-    result = subprocess.run(
-        launch_command(paths, out, {"epochs": 3, "lr": 0.01, "seed": 0}, model_cfg, procs=2),
-        cwd=ROOT,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "score channels along the sequence: donor_scores, acceptor_scores" in result.stdout + result.stderr
-    return json.loads((out / "model.json").read_text())
-
-
-@pytest.mark.slow
-def test_torchrun_training_with_the_channels_learns_them_and_evaluate_needs_them(tmp_path):
-    paths = windows_with_score_channels(tmp_path, n=400)
-    saved = train_through_torchrun(paths, tmp_path / "model", "on")
-    assert saved["score_channels"] == list(SCORE_CHANNEL_COLUMNS)
-    model, saved = load_trained_model(
-        str(tmp_path / "model" / "model.pt"), str(tmp_path / "model" / "model.json")
-    )
-    data, probs = predict_split(model, saved, str(paths["windows"]), str(paths["manifest"]), "test", 64)
-    assert roc_auc(data.labels, probs) > 0.9
-    missing = without_score_channels(paths, tmp_path)
-    with pytest.raises(InputError, match="acceptor_scores: column missing"):
-        predict_split(model, saved, str(missing), str(paths["manifest"]), "test", 64)

@@ -1,6 +1,7 @@
 """The PyTorch port of SpliceAI-family Keras models: same probabilities as the Keras layers
 computed in numpy (tests/spliceai_fixtures.py), on a random-weight model written here and on the
-real SpliceAI-10k models of the installed `spliceai` package."""
+real SpliceAI-10k models of the installed `spliceai` package (the five-model ensemble:
+tests/workflow/test_spliceai.py)."""
 
 from __future__ import annotations
 
@@ -112,17 +113,6 @@ def test_real_spliceai_architecture_from_its_file():
     assert facts["flanks"] == [5000, 5000]
     pairs = [tuple(pair) for pair in facts["dilated_convolutions"][::2]]  # two convolutions per unit
     assert pairs == [(11, 1)] * 4 + [(11, 4)] * 4 + [(21, 10)] * 4 + [(41, 25)] * 4
-
-
-@pytest.mark.slow  # six 10 kb passes of the real models (~3 s idle); averaging is also tested on random weights
-def test_real_ensemble_averages_its_five_models():
-    files = installed_spliceai_models()
-    ensemble = load_ensemble(files[0].parent)
-    assert len(ensemble.models) == 5 and ensemble.context == 10_000
-    sequence = real_gene_input()
-    each = [torch_forward(model, sequence) for model in ensemble.models]
-    assert np.abs(each[0] - each[1]).max() > 1e-2  # five different models
-    np.testing.assert_allclose(torch_forward(ensemble, sequence), np.mean(each, axis=0), atol=1e-6)
 
 
 def test_weight_files_from_directory_or_list(tmp_path):

@@ -8,7 +8,6 @@ import json
 
 import numpy as np
 import polars as pl
-import pytest
 
 from tests.calls_fixtures import scores_workdir
 from tests.workflow_helpers import planned_rules, snakemake, write_config
@@ -117,7 +116,7 @@ def test_sites_model_is_off_by_default_and_plans_one_run_per_fold_when_on(tmp_pa
     assert "site_candidates_fold3" in planned.stdout and "site_candidates_fold4" not in planned.stdout
 
 
-@pytest.mark.slow  # site_calls, and three trainings through the train and evaluate rules (~7 min on 2 busy cores)
+# site_calls, and three trainings through the train and evaluate rules (~7 min on 2 busy cores)
 def test_sites_model_rescores_site_calls_candidates_in_the_same_folds(tmp_path):
     config = scores_workdir(tmp_path)
     model = write_config(tmp_path, "model.yaml", SITE_MODEL)
