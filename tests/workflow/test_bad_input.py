@@ -115,7 +115,7 @@ SEQUENCES = {"sequences": "seqs.tsv"}
 
 SNAKEMAKE_CASES = [
     # config: stops while the workflow is parsed. Two representatives end to end; every config
-    # mistake is tested on the validator directly (tests/test_config_checks.py).
+    # mistake is tested on the validator directly (tests/unit/test_config_checks.py).
     Case("mistyped nested key", ("config: train.epoch: unknown key",), {"train": {"epoch": 2}}),
     Case(
         "shell metacharacters in an experiment name",
@@ -124,7 +124,7 @@ SNAKEMAKE_CASES = [
     ),
     # input files: stops while the workflow is parsed (preflight). Two representatives end to
     # end; every unusable file (empty, not FASTA, corrupt gzip, missing calls or DeepSpeed JSON)
-    # is tested on the pre-flight check directly (tests/test_preflight.py).
+    # is tested on the pre-flight check directly (tests/unit/test_preflight.py).
     Case("genome missing", ("nope.fa: genome: file not found",), {"genome": "nope.fa"}),
     Case(
         "calls missing a column",
