@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: setup demo test test-fast lint format envs config-docs bench bench-peers screenshots clean
+.PHONY: setup demo test test-fast test-workflow test-cluster lint format envs config-docs bench bench-peers screenshots clean
 
 setup: $(VENV)/.installed
 
@@ -22,13 +22,22 @@ RUN := PATH="$(abspath $(BIN)):$$PATH"
 demo: setup
 	$(RUN) snakemake --cores $(CORES)
 
-# Everything, as CI runs it (Snakemake, torchrun, DeepSpeed and SLURM tests included).
+# Test tiers, a folder each (tests/conftest.py). `make test` is the README's test command:
+# unit and workflow in one pytest run. CI (.ci/run) runs it, then test-cluster.
 test: setup
-	$(RUN) python -m pytest -q tests
+	$(RUN) python -m pytest -q tests/unit tests/workflow
 
-# The daily tier: unit tests only (no Snakemake, torchrun or SLURM), under 2 minutes here.
+# No Snakemake, torchrun or SLURM.
 test-fast: setup
-	$(RUN) python -m pytest -q -m "not slow" tests
+	$(RUN) python -m pytest -q tests/unit
+
+# Real Snakemake, torchrun and DeepSpeed runs on this machine.
+test-workflow: setup
+	$(RUN) python -m pytest -q tests/workflow
+
+# The local SLURM and two-node SLURM clusters (root; they skip and say why without it).
+test-cluster: setup
+	$(RUN) python -m pytest -q tests/cluster
 
 lint: setup
 	$(RUN) ruff check workflow_scripts testkit tests benchmarks
@@ -43,11 +52,11 @@ format: setup
 	$(RUN) ruff check --fix workflow_scripts testkit tests benchmarks
 	$(RUN) snakefmt Snakefile rules
 
-# Regenerate config/README.md from the schema (tests/test_config_catalogue.py checks it).
+# Regenerate config/README.md from the schema (tests/unit/test_config_catalogue.py checks it).
 config-docs: setup
 	$(RUN) python -m workflow_scripts.config.catalogue > config/README.md
 
-# Regenerate envs/*.yaml from requirements.txt and the rules' imports (tests/test_envs.py checks them).
+# Regenerate envs/*.yaml from requirements.txt and the rules' imports (tests/unit/test_envs.py checks them).
 envs: setup
 	$(RUN) python -m tests.env_files --write
 

@@ -1,47 +1,46 @@
-"""Test tiers: `make test-fast` runs what is not marked slow; `make test` runs everything.
+"""Test tiers, one folder each; the folder is the one way to say which tier a test is in.
 
-Whole modules that start Snakemake, torchrun, DeepSpeed or a SLURM cluster are marked here; a
-slow test inside an otherwise fast module carries `@pytest.mark.slow` itself.
+- `tests/unit/`: no Snakemake run, no torchrun, no SLURM (`make test-fast`).
+- `tests/workflow/`: starts Snakemake, torchrun or DeepSpeed on this machine, or runs something
+  as heavy (the real SpliceAI models, a whole chromosome, a benchmark's quick run)
+  (`make test-workflow`).
+- `tests/cluster/`: the local SLURM cluster and the two-node SLURM cluster (slurmctld, slurmd,
+  munge, network namespaces; they need root and skip without it) (`make test-cluster`).
+
+`make test` runs unit and workflow; CI (`.ci/run`) runs `make lint`, `make test` and
+`make test-cluster`. Select a tier by its folder (`pytest tests/unit`). The tests under workflow/
+and cluster/ get the `slow` marker here, so `-m "not slow"` selects the unit tier too; a test does
+not mark itself. Helper modules stay in tests/ (`tests.<name>`); a test module outside the three
+folders is refused, as is a test that marks itself slow.
 """
+
+from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
-from tests.demo_run import DemoRun, run_demo
-from tests.workflow_helpers import TINY_CONFIG
-
-SLOW_MODULES = {
-    "test_bad_input",
-    "test_benchmarks",
-    "test_calling_workflow",
-    "test_faults",
-    "test_multinode",
-    "test_pretrain_workflow",
-    "test_readme_commands",
-    "test_safety",
-    "test_shard_workflow",
-    "test_site_calls_workflow",
-    "test_slurm",
-    "test_strategies",
-    "test_summary_workflow",
-    "test_train",
-    "test_train_workflow",
-    "test_workflow",
-}
+TESTS = Path(__file__).parent
+TIERS = ("unit", "workflow", "cluster")
+SLOW_TIERS = {"workflow", "cluster"}
 
 
-def pytest_collection_modifyitems(items):
+def tier_of(item: pytest.Item) -> str:
+    """The tier folder the item's module is in; a module elsewhere is a usage error."""
+    parts = item.path.relative_to(TESTS).parts
+    if len(parts) != 2 or parts[0] not in TIERS:
+        raise pytest.UsageError(
+            f"{item.path}: a test module goes in tests/unit, tests/workflow or tests/cluster (tests/conftest.py)"
+        )
+    return parts[0]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.module.__name__.rsplit(".", 1)[-1] in SLOW_MODULES:
+        tier = tier_of(item)
+        if item.get_closest_marker("slow") is not None:
+            raise pytest.UsageError(
+                f"{item.nodeid}: marked slow; its folder says its tier (tests/conftest.py)"
+            )
+        if tier in SLOW_TIERS:
             item.add_marker(pytest.mark.slow)
-
-
-@pytest.fixture(scope="session")
-def tiny_demo_run(tmp_path_factory) -> DemoRun:
-    """The whole demo pipeline with workflow_helpers.TINY_CONFIG, run once for every test that
-    reads its results (test_workflow.py, test_explain.py, test_safety.py), in a folder and on
-    files named like shell code, under a network guard (tests/demo_run.py). Read it, never
-    change it: a test that reruns part of it works on `workflow_helpers.copy_of_run(...)`."""
-    run = run_demo(tmp_path_factory.mktemp("tiny_demo"), TINY_CONFIG)
-    logs = "".join(p.read_text() for p in sorted((run.workdir / "logs").rglob("*.log")))
-    assert run.result.returncode == 0, run.result.stderr[-4000:] + logs[-3000:]
-    return run

@@ -1,4 +1,4 @@
-"""The tiny demo run that several test modules read (conftest.py: the session fixture
+"""The tiny demo run that several test modules read (tests/workflow/conftest.py: the session fixture
 `tiny_demo_run`): the whole pipeline, once, the way a careless user and a hostile input would
 have it. The working folder and the input files are named like shell code, the config file's
 name has a space, and every Python process of the run (Snakemake, jobs, torchrun, ranks) loads

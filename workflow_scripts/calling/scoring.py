@@ -11,7 +11,7 @@ are scored as one region (scoring the gap costs less than a second pair of flank
 cut into the fewest chunks of at most `chunk_length` scored positions, all of one length (so the
 last is not mostly past the region's end), each read with its flanks, batched `batch_size` at a
 time. A position's score depends only on the sequence around it, so the cutting
-changes no score (tests/test_scoring.py checks this against one pass over each whole gene).
+changes no score (tests/unit/test_scoring.py checks this against one pass over each whole gene).
 
 A whole genome is scored in shards (calling.base_model.shards): every job plans the same regions,
 splits them with calling/shards.py and scores only its own shard, so shards run as separate jobs

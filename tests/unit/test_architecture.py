@@ -1,0 +1,164 @@
+"""docs/architecture.md's walk of `train.lr` is the code's: every hop it names is where it says,
+the Python hops are traced, in order, in one real run of the train job's launch path and of one
+rank; the schema checks `train` twice on the way (workflow, job) and never in a rank."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from testkit.rule_commands import train_path_args
+from tests.train_fixtures import make_training_inputs
+from workflow_scripts.config import sections as config_sections
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "architecture.md"
+TRACED = ("job", "rank")  # the processes whose hops this test runs; the others are read
+ARGV_MODULES = {  # outside workflow_scripts/rules/: the doc names them, nothing else reads argv
+    "workflow_scripts/config/sections.py",
+    "workflow_scripts/training/entry.py",
+    "workflow_scripts/training/worker.py",
+    "workflow_scripts/training/node_torchrun.py",
+    "workflow_scripts/training/strategies/deepspeed_config.py",
+    "workflow_scripts/slurm_plan.py",
+}
+
+
+def hops() -> list[dict]:
+    text = DOC.read_text()
+    section = text[text.index("## One key's path: `train.lr`") :]
+    rows = []
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0].isdigit():
+            rows.append(
+                {
+                    "hop": int(cells[0]),
+                    "process": cells[1],
+                    "file": cells[2].strip("`"),
+                    "name": cells[3].strip("`"),
+                }
+            )
+    return rows
+
+
+def test_every_hop_names_a_file_that_holds_its_name():
+    rows = hops()
+    assert [row["hop"] for row in rows] == list(range(1, len(rows) + 1)) and len(rows) > 10
+    for row in rows:
+        path = ROOT / row["file"]
+        assert path.is_file(), row
+        assert re.search(rf"\b{re.escape(row['name'])}\b", path.read_text()), row
+
+
+def test_only_the_programs_the_doc_names_read_argv():
+    text = DOC.read_text()
+    readers = {
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "workflow_scripts").rglob("*.py")
+        if "rules" not in path.relative_to(ROOT / "workflow_scripts").parts[:1]
+        and re.search(r"^import argparse|sys\.argv", path.read_text(), re.M)
+    }
+    assert readers == ARGV_MODULES
+    named = text[text.index("Programs and their argument parsers") :]
+    for module in ARGV_MODULES:
+        assert module.removeprefix("workflow_scripts/") in named, module
+
+
+class Launched(BaseException):
+    """Where the test stops a process (not an Exception: the worker would wait for torchrun)."""
+
+
+def traced_calls(action, last: tuple[str, str] | None = None) -> list[tuple[str, str]]:
+    """(file relative to the checkout, function) of each Python call `action` makes, in order,
+    up to the call `last` (the rest runs untraced)."""
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            calls.append((frame.f_code.co_filename, frame.f_code.co_name))
+            if last and frame.f_code.co_name == last[1] and frame.f_code.co_filename == str(ROOT / last[0]):
+                sys.setprofile(None)
+
+    sys.setprofile(profile)
+    try:
+        action()
+    except Launched:
+        pass
+    finally:
+        sys.setprofile(None)
+    return [
+        (str(Path(file).relative_to(ROOT)), name)
+        for file, name in calls
+        if Path(file).is_relative_to(ROOT / "workflow_scripts")
+    ]
+
+
+def in_order(expected: list[tuple[str, str]], calls: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The hops of `expected` that `calls` does not make in that order (empty: all of them)."""
+    position = 0
+    for index, hop in enumerate(expected):
+        try:
+            position = calls.index(hop, position) + 1
+        except ValueError:
+            return expected[index:]
+    return []
+
+
+def test_train_lr_takes_the_documented_hops_and_is_checked_once_before_launch(tmp_path, monkeypatch):
+    from workflow_scripts.rules import train
+    from workflow_scripts.training import launch, worker
+    from workflow_scripts.training.loop import Trainer
+
+    checks = []
+    validate = config_sections.validate_section
+
+    def counted(values, schema, prefix=""):
+        checks.append(prefix)
+        return validate(values, schema, prefix)
+
+    monkeypatch.setattr(config_sections, "validate_section", counted)
+    torchrun = []
+
+    def no_torchrun(argv):
+        torchrun.append(argv)
+        raise Launched
+
+    monkeypatch.setattr(launch, "run_torchrun", no_torchrun)
+    monkeypatch.setattr(worker.StopRequest, "install", lambda: None)
+    peak_lr = []
+
+    def no_training(trainer):
+        peak_lr.append(trainer.engine.optimizer.param_groups[0]["initial_lr"])
+        raise Launched
+
+    monkeypatch.setattr(Trainer, "train", no_training)
+    inputs = make_training_inputs(tmp_path, n=40)
+    out = tmp_path / "out"
+    config = {
+        "model": {"arch": "cnn", "d_model": 8, "n_layers": 1},
+        "train": {"lr": 0.0123, "precision": "fp32"},
+    }
+    argv = ["--config", json.dumps(config), *train_path_args(inputs, out, "experiment")]
+    argv += ["--gpus", "0", "--cpu-procs", "2", "--threads", "1"]
+
+    rows = [row for row in hops() if row["process"] in TRACED]
+    job_calls = traced_calls(lambda: train.main(argv))
+    assert checks.count("train") == 1, checks  # the job: once, when --config is read
+    (rank_argv,) = [command[command.index(launch.WORKER_MODULE) + 1 :] for command in torchrun]
+    assert rank_argv == ["--launch-file", str(out / "launch.json")]
+    checks.clear()
+    expected = {
+        process: [(row["file"], row["name"]) for row in rows if row["process"] == process]
+        for process in TRACED
+    }
+    rank_calls = traced_calls(lambda: worker.main(rank_argv), last=expected["rank"][-1])
+    assert "train" not in checks, checks  # a rank: never (models.builtin still completes `model`)
+    for process, calls in (("job", job_calls), ("rank", rank_calls)):
+        missed = in_order(expected[process], calls)
+        assert not missed, f"{process}: not reached in this order: {missed}"
+    assert peak_lr == [pytest.approx(0.0123)]

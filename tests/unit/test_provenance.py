@@ -1,0 +1,151 @@
+"""provenance.json: the inputs with their sha256, the calls' counts, the config and the checkout,
+built from a validated config as the summarize rule gets it; rendered at the top of summary.html."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from tests.calls_fixtures import scores_workdir
+from tests.workflow_helpers import snakemake
+from workflow_scripts.config.sections import schema
+from workflow_scripts.config.validate import validate_config
+from workflow_scripts.errors import InputError
+from workflow_scripts.evaluation.provenance import (
+    UNKNOWN,
+    config_digest,
+    errorseq_source,
+    provenance,
+    workflow_facts,
+)
+from workflow_scripts.evaluation.provenance_html import provenance_section
+
+SUMMARY = "results/summary/provenance.json"
+ERRORSEQ_SHA256 = "08dcee07aed2b0269e976da545017a0dc94116d74cc45860ee163e297d423c2c"  # of b"errorseq\n"
+
+
+EXPERIMENTS = [{"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"}]
+
+
+def validated(values: dict) -> dict:
+    return validate_config({"experiments": EXPERIMENTS, **values}, schema())
+
+
+def write(path, text="errorseq\n"):
+    path.write_text(text)
+    return str(path)
+
+
+def test_given_calls_hash_the_genome_and_the_calls_and_say_so(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = validated({"genome": write(tmp_path / "g.fa"), "calls": write(tmp_path / "calls.tsv", "x\n")})
+    facts = json.loads(json.dumps(workflow_facts(config, ["my.yaml"])))  # as the rule passes it
+    document = provenance(facts)
+    assert document["inputs"]["genome"] == {
+        "path": str(tmp_path / "g.fa"),
+        "bytes": 9,
+        "sha256": ERRORSEQ_SHA256,
+    }
+    assert document["base_model"]["source"] == "calls table given"
+    assert document["base_model"]["files"][0]["bytes"] == 2
+    assert document["inputs"]["annotation"] is None and document["region"] == "not applied"
+    assert document["calling"] == {"start": "calls", "settings": None, "counts": None}
+    assert document["config"] == {"files": ["my.yaml"], "digest": config_digest(config)}
+    assert document["hashing"]["bytes"] == 11
+    html = provenance_section(document)
+    assert f"sha256 {ERRORSEQ_SHA256[:12]}…" in html and "not used: calls table given" in html
+
+
+def test_made_calls_hash_annotation_and_weights_and_count_the_calls(tmp_path):
+    weights = tmp_path / "models"
+    weights.mkdir()
+    for name in ("spliceai1.h5", "spliceai2.h5"):
+        write(weights / name)
+    calling = {
+        "start": "annotation",
+        "annotation": write(tmp_path / "genes.gtf"),
+        "region": "chr1:1-5000",
+        "base_model": {"weights": str(weights)},
+    }
+    config = validated({"genome": write(tmp_path / "g.fa"), "calling": calling})
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps({"counts": {"donor": {"TP": 7, "FP": 2, "FN": 3}, "acceptor": {"TN": 4}}}))
+    document = provenance(workflow_facts(config, []), summary)
+    assert document["inputs"]["annotation"]["sha256"] == ERRORSEQ_SHA256
+    assert document["base_model"]["source"] == "weights"
+    assert [f["path"] for f in document["base_model"]["files"]] == [
+        str(weights / "spliceai1.h5"),
+        str(weights / "spliceai2.h5"),
+    ]
+    assert document["region"] == "chr1:1-5000"
+    assert document["calling"]["settings"]["threshold"] == 0.5  # the schema's default
+    assert document["calling"]["counts"] == {
+        "acceptor": {"TP": 0, "FP": 0, "FN": 0, "TN": 4},
+        "donor": {"TP": 7, "FP": 2, "FN": 3, "TN": 0},
+    }
+    html = provenance_section(document)
+    assert "donor: TP 7, FP 2, FN 3, TN 0" in html and "chr1:1-5000" in html
+
+
+def test_a_missing_input_is_one_line_naming_it(tmp_path):
+    config = validated({"genome": str(tmp_path / "gone.fa"), "calls": write(tmp_path / "c.tsv")})
+    with pytest.raises(InputError, match="gone.fa: provenance: input file not found"):
+        provenance(workflow_facts(config, []))
+
+
+def test_the_config_digest_is_the_validated_configs():
+    plain = validated({"genome": "g.fa", "calls": "c.tsv"})
+    assert config_digest(plain) == config_digest(validated({"calls": "c.tsv", "genome": "g.fa"}))
+    assert config_digest(plain) != config_digest(
+        validated({"genome": "g.fa", "calls": "c.tsv", "train": {"epochs": 9}})
+    )
+    assert config_digest(plain) == config_digest(yaml.safe_load(yaml.safe_dump(plain)))
+
+
+def git(checkout, *args):
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t"}
+    env["GIT_COMMITTER_EMAIL"] = "t@t"
+    done = subprocess.run(
+        ["git", "-C", str(checkout), *args], env=env, check=True, capture_output=True, text=True
+    )
+    return done.stdout.strip()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git")
+def test_the_commit_of_a_git_checkout_and_unknown_outside_one(tmp_path):
+    checkout = tmp_path / "errorseq"
+    checkout.mkdir()
+    write(checkout / "pyproject.toml", '[project]\nname = "errorseq"\nversion = "9.8.7"\n')
+    assert errorseq_source(checkout) == {"version": "9.8.7", "commit": UNKNOWN, "modified": None}
+    git(checkout, "init", "-q")
+    git(checkout, "add", "pyproject.toml")
+    git(checkout, "commit", "-q", "-m", "first")
+    head = git(checkout, "rev-parse", "HEAD")
+    assert errorseq_source(checkout) == {"version": "9.8.7", "commit": head, "modified": False}
+    write(checkout / "pyproject.toml", '[project]\nname = "errorseq"\nversion = "9.8.8"\n')
+    assert errorseq_source(checkout)["modified"] is True
+    inner = checkout / "inner"  # a folder of a repository is not a checkout of its own
+    inner.mkdir()
+    assert errorseq_source(inner)["commit"] == UNKNOWN
+
+
+def summarize_inputs(dry_run: str) -> str:
+    block = dry_run[dry_run.index("rule summarize:") :]
+    return next(line for line in block.splitlines() if line.strip().startswith("input:"))
+
+
+def test_summarize_reads_the_calls_counts_only_when_the_pipeline_made_the_calls(tmp_path):
+    """Real Snakemake dry runs: calling.start scores (make_calls' summary.json is an input) and the
+    demo's calls table (it is not)."""
+    made = tmp_path / "made"
+    made.mkdir()
+    config = scores_workdir(made)
+    plan = snakemake(made, "-n", SUMMARY, "--configfile", str(config))
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    assert "results/calls/summary.json" in summarize_inputs(plan.stdout)
+    plan = snakemake(tmp_path, "-n", SUMMARY)
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    assert "results/calls/summary.json" not in summarize_inputs(plan.stdout)
