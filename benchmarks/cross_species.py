@@ -26,15 +26,34 @@ import polars as pl
 
 from benchmarks.tables import print_table
 
-PREDICTORS = ("base_threshold", "base_tuned", "tree", "errorseq", "transfer_base_tuned", "transfer_tree")
+PREDICTORS = (
+    "base_threshold",
+    "base_tuned",
+    "tree",
+    "kmer",
+    "errorseq",
+    "transfer_base_tuned",
+    "transfer_tree",
+    "transfer_errorseq",
+)
 PAIRS = (
     "tree - base_tuned",
+    "kmer - base_tuned",
     "errorseq - tree",
     "transfer_tree - transfer_base_tuned",
     "transfer_base_tuned - base_threshold",
     "tree - transfer_tree",
+    "transfer_errorseq - transfer_tree",
+    "transfer_errorseq - transfer_base_tuned",
 )
-PROBABILITIES = ("base_score", "tree_probability", "errorseq_probability", "transfer_probability")
+PROBABILITIES = (
+    "base_score",
+    "tree_probability",
+    "kmer_probability",
+    "errorseq_probability",
+    "transfer_probability",
+    "transfer_errorseq_probability",
+)
 GENE_ID = re.compile(r'gene_id "([^"]+)"')
 
 

@@ -184,7 +184,7 @@ def check_transfer_of_its_deep_models(tmp_path, config, model) -> None:
     assert {"transfer_errorseq - transfer_tree", "transfer_errorseq - transfer_base_tuned"} <= set(
         metrics["differences"]
     )
-    assert "its deep models reach F1" in metrics["answer"]
+    assert "the mean of its deep models reaches F1" in metrics["answer"]
     calls = pl.read_parquet(tmp_path / "results/sites/corrected_calls.parquet").filter(pl.col("is_candidate"))
     assert calls.columns[-len(TRANSFER_ERRORSEQ_COLUMNS) :] == list(TRANSFER_ERRORSEQ_COLUMNS)
     windows = pl.read_parquet(tmp_path / "results/site_candidates_fold1/windows.parquet")

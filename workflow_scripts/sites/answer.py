@@ -110,7 +110,7 @@ def transfer_deep_clause(calls: dict, gain) -> str:
     if f1 is None:
         return "; the transferred deep models' F1 is undefined (no call)"
     return (
-        f"; its deep models reach F1 {f1:.3f}: they "
+        f"; the mean of its deep models reaches F1 {f1:.3f}, "
         f"{verdict_phrase(gain(TRANSFER_ERRORSEQ, TRANSFER_TREE), 'the transferred tree')} and "
         f"{verdict_phrase(gain(TRANSFER_ERRORSEQ, TRANSFER_BASE_TUNED), 'the transferred thresholds')}"
     )
