@@ -186,6 +186,14 @@ NOT_OUTPUTS = {
         "data/tables.py",
         "write_parquet(self.parts[-1])",
     ): "ParquetParts: parts in a scratch folder; close() joins them into the output through atomic_path",
+    (
+        "sites/deep_transfer.py",
+        "model_path.write_bytes(weights)",
+    ): "a transferred fold model unpacked into a TemporaryDirectory for predict's loader: scratch",
+    (
+        "sites/deep_transfer.py",
+        "config_path.write_text(json.dumps(config))",
+    ): "its model.json beside it in the same TemporaryDirectory: scratch",
 }
 TEMPORARY = re.compile(r"\b(tmp|with_tmp|partial|handle)\b")
 
