@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -118,3 +119,9 @@ def planned_rules(dry_run_output: str) -> set[str]:
             if not set(parts[0]) <= {"-"}:
                 rules.add(parts[0])
     return rules
+
+
+def rulegraph_edges(dot: str) -> set[tuple[str, str]]:
+    """(rule, rule it feeds) of `snakemake --rulegraph`'s dot text."""
+    labels = dict(re.findall(r'^\s*(\d+)\[label = "([^"]+)"', dot, re.M))
+    return {(labels[a], labels[b]) for a, b in re.findall(r"^\s*(\d+) -> (\d+)", dot, re.M)}

@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("transformers")
 
 from tests.hf_fixtures import TINY_BERT, save_remote_code_model  # noqa: E402
-from tests.workflow_helpers import TINY_CONFIG, snakemake, write_config  # noqa: E402
+from tests.workflow_helpers import TINY_CONFIG, rulegraph_edges, snakemake, write_config  # noqa: E402
 
 EXPERIMENT = "fp_vs_tp"
 HF_CONFIG = {  # every rule runs on a BERT and BPE tokens; how well it learns is not checked
@@ -63,17 +63,9 @@ def test_genome_pretraining_adds_pretrain_and_no_tokenizer_to_the_dag(tmp_path):
     config = write_config(tmp_path, "b.yaml", CNN_CONFIG)
     graph = snakemake(tmp_path, "--rulegraph", "--configfile", str(config))
     assert graph.returncode == 0, graph.stderr[-2000:]
-    names = {
-        line.split("\t")[-1].split("[")[0].strip(): line.split('"')[1]
-        for line in graph.stdout.splitlines()
-        if "[label" in line
-    }
-    edges = {
-        (names[a.strip()], names[b.strip().rstrip(";")])
-        for a, b in (line.split("->") for line in graph.stdout.splitlines() if "->" in line)
-    }
+    edges = rulegraph_edges(graph.stdout)
     assert ("pretrain", "train") in edges and ("bucket", "pretrain") in edges
-    assert "tokenizer" not in names.values()
+    assert "tokenizer" not in {rule for edge in edges for rule in edge}
 
 
 def test_hf_model_with_learnt_bpe_runs_the_whole_pipeline(hf_run):

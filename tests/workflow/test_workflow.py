@@ -9,8 +9,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.calls_fixtures import annotation_workdir
 from tests.demo_run import WEIRD_CALLS, WEIRD_GENOME
-from tests.workflow_helpers import ROOT, TINY_CONFIG, copy_of_run, planned_rules, snakemake, write_config
+from tests.workflow_helpers import (
+    ROOT,
+    TINY_CONFIG,
+    copy_of_run,
+    planned_rules,
+    rulegraph_edges,
+    snakemake,
+    write_config,
+)
 from workflow_scripts.evaluation.answer import answer_sentence
 
 
@@ -40,20 +49,63 @@ def test_dry_run_plans_every_rule_for_each_experiment(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
-def test_rulegraph_is_dot_with_the_pipeline_edges(tmp_path):
+TRAINING_EDGES = {
+    ("extract", "bucket"),
+    ("extract", "train"),
+    ("bucket", "train"),
+    ("extract", "evaluate"),
+    ("bucket", "evaluate"),
+    ("train", "evaluate"),
+    ("bucket", "plot"),
+    ("train", "plot"),
+    ("evaluate", "plot"),
+    ("extract", "explain"),
+    ("train", "explain"),
+    ("evaluate", "summarize"),
+    ("evaluate", "all"),
+    ("plot", "all"),
+    ("explain", "all"),
+    ("summarize", "all"),
+}
+DEMO_EDGES = TRAINING_EDGES | {
+    ("demo_data", "index_genome"),
+    ("demo_data", "extract"),
+    ("index_genome", "extract"),
+}
+# calling.start annotation: the annotation and the base model's scores make the calls and the
+# site-level re-scored calls; extract reads the score profiles and the sites
+ANNOTATION_EDGES = TRAINING_EDGES | {
+    ("index_genome", "annotate_sites"),
+    ("index_genome", "cluster_genes"),
+    ("annotate_sites", "cluster_genes"),
+    ("index_genome", "score_base_model"),
+    ("annotate_sites", "score_base_model"),
+    *(
+        (rule, "make_calls")
+        for rule in ("index_genome", "annotate_sites", "cluster_genes", "score_base_model")
+    ),
+    *((rule, "extract") for rule in ("index_genome", "annotate_sites", "score_base_model", "make_calls")),
+    *(
+        (rule, "site_calls")
+        for rule in ("index_genome", "annotate_sites", "cluster_genes", "score_base_model")
+    ),
+    ("make_calls", "summarize"),
+    ("site_calls", "all"),
+}
+
+
+def test_rulegraph_is_dot_with_every_pipeline_edge(tmp_path):
     result = snakemake(tmp_path, "--rulegraph")
     assert result.returncode == 0, result.stderr[-3000:]
-    labels = dict(
-        line.split('[label = "')[0].strip().split("\t")[-1:] + [line.split('"')[1]]
-        for line in result.stdout.splitlines()
-        if "[label" in line
-    )
-    edges = {
-        (labels[a.strip()], labels[b.strip().rstrip(";")])
-        for a, b in (line.split("->") for line in result.stdout.splitlines() if "->" in line)
-    }
-    assert ("train", "evaluate") in edges and ("bucket", "train") in edges
-    assert ("evaluate", "plot") in edges and ("extract", "bucket") in edges
+    assert result.stdout.lstrip().startswith("digraph")
+    assert rulegraph_edges(result.stdout) == DEMO_EDGES
+
+
+def test_rulegraph_from_an_annotation_has_the_calling_chain(tmp_path):
+    config = annotation_workdir(tmp_path / "run", shards=2)
+    result = snakemake(tmp_path / "run", "--rulegraph", "--configfile", str(config))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert rulegraph_edges(result.stdout) == ANNOTATION_EDGES
 
 
 def test_demo_runs_end_to_end(finished_run):
