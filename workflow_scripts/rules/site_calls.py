@@ -83,9 +83,10 @@ def write_outputs(args: argparse.Namespace, table: pl.DataFrame, report: dict, t
     write_json(args.out_metrics, report)
 
 
-def transferred(args: argparse.Namespace, config: dict, found, inputs, predictions: OutOfFold):
+def transferred(
+    args: argparse.Namespace, config: dict, settings: SiteSettings, found, inputs, predictions: OutOfFold
+):
     """sites.transfer: the predictions with the other genome's predictors, and what to report."""
-    settings = SiteSettings.from_config(config["calling"], config["sites"])  # as main's
     rescorer = load_rescorer(args.transfer, settings)
     facts = {"file": args.transfer, **rescorer.source, "source_thresholds": rescorer.thresholds}
     log(f"transfer: the tree and thresholds of {rescorer.source['source']} ({args.transfer})")
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
     rescorer = fit_rescorer(found, items, predictions, settings, source_facts(found, inputs), deep)
     transfer = None
     if args.transfer:
-        predictions, transfer = transferred(args, config, found, inputs, predictions)
+        predictions, transfer = transferred(args, config, settings, found, inputs, predictions)
     unscored = inputs.sites.height - found.sites.height
     report = site_report(found, items, predictions, settings, unscored, transfer, kmer)
     write_outputs(args, corrected_calls(found, predictions), report, settings.threshold)

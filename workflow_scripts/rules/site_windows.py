@@ -14,10 +14,9 @@ import time
 
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
 from workflow_scripts.data.quality import check_splits, notes, summary_line, write_windows
-from workflow_scripts.data.score_profiles import with_score_profiles
 from workflow_scripts.errors import InputError, run_cli
-from workflow_scripts.sites.candidate_windows import LABELS, candidate_windows, fold_windows
-from workflow_scripts.sites.inputs import folded_candidates, read_site_inputs
+from workflow_scripts.sites.candidate_windows import LABELS, fold_windows
+from workflow_scripts.sites.inputs import folded_candidates, profiled_windows, read_site_inputs
 from workflow_scripts.sites.settings import SiteSettings
 
 SECTIONS = ("calling", "sites", "window", "split")
@@ -57,9 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     began, flank = time.perf_counter(), config["window"]["flank"]
     inputs = read_site_inputs(args.scores, args.sites, args.genes, args.gene_clusters, args.genome)
     found = folded_candidates(inputs, settings, progress=log)
-    windows = candidate_windows(found.table, inputs.genome, flank)
-    parts = inputs.score_tables().by_chromosome(set(windows["chrom"].unique().to_list()))
-    windows, profiles = with_score_profiles(windows, parts, inputs.genome.chrom_lengths(), flank)
+    windows, profiles = profiled_windows(found, inputs, flank)
     log(
         f"{windows.height:,} candidate windows of {2 * flank + 1} nt; {profiles['scored_bases']:,} of "
         f"{profiles['bases']:,} window bases scored"

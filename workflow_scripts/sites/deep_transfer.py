@@ -17,11 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from workflow_scripts.data.score_profiles import with_score_profiles
 from workflow_scripts.errors import InputError
-from workflow_scripts.sites.candidate_windows import candidate_windows
 from workflow_scripts.sites.candidates import Candidates
-from workflow_scripts.sites.inputs import SiteInputs
+from workflow_scripts.sites.inputs import SiteInputs, profiled_windows
 
 
 @dataclass(frozen=True)
@@ -54,9 +52,7 @@ def transferred_probability(
     """The fold models' mean P(true site) of every candidate of this genome, in table order."""
     from workflow_scripts.inference.predict_calls import TrainedModel
 
-    windows = candidate_windows(found.table, inputs.genome, models.flank)
-    parts = inputs.score_tables().by_chromosome(set(windows["chrom"].unique().to_list()))
-    windows, _ = with_score_profiles(windows, parts, inputs.genome.chrom_lengths(), models.flank)
+    windows, _ = profiled_windows(found, inputs, models.flank)
     sequences, lengths = windows["sequence"].to_list(), windows["length"].to_numpy()
     probabilities = []
     with tempfile.TemporaryDirectory(prefix="errorseq-transfer-") as folder:
