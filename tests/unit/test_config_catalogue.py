@@ -55,3 +55,20 @@ def test_every_key_has_a_row_and_the_catalogue_is_current():
         assert f"| `{key}` |" in text
     readme = (SCHEMA_PATH.parent / "README.md").read_text()
     assert readme == text, "config/README.md is stale: run make config-docs"
+
+
+def undescribed(spec, path=""):
+    """Dotted names of the keys (sections included) that have no description."""
+    missing = []
+    for name, sub in spec.get("properties", {}).items():
+        key = f"{path}.{name}" if path else name
+        if "description" not in sub:
+            missing.append(key)
+        missing += undescribed(sub, key)
+        if isinstance(sub.get("items"), dict):
+            missing += undescribed(sub["items"], f"{key}[]")
+    return missing
+
+
+def test_every_key_and_section_is_described():
+    assert undescribed(schema()) == []
