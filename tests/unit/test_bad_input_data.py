@@ -16,6 +16,7 @@ import pytest
 
 from tests.calls_fixtures import extract_args, run_extract_program
 from workflow_scripts.config.preflight import check_input_files
+from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.data.fasta import load_fasta
 from workflow_scripts.data.quality import MIN_CLASS_WINDOWS, read_notes
 from workflow_scripts.data.splits import SPLIT_NAMES, assign_gene_splits
@@ -113,7 +114,14 @@ def test_a_calls_column_named_like_a_derived_one(genome_dir, tmp_path, capsys, n
     line = f"errorseq: error: {calls}: column '{name}': {RESERVED}"
     assert_refused(status, lines, out, line)
     with pytest.raises(InputError) as caught:  # the preflight says the same, before any job runs
-        check_input_files({"genome": str(genome_dir.parent / "genome.fa"), "calls": str(calls)})
+        check_input_files(
+            {
+                "calling": section_defaults("calling"),
+                "train": section_defaults("train"),
+                "genome": str(genome_dir.parent / "genome.fa"),
+                "calls": str(calls),
+            }
+        )
     assert f"errorseq: error: {caught.value}" == line
 
 
@@ -144,7 +152,13 @@ def test_duplicated_headers(genome_dir, tmp_path, capsys, header, field, columns
     )
     assert_refused(status, lines, out, line)
     with pytest.raises(InputError) as caught:
-        check_input_files({"calls": str(calls)})
+        check_input_files(
+            {
+                "calling": section_defaults("calling"),
+                "train": section_defaults("train"),
+                "calls": str(calls),
+            }
+        )
     assert f"errorseq: error: {caught.value}" == line
 
 
@@ -326,7 +340,9 @@ def test_byte_order_mark_and_blanks_in_the_header_are_read_alike(genome_dir, tmp
     messy = write(
         tmp_path, "messy.tsv", tsv(call_rows(), ["\ufeffgene_id", " chrom", "position ", *HEADER[3:]])
     )
-    check_input_files({"calls": str(messy)})  # accepted by the preflight ...
+    check_input_files(
+        {"calling": section_defaults("calling"), "train": section_defaults("train"), "calls": str(messy)}
+    )  # accepted by the preflight ...
     status, _, out = extract_calls(genome_dir, messy, capsys)  # ... and by extract, as the plain table
     assert status == 0
     messy_windows = pl.read_parquet(out)

@@ -7,6 +7,7 @@ import polars as pl
 import pytest
 
 from workflow_scripts.config.preflight import check_input_files
+from workflow_scripts.config.sections import complete_section, section_defaults
 from workflow_scripts.data.calls import CALL_COLUMNS
 from workflow_scripts.data.tables import read_table
 from workflow_scripts.errors import InputError
@@ -23,7 +24,9 @@ def inputs(tmp_path, monkeypatch):
 
 
 def check(**config):
-    check_input_files({"train": {}, **config})
+    """The preflight on a config as the workflow validated it: the sections' defaults filled."""
+    defaults = {name: section_defaults(name) for name in ("calling", "train")}
+    check_input_files({**defaults, **config})
 
 
 def test_good_inputs_and_the_demo_outputs_pass(inputs):
@@ -119,6 +122,8 @@ def test_preflight_and_extract_read_the_same_header(inputs):
 
 def test_a_missing_deepspeed_json_is_named(inputs):
     with pytest.raises(InputError, match="ds.json: train.deepspeed_config: file not found"):
-        check_input_files(
-            {"genome": "genome.fa", "calls": "calls.tsv", "train": {"deepspeed_config": "ds.json"}}
+        check(
+            genome="genome.fa",
+            calls="calls.tsv",
+            train=complete_section("train", {"deepspeed_config": "ds.json"}),
         )

@@ -23,7 +23,7 @@ import torch
 from tests.train_fixtures import train_config
 from workflow_scripts import source_digest
 from workflow_scripts.config.preflight import check_input_files
-from workflow_scripts.config.sections import complete_section
+from workflow_scripts.config.sections import complete_section, section_defaults
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.training.checkpoint import save_tensors
 from workflow_scripts.training.strategies import deepspeed_config as dsc
@@ -176,7 +176,7 @@ def test_preflight_refuses_a_bad_deepspeed_json_before_any_job(tmp_path, text, t
         "train", {"strategy": "deepspeed", "zero_stage": 2, "deepspeed_config": str(path), **train}
     )
     with pytest.raises(InputError) as refused:
-        check_input_files({"train": section})
+        check_input_files({"calling": section_defaults("calling"), "train": section})
     assert str(refused.value) == f"{path}: {expected}"
 
 

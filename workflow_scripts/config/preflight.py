@@ -31,14 +31,14 @@ def check_input_files(config: dict) -> None:
     """Raise InputError for the first unusable input named by a validated config."""
     if "genome" in config and is_user_file(config["genome"]):
         check_fasta(config["genome"], "genome")
-    calling = config.get("calling", {})
+    calling = config["calling"]
     table_keys = (("calls", check_calls_header), ("sequences", check_sequences_header))
-    for key, check_header in table_keys[1:] if calling.get("start", "calls") != "calls" else table_keys:
+    for key, check_header in table_keys[1:] if calling["start"] != "calls" else table_keys:
         if key in config and is_user_file(config[key]):
             check_readable_file(config[key], key)
             check_header(config[key], table_columns(config[key], key))
     check_calling_inputs(calling)
-    deepspeed_json = config.get("train", {}).get("deepspeed_config")
+    deepspeed_json = config["train"].get("deepspeed_config")
     if deepspeed_json and is_user_file(deepspeed_json):
         check_readable_file(deepspeed_json, "train.deepspeed_config")
         check_user_file(config["train"])  # valid JSON; the keys train: decides agree with it
@@ -46,7 +46,7 @@ def check_input_files(config: dict) -> None:
 
 def check_calling_inputs(calling: dict) -> None:
     """The annotation, the scores table (calling.start scores) and the model files (annotation)."""
-    start = calling.get("start", "calls")
+    start = calling["start"]
     if start != "calls" and calling.get("annotation") and is_user_file(calling["annotation"]):
         check_readable_file(calling["annotation"], "calling.annotation")
     if start == "scores" and calling.get("scores") and is_user_file(calling["scores"]):

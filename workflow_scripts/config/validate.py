@@ -198,8 +198,8 @@ def check_cross_sections(config: dict) -> None:
 
 def check_input_mode(config: dict) -> None:
     """Calls from a table (calling.start calls), or made from genome + annotation (docs/calling.md)."""
-    calling = config.get("calling", {})
-    start = calling.get("start", "calls")
+    calling = config["calling"]
+    start = calling["start"]
     check_no_ignored_inputs(config, start)
     if start == "calls":
         if "sequences" not in config and not ("genome" in config and "calls" in config):
@@ -267,7 +267,7 @@ def check_no_ignored_inputs(config: dict, start: str) -> None:
 
 def check_backbone(model: dict, tokenizer: dict) -> None:
     """hf needs model.path; its ids must come from a tokenizer the model can embed."""
-    kind = tokenizer.get("kind", "auto")
+    kind = tokenizer["kind"]
     if kind == "hf" and not tokenizer.get("path"):
         raise InputError("config", "tokenizer.path", "tokenizer.kind hf needs a tokenizer directory")
     if model.get("backbone") != "hf":
@@ -285,7 +285,7 @@ def check_backbone(model: dict, tokenizer: dict) -> None:
             "nucleotide ids do not fit a Hugging Face model; "
             "use auto (the model's tokenizer), bpe (with model.init random) or hf",
         )
-    if kind == "bpe" and model.get("init", "pretrained") == "pretrained":
+    if kind == "bpe" and model["init"] == "pretrained":
         raise InputError(
             "config",
             "tokenizer.kind",
@@ -294,7 +294,7 @@ def check_backbone(model: dict, tokenizer: dict) -> None:
 
 
 def check_pretrain(config: dict) -> None:
-    pretrain = config.get("pretrain", {})
+    pretrain = config["pretrain"]
     if pretrain.get("enabled") and pretrain.get("source") == "genome" and "sequences" in config:
         raise InputError("config", "pretrain.source", "genome needs genome + calls inputs, not sequences")
 

@@ -40,7 +40,7 @@ class SiteSettings:
             bootstrap_replicates=sites["bootstrap_replicates"],
             seed=sites["seed"],
             tree=dict(sites["tree"]),
-            model=bool(sites.get("model", False)),
+            model=sites["model"],
         )
 
     def summary(self) -> dict:
