@@ -109,12 +109,15 @@ def write_config(workdir: Path, config: dict, name: str = "benchmark.yaml") -> P
     return path
 
 
-def snakemake_command(workdir: Path, targets: list[str], configfile: Path, cores: int) -> list[str]:
+def snakemake_command(
+    workdir: Path, targets: list[str], configfile: Path, cores: int, extra: tuple[str, ...] = ()
+) -> list[str]:
     return [
         SNAKEMAKE,
         *targets,
         *("--snakefile", str(ROOT / "Snakefile"), "--directory", str(workdir)),
         *("--cores", str(cores), "--configfile", str(configfile)),
+        *extra,
     ]
 
 
@@ -126,11 +129,17 @@ def snakemake_env() -> dict[str, str]:
 
 
 def snakemake(
-    workdir: Path, targets: list[str], configfile: Path, cores: int = 2, show: bool = False
+    workdir: Path,
+    targets: list[str],
+    configfile: Path,
+    cores: int = 2,
+    show: bool = False,
+    extra: tuple[str, ...] = (),
 ) -> float:
     """The workflow run to `targets` in `workdir`; wall seconds. `show`: print the command and
-    let Snakemake's output through instead of keeping it for a failure's message."""
-    command = snakemake_command(workdir, targets, configfile, cores)
+    let Snakemake's output through instead of keeping it for a failure's message; `extra`: more
+    Snakemake arguments."""
+    command = snakemake_command(workdir, targets, configfile, cores, extra)
     if show:
         print(" ".join(command), flush=True)
     began = time.perf_counter()
@@ -142,11 +151,13 @@ def snakemake(
 
 def job_benchmarks(workdir: Path) -> pl.DataFrame:
     """One row per job of a finished run, from Snakemake's benchmark files: `job` (the file's path
-    under results/benchmarks without .tsv: the rule, its shard or experiment), `s`, `max_rss_mb`."""
+    under results/benchmarks without .tsv: the rule, its shard or experiment), `s`, `cpu_s`,
+    `max_rss_mb`."""
     folder = workdir / "results" / "benchmarks"
     rows = []
     for path in sorted(folder.rglob("*.tsv")):
         record = pl.read_csv(path, separator="\t").row(0, named=True)
         job = str(path.relative_to(folder).with_suffix(""))
-        rows.append({"job": job, "s": float(record["s"]), "max_rss_mb": float(record["max_rss"])})
+        seconds, cpu, rss = (float(record[key]) for key in ("s", "cpu_time", "max_rss"))
+        rows.append({"job": job, "s": seconds, "cpu_s": cpu, "max_rss_mb": rss})
     return pl.DataFrame(rows)
