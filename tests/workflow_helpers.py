@@ -12,13 +12,28 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+TEST_CONFIGS = ROOT / ".test"  # the tests' config files, also runnable by hand (.test/README.md)
 
-TINY_CONFIG = {
-    "demo": {"n_genes": 400, "calls_per_gene": 3},
-    "experiments": [{"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"}],
-    "bucket": {"max_tokens_per_batch": 3200},  # small batches: enough steps on ~500 windows
-    "train": {"epochs": 4, "lr": 0.006, "log_every_steps": 5},
-}
+
+def merged_config(base: dict, override: dict) -> dict:
+    """`override` over `base` as Snakemake merges --configfile files: mappings key by key, any
+    other value (lists included) replaced whole."""
+    merged = dict(base)
+    for key, value in override.items():
+        both_mappings = isinstance(value, dict) and isinstance(merged.get(key), dict)
+        merged[key] = merged_config(merged[key], value) if both_mappings else value
+    return merged
+
+
+def stacked_config(*names: str) -> dict:
+    """.test/config-<name>.yaml files merged in order, as `--configfile` would merge them."""
+    config: dict = {}
+    for name in names:
+        config = merged_config(config, yaml.safe_load((TEST_CONFIGS / f"config-{name}.yaml").read_text()))
+    return config
+
+
+TINY_CONFIG = stacked_config("tiny")
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from tests.calls_fixtures import DATA, FASTA, GTF, scores_workdir
-from tests.workflow_helpers import planned_rules, snakemake, write_config
+from tests.workflow_helpers import planned_rules, snakemake, stacked_config, write_config
 
 FRONT = {"demo_data", "index_genome", "annotate_sites", "score_base_model", "make_calls"}
 
@@ -119,12 +119,7 @@ def test_scores_mode_runs_to_windows_and_a_new_threshold_reruns_only_calls(tmp_p
     assert planned_rules(dry.stdout) == {"make_calls", "extract"}, dry.stdout[-2000:]
 
 
-FAST = {
-    "train": {"epochs": 2, "log_every_steps": 5},
-    "evaluate": {"bootstrap_replicates": 100, "kmer_max_k": 3, "profile_flank": 10},
-    "explain": {"max_windows": 20},
-    "sites": {"folds": 3, "bootstrap_replicates": 100},  # the slice's scored genes form 3 clusters
-}
+FAST = stacked_config("fast-scores")
 
 
 def test_scores_mode_runs_end_to_end_with_the_score_profiles_and_the_profile_trees(tmp_path):

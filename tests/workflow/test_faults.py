@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.train_fixtures import ROOT, child_pids, launch_command, make_training_inputs, subprocess_env
-from tests.workflow_helpers import planned_rules, snakemake, start_snakemake, write_config
+from tests.workflow_helpers import planned_rules, snakemake, stacked_config, start_snakemake, write_config
 
 MODEL = {"arch": "cnn", "d_model": 16, "n_layers": 2, "kernel_size": 5}
 RANK_DEATH_BOUND_S = 45  # measured: 3.6 s after the kill (2 cores, load 3.7)
@@ -109,12 +109,7 @@ def test_a_non_finite_loss_stops_training_naming_rank_and_step(inputs, tmp_path)
 
 
 # ---- a Snakemake run killed while training, then resumed --------------------------------------
-INTERRUPTED = {
-    "demo": {"n_genes": 200, "calls_per_gene": 3},
-    "experiments": [{"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"}],
-    "model": {"d_model": 16, "n_layers": 2},
-    "train": {"epochs": 3, "checkpoint_every_steps": 2, "log_every_steps": 2},
-}
+INTERRUPTED = stacked_config("interrupted")
 MODEL_PT = "results/fp_vs_tp/model/model.pt"
 FINISHED = (
     "results/genome/index.tsv",

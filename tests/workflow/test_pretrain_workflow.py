@@ -19,26 +19,12 @@ import pytest
 pytest.importorskip("transformers")
 
 from tests.hf_fixtures import TINY_BERT, save_remote_code_model  # noqa: E402
-from tests.workflow_helpers import TINY_CONFIG, rulegraph_edges, snakemake, write_config  # noqa: E402
+from tests.workflow_helpers import TINY_CONFIG, rulegraph_edges, snakemake, stacked_config, write_config  # noqa: E402
 
 EXPERIMENT = "fp_vs_tp"
-HF_CONFIG = {  # every rule runs on a BERT and BPE tokens; how well it learns is not checked
-    **TINY_CONFIG,
-    "demo": {"n_genes": 150, "calls_per_gene": 3},
-    "tokenizer": {"kind": "bpe", "vocab_size": 64},
-    "bucket": {"max_length": 128},  # windows over 128 tokens, if any, are truncated and counted
-    "pretrain": {"enabled": True, "epochs": 1},
-    "train": {"epochs": 1, "log_every_steps": 5, "lr": 0.001},
-    "explain": {"max_windows": 50},
-}
-FINETUNE = {"epochs": 1, "log_every_steps": 5, "lr": 0.006, "seed": 0}
-# 401-nt windows, as measured below (at flank 50 the pretrained encoder no longer leads after one
-# epoch: val loss 0.648 against 0.610 from random init)
-SCRATCH_CONFIG = {**TINY_CONFIG, "window": {"flank": 200}, "train": FINETUNE}
-CNN_CONFIG = {
-    **SCRATCH_CONFIG,
-    "pretrain": {"enabled": True, "source": "genome", "genome_windows": 2000, "epochs": 1, "lr": 0.006},
-}
+HF_CONFIG = stacked_config("hf")
+SCRATCH_CONFIG = stacked_config("tiny", "scratch")
+CNN_CONFIG = stacked_config("tiny", "scratch", "pretrain-genome")
 
 
 def save_bert_config(directory):

@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 
 from tests.calls_fixtures import scores_workdir
-from tests.workflow_helpers import planned_rules, snakemake, write_config
+from tests.workflow_helpers import planned_rules, snakemake, stacked_config, write_config
 from workflow_scripts.sites.candidate_windows import candidate_ids
 from workflow_scripts.sites.outputs import (
     ERRORSEQ_COLUMNS,
@@ -21,8 +21,7 @@ from workflow_scripts.sites.outputs import (
 )
 
 TARGET = "results/sites/site_metrics.json"
-# 3 genes: 3 folds; a small tree and fewer replicates keep the run short
-SITES = {"sites": {"folds": 3, "bootstrap_replicates": 200, "tree": {"max_iter": 20}}}
+SITES = stacked_config("sites")
 
 
 def test_rule_all_makes_site_calls_when_the_pipeline_makes_the_calls(tmp_path):
@@ -109,11 +108,7 @@ def check_transfer_of_its_own_rescorer(tmp_path, config, sites, metrics) -> None
 
 
 # sites.model: a tiny model, one epoch; 3 folds: 3 runs
-SITE_MODEL = {
-    "sites": {**SITES["sites"], "model": True},
-    "model": {"d_model": 8, "n_layers": 1},
-    "train": {"epochs": 1},
-}
+SITE_MODEL = stacked_config("sites", "site-model")
 
 
 def test_sites_model_is_off_by_default_and_plans_one_run_per_fold_when_on(tmp_path):

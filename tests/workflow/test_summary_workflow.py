@@ -5,18 +5,9 @@ on the console a sentence per run and one for their spread."""
 import polars as pl
 import pytest
 
-from tests.workflow_helpers import TINY_CONFIG, snakemake, write_config
+from tests.workflow_helpers import snakemake, stacked_config, write_config
 
-# What is checked is how folds split, run and are summarised, not how well they learn: a small
-# model for one epoch on ~180 windows (each fold still tests ~90 windows of both classes).
-FOLDS_CONFIG = {
-    **TINY_CONFIG,
-    "demo": {"n_genes": 120, "calls_per_gene": 3},
-    "model": {"d_model": 16, "n_layers": 1},
-    "train": {**TINY_CONFIG["train"], "epochs": 1},
-    "evaluate": {"bootstrap_replicates": 200},
-    "split": {"folds": 2},
-}
+FOLDS_CONFIG = stacked_config("tiny", "folds")
 
 
 def test_two_folds_end_to_end(tmp_path):
