@@ -12,6 +12,7 @@ import pytest
 from tests.unit.test_annotation import FASTA, GTF, run_annotate
 from tests.unit.test_calls import Toy, one_line_error, write_cli_inputs
 from workflow_scripts.calling.paralogs import canonical_kmers, gene_clusters
+from workflow_scripts.config.types import complete_typed_section
 from workflow_scripts.data.genome import COMPLEMENT, Genome
 from workflow_scripts.data.splits import assign_splits
 from workflow_scripts.errors import run_cli
@@ -109,13 +110,16 @@ def test_splits_keep_each_cluster_in_one_split(fold):
     frame = windows_of_clusters(clusters)
     split = {"folds": 3} if fold else {}
     for seed in range(5):
-        splits = frame.with_columns(assign_splits(frame, {**split, "seed": seed}, fold, "windows"))
+        splits = frame.with_columns(
+            assign_splits(frame, complete_typed_section("split", {**split, "seed": seed}), fold, "windows")
+        )
         per_cluster = splits.group_by("gene_cluster").agg(pl.col("split").n_unique())
         assert (per_cluster["split"] == 1).all()
         assert splits["split"].n_unique() == 3
     by_gene = frame.drop("gene_cluster")
     by_gene = by_gene.with_columns(
-        assign_splits(by_gene, {**split, "seed": 0}, fold, "windows"), frame["gene_cluster"]
+        assign_splits(by_gene, complete_typed_section("split", {**split, "seed": 0}), fold, "windows"),
+        frame["gene_cluster"],
     )
     assert (by_gene.group_by("gene_cluster").agg(pl.col("split").n_unique())["split"] > 1).any()
 
