@@ -15,7 +15,7 @@ import torch
 from threadpoolctl import threadpool_limits
 
 from workflow_scripts.bucketing.assign import BucketSettings, bucket_windows
-from workflow_scripts.config.sections import complete_section
+from workflow_scripts.config.types import complete_typed_section
 from workflow_scripts.data.quality import read_notes
 from workflow_scripts.io_utils import write_json, write_parquet
 from workflow_scripts.models.builtin import build_model
@@ -80,7 +80,7 @@ def random_profiles(rng: np.random.Generator, lengths: np.ndarray) -> list[pl.Se
 
 
 def write_buckets(windows: Path, directory: Path) -> dict[str, Path]:
-    bucket = complete_section("bucket", {"boundaries": BOUNDARIES, "max_length": BOUNDARIES[-1]})
+    bucket = complete_typed_section("bucket", {"boundaries": BOUNDARIES, "max_length": BOUNDARIES[-1]})
     manifest, summary, _ = bucket_windows(
         str(windows), BucketSettings.from_config(bucket, NucleotideTokenizer(1))
     )

@@ -11,7 +11,7 @@ pytest.importorskip("tokenizers")
 pytest.importorskip("transformers")
 
 from tests.train_fixtures import make_training_inputs  # noqa: E402
-from workflow_scripts.config.sections import complete_section  # noqa: E402
+from workflow_scripts.config.types import complete_typed_section  # noqa: E402
 from workflow_scripts.errors import InputError  # noqa: E402
 from workflow_scripts.rules import bucket, tokenizer  # noqa: E402
 from workflow_scripts.tokenization.tokenizers import load_tokenizer, tokenizer_from_config  # noqa: E402
@@ -114,15 +114,17 @@ def test_a_learnt_tokenizer_needs_kind_bpe(learnt, tmp_path):
 
 def test_the_model_picks_the_tokenizer_when_kind_is_auto(learnt):
     _, out = learnt
-    auto, nucleotide = complete_section("tokenizer", {"k": 2}), complete_section("model", {})
+    auto, nucleotide = complete_typed_section("tokenizer", {"k": 2}), complete_typed_section("model", {})
     assert tokenizer_from_config(auto, nucleotide).to_dict() == {"kind": "nucleotide", "k": 2}
-    hf_model = complete_section("model", {"backbone": "hf", "path": str(out), "trust_remote_code": True})
+    hf_model = complete_typed_section(
+        "model", {"backbone": "hf", "path": str(out), "trust_remote_code": True}
+    )
     assert tokenizer_from_config(auto, hf_model).to_dict() == {
         "kind": "hf",
         "path": str(out),
         "trust_remote_code": True,
     }
-    own = complete_section("tokenizer", {"kind": "hf", "path": str(out)})
+    own = complete_typed_section("tokenizer", {"kind": "hf", "path": str(out)})
     assert tokenizer_from_config(own, nucleotide).to_dict() == {
         "kind": "hf",
         "path": str(out),

@@ -5,6 +5,7 @@ import polars as pl
 import pytest
 
 from tests.calls_fixtures import extract_args, run_extract_program
+from workflow_scripts.config.types import ExperimentSection, complete_typed_section
 from workflow_scripts.data.fasta import load_fasta, open_genome
 from workflow_scripts.data.quality import read_notes
 from workflow_scripts.data.splits import assign_gene_splits
@@ -53,8 +54,12 @@ def run_extract(genome_dir, calls, out, config=None):
 def library_windows(genome_dir, calls, experiment=FP_VS_TP, flank=3) -> pl.DataFrame:
     """Windows before the split checks (the five-row fixture is too small to give every split
     both classes), in the output's column order, keyed by id."""
-    windows = windows_from_calls(open_genome(genome_dir), calls, experiment, {"flank": flank})
-    return split_windows(windows, {"fractions": {"train": 0.8, "val": 0.1, "test": 0.1}, "seed": 42})
+    window = complete_typed_section("window", {"flank": flank})
+    windows = windows_from_calls(
+        open_genome(genome_dir), calls, ExperimentSection.from_completed(experiment), window
+    )
+    split = {"fractions": {"train": 0.8, "val": 0.1, "test": 0.1}, "seed": 42}
+    return split_windows(windows, complete_typed_section("split", split))
 
 
 def revcomp(text):

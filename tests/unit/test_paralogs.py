@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 from tests.unit.test_annotation import FASTA, GTF, run_annotate
 from tests.unit.test_calls import Toy, one_line_error, write_cli_inputs
 from workflow_scripts.calling.paralogs import canonical_kmers, gene_clusters
+from workflow_scripts.config.types import ParalogsSection, complete_typed_section
 from workflow_scripts.data.genome import COMPLEMENT, Genome
 from workflow_scripts.data.splits import assign_splits
 from workflow_scripts.errors import run_cli
@@ -19,7 +21,7 @@ from workflow_scripts.rules import cluster_genes
 from workflow_scripts.rules import make_calls as make_calls_rule
 
 BASES = np.frombuffer(b"ACGT", dtype=np.uint8)
-ON = {"neighbours": 10, "min_shared": 0.1}
+ON = ParalogsSection(neighbours=10, min_shared=0.1)
 
 
 def random_bases(rng, length: int) -> np.ndarray:
@@ -71,7 +73,7 @@ class PlantedGenome:
         )
 
 
-def clusters_of(planted: PlantedGenome, settings: dict) -> dict[str, str]:
+def clusters_of(planted: PlantedGenome, settings: ParalogsSection) -> dict[str, str]:
     genes = pl.concat(
         [planted.genes.select("gene_id", "chrom", "start", "end", "strand"), planted.filler_genes]
     )
@@ -92,8 +94,8 @@ def test_copies_within_the_neighbours_share_a_cluster():
 
 def test_more_neighbours_reach_the_far_copy_and_none_turns_clustering_off():
     planted = PlantedGenome(np.random.default_rng(1))
-    assert clusters_of(planted, {**ON, "neighbours": 20})[0]["g6"] == "g5"
-    clusters, summary = clusters_of(planted, {**ON, "neighbours": 0})
+    assert clusters_of(planted, replace(ON, neighbours=20))[0]["g6"] == "g5"
+    clusters, summary = clusters_of(planted, replace(ON, neighbours=0))
     assert all(gene == cluster for gene, cluster in clusters.items())
     assert summary["paralog_links"] == 0
 
@@ -109,13 +111,16 @@ def test_splits_keep_each_cluster_in_one_split(fold):
     frame = windows_of_clusters(clusters)
     split = {"folds": 3} if fold else {}
     for seed in range(5):
-        splits = frame.with_columns(assign_splits(frame, {**split, "seed": seed}, fold, "windows"))
+        splits = frame.with_columns(
+            assign_splits(frame, complete_typed_section("split", {**split, "seed": seed}), fold, "windows")
+        )
         per_cluster = splits.group_by("gene_cluster").agg(pl.col("split").n_unique())
         assert (per_cluster["split"] == 1).all()
         assert splits["split"].n_unique() == 3
     by_gene = frame.drop("gene_cluster")
     by_gene = by_gene.with_columns(
-        assign_splits(by_gene, {**split, "seed": 0}, fold, "windows"), frame["gene_cluster"]
+        assign_splits(by_gene, complete_typed_section("split", {**split, "seed": 0}), fold, "windows"),
+        frame["gene_cluster"],
     )
     assert (by_gene.group_by("gene_cluster").agg(pl.col("split").n_unique())["split"] > 1).any()
 

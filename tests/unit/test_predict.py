@@ -15,6 +15,7 @@ from polars.testing import assert_frame_equal
 
 from tests.evaluation_fixtures import FLANK, run_evaluate, write_buckets, write_untrained_model
 from workflow_scripts.artifacts import MODEL_INPUT_COLUMNS_FIELD, NEW_CALL_PREDICTION_COLUMNS
+from workflow_scripts.config.types import ExperimentSection
 from workflow_scripts.data.demo import generate_demo
 from workflow_scripts.errors import InputError
 from workflow_scripts.io_utils import write_parquet
@@ -323,9 +324,10 @@ def test_a_tokenizer_whose_vocabulary_changed_since_training_is_refused(tmp_path
             {"window": {"flank": 5, "length": 11}, "labels": {"error": "FP", "correct": "TP"}}, tokenizer, []
         ),
     }
-    check_trained_on(saved, "model.json", EXPERIMENT, 5, load_tokenizer(saved["tokenizer"]))
+    experiment = ExperimentSection.from_completed(EXPERIMENT)
+    check_trained_on(saved, "model.json", experiment, 5, load_tokenizer(saved["tokenizer"]))
     save_hf_tokenizer(train_bpe(["ACGGT" * 40, "TTGCA" * 40] * 25, 40, 2), directory)
     with pytest.raises(
         InputError, match="^model.json: tokenizer_sha256: the tokenizer .* maps tokens to other ids"
     ):
-        check_trained_on(saved, "model.json", EXPERIMENT, 5, load_tokenizer(saved["tokenizer"]))
+        check_trained_on(saved, "model.json", experiment, 5, load_tokenizer(saved["tokenizer"]))

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from tests.site_fixtures import gene_rows, gene_table, scores_of, set_scores, settings, site_table
-from workflow_scripts.config.sections import section_defaults
+from workflow_scripts.config.types import complete_typed_section
 from workflow_scripts.errors import InputError
 from workflow_scripts.sites.candidates import chromosome_candidates, feature_names, profile_features
 from workflow_scripts.sites.folds import assign_folds, cluster_folds, with_clusters
@@ -124,6 +124,6 @@ def test_a_gene_the_clusters_table_lacks_is_a_cluster_of_its_own():
 
 
 def test_a_floor_above_the_base_models_threshold_is_refused():
-    sites = section_defaults("sites") | {"floor": 0.6}
+    sites = complete_typed_section("sites", {"floor": 0.6})
     with pytest.raises(InputError, match=r"sites.floor: 0.6 is above calling.threshold \(0.5\)"):
-        SiteSettings.from_config(section_defaults("calling"), sites)
+        SiteSettings.from_config(complete_typed_section("calling", {}), sites)

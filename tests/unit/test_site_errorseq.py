@@ -11,6 +11,7 @@ import pytest
 
 from tests.site_fixtures import settings
 from workflow_scripts.config.runs import expand_runs, site_runs
+from workflow_scripts.config.types import FractionsSection
 from workflow_scripts.errors import InputError
 from workflow_scripts.sites.candidate_windows import candidate_ids, fold_splits
 from workflow_scripts.sites.candidates import Candidates
@@ -179,7 +180,7 @@ def test_fold_splits_test_the_fold_and_cut_the_other_clusters_into_train_and_val
     clusters = [f"c{i}" for i in range(30) for _ in range(3)]
     frame = pl.DataFrame({"gene_cluster": clusters, "fold": [int(c[1:]) % 3 + 1 for c in clusters]})
     for fold in (1, 2, 3):
-        split = fold_splits(frame, fold, {"train": 0.8, "val": 0.1, "test": 0.1}, seed=0)
+        split = fold_splits(frame, fold, FractionsSection(train=0.8, val=0.1, test=0.1), seed=0)
         assert ((split == "test").to_numpy() == (frame["fold"] == fold).to_numpy()).all()
         with_split = frame.with_columns(split)
         assert with_split.group_by("gene_cluster").agg(pl.col("split").n_unique())["split"].max() == 1

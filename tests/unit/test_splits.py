@@ -7,17 +7,17 @@ import numpy as np
 import polars as pl
 import pytest
 
-from workflow_scripts.config.sections import section_defaults
+from workflow_scripts.config.types import SplitSection, complete_typed_section
 from workflow_scripts.data.fasta import load_fasta
 from workflow_scripts.data.splits import assign_gene_splits, assign_splits, check_split_config
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.rules.extract import main as extract_main
 
-DEFAULT_SPLIT = section_defaults("split")
+DEFAULT_SPLIT: SplitSection = complete_typed_section("split", {})
 
 
-def split_section(**values) -> dict:
-    return {**DEFAULT_SPLIT, **values}
+def split_section(**values) -> SplitSection:
+    return complete_typed_section("split", values)
 
 
 def uneven_genes(n_genes=300, seed=0) -> pl.DataFrame:
@@ -61,7 +61,7 @@ def test_folds_depend_on_genes_and_seed_not_row_order():
 def test_one_fold_is_the_fractions_split_as_before():
     frame = uneven_genes(n_genes=100)
     assert assign_splits(frame, DEFAULT_SPLIT, None, "x").equals(
-        assign_gene_splits(frame["gene_id"], (0.8, 0.1, 0.1), DEFAULT_SPLIT["seed"])
+        assign_gene_splits(frame["gene_id"], (0.8, 0.1, 0.1), DEFAULT_SPLIT.seed)
     )
 
 

@@ -33,6 +33,7 @@ from workflow_scripts.errors import InputError
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer, window_token_lengths
 
 if TYPE_CHECKING:
+    from workflow_scripts.config.types import BucketSection
     from workflow_scripts.models.hf import HFTokenizer
 
 SPLITS = ("train", "val", "test")
@@ -65,17 +66,17 @@ class BucketSettings:
     max_batch_windows: int | None
 
     @classmethod
-    def from_config(cls, bucket: dict, tokenizer) -> BucketSettings:
-        boundaries = bucket["boundaries"]
+    def from_config(cls, bucket: BucketSection, tokenizer) -> BucketSettings:
+        boundaries = bucket.boundaries
         return cls(
             tokenizer=tokenizer,
-            max_length=bucket["max_length"],
-            boundaries=None if boundaries == "auto" else list(boundaries),
-            n_buckets=bucket["n_buckets"],
-            target_efficiency=bucket["target_efficiency"],
-            batch_sizes=bucket["batch_sizes"],
-            max_tokens_per_batch=bucket["max_tokens_per_batch"],
-            max_batch_windows=bucket["max_batch_windows"],
+            max_length=bucket.max_length,
+            boundaries=None if isinstance(boundaries, str) else list(boundaries),  # str: auto
+            n_buckets=bucket.n_buckets,
+            target_efficiency=bucket.target_efficiency,
+            batch_sizes=bucket.batch_sizes,
+            max_tokens_per_batch=bucket.max_tokens_per_batch,
+            max_batch_windows=bucket.max_batch_windows,
         )
 
 

@@ -38,6 +38,7 @@ from workflow_scripts.calling.negatives import (
     target_scores,
 )
 from workflow_scripts.calling.scores import POSITION_BITS, SPLICE_TYPES, Scores, decode, encode
+from workflow_scripts.config.types import CallingSection
 from workflow_scripts.data.genome import Genome
 
 
@@ -50,14 +51,14 @@ class CallSettings:
     seed: int
 
     @classmethod
-    def from_config(cls, calling: dict) -> CallSettings:
-        negatives = calling["negatives"]
+    def from_config(cls, calling: CallingSection) -> CallSettings:
+        negatives = calling.negatives
         return cls(
-            calling["threshold"],
-            calling["consensus_window"],
-            negatives["kind"],
-            negatives["per_error"],
-            negatives["seed"],
+            calling.threshold,
+            calling.consensus_window,
+            negatives.kind,
+            negatives.per_error,
+            negatives.seed,
         )
 
 

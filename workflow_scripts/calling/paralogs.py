@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from workflow_scripts.config.types import ParalogsSection
 from workflow_scripts.data.genome import Genome
 
 KMER = 16  # 4^16 k-mers: two unrelated 2 kb exon sets share none by chance
@@ -109,10 +110,10 @@ def cluster_roots(count: int, links: list) -> np.ndarray:
     return np.array([root(i) for i in range(count)])
 
 
-def gene_clusters(exons: pl.DataFrame, genes: pl.DataFrame, genome: Genome, settings: dict):
+def gene_clusters(exons: pl.DataFrame, genes: pl.DataFrame, genome: Genome, settings: ParalogsSection):
     """(gene_id, gene_cluster) for every gene, and a summary of the clusters (module docstring)."""
     genes = genes.sort("chrom", "start", "gene_id")
-    neighbours, min_shared = settings["neighbours"], settings["min_shared"]
+    neighbours, min_shared = settings.neighbours, settings.min_shared
     links = []
     if neighbours > 0:
         links = neighbour_links(genes, exonic_kmers(exons, genome), neighbours, min_shared)

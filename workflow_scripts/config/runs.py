@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from workflow_scripts.config.types import SplitSection
 from workflow_scripts.data.splits import check_split_config
 from workflow_scripts.errors import InputError
 
@@ -51,7 +52,7 @@ def run_name(group: str, fold: int | None, repeat: int | None) -> str:
 def expand_runs(experiments: list[dict], split: dict, train: dict) -> dict[str, Run]:
     """Every run, by name, experiment by experiment, folds before seeds (the module docstring).
     Sections as validated (defaults filled); an impossible combination is an InputError."""
-    check_split_config(split)
+    check_split_config(SplitSection.from_completed(split))
     folds, repeats = split["folds"], train["repeats"]
     if train["seed"] + repeats - 1 > MAX_SEED:
         raise InputError("config", "train.repeats", f"train.seed + {repeats} - 1 is above {MAX_SEED}")

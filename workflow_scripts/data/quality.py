@@ -22,6 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
+from workflow_scripts.config.types import ExperimentSection
 from workflow_scripts.data.splits import SPLIT_NAMES
 from workflow_scripts.errors import InputError
 from workflow_scripts.io_utils import atomic_path
@@ -76,8 +77,8 @@ def check_splits(
 
 
 def experiment_labels(experiment: dict) -> dict[str, str]:
-    """The error and correct labels of an experiments: entry."""
-    return {"error": experiment["error_label"], "correct": experiment["correct_label"]}
+    """The error and correct labels of an experiments: entry given as a dict (ExperimentSection.labels)."""
+    return ExperimentSection.from_completed(experiment).labels()
 
 
 def notes(

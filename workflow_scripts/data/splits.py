@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 
 from workflow_scripts.calling.contract import GENE_CLUSTER
-from workflow_scripts.config.sections import complete_section
+from workflow_scripts.config.types import SplitSection
 from workflow_scripts.errors import InputError
 
 SPLIT_NAMES = ("train", "val", "test")
@@ -30,20 +30,20 @@ HELD_OUT_CHROMOSOMES = {"test": "split.test_chromosomes", "val": "split.val_chro
 CHROM_COLUMN = "chrom"
 
 
-def split_fractions(split: dict) -> tuple[float, ...]:
+def split_fractions(split: SplitSection) -> tuple[float, ...]:
     """(train, val, test) from a checked `split:` config section (they sum to 1)."""
-    return tuple(float(split["fractions"][name]) for name in SPLIT_NAMES)
+    return tuple(float(getattr(split.fractions, name)) for name in SPLIT_NAMES)
 
 
-def check_split_config(split: dict) -> None:
+def check_split_config(split: SplitSection) -> None:
     """What the schema cannot say about `split:`: which keys go with which `by`."""
-    lists = {field: split[field.split(".")[1]] for field in HELD_OUT_CHROMOSOMES.values()}
-    if split["by"] == "gene":
+    lists = {field: getattr(split, field.split(".")[1]) for field in HELD_OUT_CHROMOSOMES.values()}
+    if split.by == "gene":
         for field, names in lists.items():
             if names:
                 raise InputError("config", field, "used only with split.by: chromosome")
         return
-    if split["folds"] > 1:
+    if split.folds > 1:
         raise InputError(
             "config",
             "split.folds",
@@ -60,19 +60,17 @@ def check_split_config(split: dict) -> None:
         raise InputError("config", "split.val_chromosomes", f"{both[0]!r} is also in split.test_chromosomes")
 
 
-def assign_splits(frame: pl.DataFrame, split: dict, fold: int | None, source) -> pl.Series:
+def assign_splits(frame: pl.DataFrame, split: SplitSection, fold: int | None, source) -> pl.Series:
     """The split of every row of `frame` (gene_id, and chrom for by chromosome); `fold` (1..k) is
-    the run's test fold when split.folds > 1. `source` names the input in errors. Keys `split`
-    leaves out take the schema's defaults."""
-    split = complete_section("split", split)
+    the run's test fold when split.folds > 1. `source` names the input in errors."""
     check_split_config(split)
-    if split["by"] == "chromosome":
+    if split.by == "chromosome":
         return assign_chromosome_splits(frame, split, source)
     groups = split_groups(frame)
-    if split["folds"] == 1:
-        return assign_gene_splits(groups, split_fractions(split), split["seed"])
-    if fold is None or not 1 <= fold <= split["folds"]:
-        raise ValueError(f"fold {fold} is not one of 1..{split['folds']} (split.folds)")
+    if split.folds == 1:
+        return assign_gene_splits(groups, split_fractions(split), split.seed)
+    if fold is None or not 1 <= fold <= split.folds:
+        raise ValueError(f"fold {fold} is not one of 1..{split.folds} (split.folds)")
     return assign_fold_splits(groups, split, fold, source)
 
 
@@ -112,22 +110,22 @@ def gene_folds(rows: np.ndarray, k: int) -> np.ndarray:
     return cut_by_row_share(rows, np.full(k, 1.0 / k))
 
 
-def assign_fold_splits(gene_ids: pl.Series, split: dict, fold: int, source) -> pl.Series:
+def assign_fold_splits(gene_ids: pl.Series, split: SplitSection, fold: int, source) -> pl.Series:
     """Fold `fold` of split.folds: its genes are test, the others train and val (module docstring)."""
-    k = split["folds"]
-    genes, rows = shuffled_genes(gene_ids, split["seed"])
+    k = split.folds
+    genes, rows = shuffled_genes(gene_ids, split.seed)
     if len(genes) < k:
         raise InputError(
             source, "split.folds", f"{k} folds need at least {k} genes; the windows have {len(genes)}"
         )
     in_test = gene_folds(rows, k) == fold - 1
-    train_val = np.array([split["fractions"]["train"], split["fractions"]["val"]], dtype=float)
+    train_val = np.array([split.fractions.train, split.fractions.val], dtype=float)
     split_of_gene = np.full(len(genes), TEST)
     split_of_gene[~in_test] = cut_by_row_share(rows[~in_test], train_val / train_val.sum())
     return split_per_row(gene_ids, genes, split_of_gene)
 
 
-def assign_chromosome_splits(frame: pl.DataFrame, split: dict, source) -> pl.Series:
+def assign_chromosome_splits(frame: pl.DataFrame, split: SplitSection, source) -> pl.Series:
     """test_chromosomes → test, val_chromosomes → val, every other chromosome → train."""
     if CHROM_COLUMN not in frame.columns:
         raise InputError(
@@ -147,7 +145,7 @@ def assign_chromosome_splits(frame: pl.DataFrame, split: dict, source) -> pl.Ser
         )
     held_out: dict[str, str] = {}
     for name, field in HELD_OUT_CHROMOSOMES.items():
-        for chromosome in map(str, split[field.split(".")[1]]):
+        for chromosome in map(str, getattr(split, field.split(".")[1])):
             if chromosome not in present:
                 raise InputError(
                     source, field, f"{chromosome!r} is not a chromosome of the windows ({listed})"

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from workflow_scripts.config.types import ExperimentSection, SplitSection, WindowSection
 from workflow_scripts.data.call_table import CHROM_INDEX, load_calls, read_rows
 from workflow_scripts.data.calls import INTERNAL_PREFIX, check_sequences_header
 from workflow_scripts.data.genome import Genome
@@ -65,15 +66,13 @@ def require_both_classes(
             )
 
 
-def windows_from_calls(genome: Genome, calls_path, experiment: dict, window: dict) -> pl.DataFrame:
+def windows_from_calls(
+    genome: Genome, calls_path, experiment: ExperimentSection, window: WindowSection
+) -> pl.DataFrame:
     """Labelled windows of one experiment (an `experiments:` entry) around its calls."""
-    name, flank = experiment["name"], window["flank"]
+    name, flank = experiment.name, window.flank
     frame = label_rows(
-        load_calls(calls_path, genome),
-        name,
-        experiment["error_label"],
-        experiment["correct_label"],
-        calls_path,
+        load_calls(calls_path, genome), name, experiment.error_label, experiment.correct_label, calls_path
     )
     return frame.with_columns(
         (pl.lit(f"{name}:") + pl.col(ROW).cast(pl.String)).alias("id"), *call_windows(genome, frame, flank)
@@ -152,7 +151,7 @@ def drop_all_n(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
 
 
 def split_windows(
-    frame: pl.DataFrame, split: dict, fold: int | None = None, source="windows"
+    frame: pl.DataFrame, split: SplitSection, fold: int | None = None, source="windows"
 ) -> pl.DataFrame:
     """The output table: split by the `split:` config section (data/splits.py; `fold` is the run's
     test fold with split.folds > 1, `source` names the input in errors), the derived columns

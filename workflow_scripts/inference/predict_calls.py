@@ -27,6 +27,7 @@ import numpy as np
 import polars as pl
 
 from workflow_scripts.artifacts import MODEL_INPUT_COLUMNS_FIELD, NEW_CALL_PREDICTION_COLUMNS
+from workflow_scripts.config.types import ExperimentSection
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.tables import ParquetParts
 from workflow_scripts.errors import InputError
@@ -165,13 +166,15 @@ def empty_output(paths: PredictPaths) -> pl.DataFrame:
     )
 
 
-def predict_calls(paths: PredictPaths, settings: PredictSettings, experiment_section: dict) -> dict:
+def predict_calls(
+    paths: PredictPaths, settings: PredictSettings, experiment_section: ExperimentSection
+) -> dict:
     """Write the scored calls (every input column, then NEW_CALL_PREDICTION_COLUMNS); return counts.
     `experiment_section`: the run's experiments: entry, which the model must have been trained for."""
     model = TrainedModel(paths.model, paths.model_config, settings.batch_size)
     check_trained_on(model.saved, paths.model_config, experiment_section, settings.flank, model.tokenizer)
     check_header(paths.calls, [*model.input_columns, *model.score_channels], paths.model_config)
-    experiment = experiment_section["name"]
+    experiment = experiment_section.name
     threshold, genome = chosen_threshold(paths.metrics), open_genome(paths.genome)
     counts, began = {"calls": 0, "flagged": 0}, time.perf_counter()
     logged = began

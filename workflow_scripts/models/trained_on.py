@@ -19,7 +19,7 @@ from workflow_scripts.artifacts import (
     TOKENIZER_DIGEST_FIELD,
     WINDOW_FIELD,
 )
-from workflow_scripts.data.quality import experiment_labels
+from workflow_scripts.config.types import ExperimentSection
 from workflow_scripts.errors import InputError
 from workflow_scripts.tokenization.tokenizers import tokenizer_digest
 
@@ -43,7 +43,9 @@ def trained_on(
     }
 
 
-def check_trained_on(saved: dict, config_path: str, experiment: dict, flank: int, tokenizer) -> None:
+def check_trained_on(
+    saved: dict, config_path: str, experiment: ExperimentSection, flank: int, tokenizer
+) -> None:
     """InputError unless the model was trained for `experiment` on windows of `flank` with
     `tokenizer` (loaded from the record, so only its vocabulary can have changed)."""
     for field in RECORDED:
@@ -64,20 +66,20 @@ def check_trained_on(saved: dict, config_path: str, experiment: dict, flank: int
         )
 
 
-def check_experiment(saved: dict, config_path: str, experiment: dict) -> None:
-    if saved[EXPERIMENT_FIELD] != experiment["name"]:
+def check_experiment(saved: dict, config_path: str, experiment: ExperimentSection) -> None:
+    if saved[EXPERIMENT_FIELD] != experiment.name:
         raise InputError(
             config_path,
             EXPERIMENT_FIELD,
-            f"the model was trained for experiment {saved[EXPERIMENT_FIELD]!r}, not {experiment['name']!r} "
+            f"the model was trained for experiment {saved[EXPERIMENT_FIELD]!r}, not {experiment.name!r} "
             "(another experiment's model?)",
         )
-    recorded, expected = saved[LABELS_FIELD], experiment_labels(experiment)
+    recorded, expected = saved[LABELS_FIELD], experiment.labels()
     if recorded != expected:
         raise InputError(
             config_path,
             LABELS_FIELD,
-            f"the model learnt {versus(recorded)}; experiment {experiment['name']!r} is "
+            f"the model learnt {versus(recorded)}; experiment {experiment.name!r} is "
             f"{versus(expected)}: {RETRAIN}",
         )
 

@@ -15,7 +15,8 @@ import time
 from workflow_scripts.calling.annotation import Region, build_site_tables
 from workflow_scripts.calling.genome_checks import canonical_fractions, check_chromosomes, check_inside
 from workflow_scripts.calling.gff import read_annotation
-from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.config.sections import add_config_argument
+from workflow_scripts.config.types import CallingSection, parse_typed_config
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.errors import run_cli
 from workflow_scripts.io_utils import write_json, write_parquet
@@ -41,14 +42,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    calling = parse_rule_config(args.config, required=("calling",))["calling"]
+    calling: CallingSection = parse_typed_config(args.config, required=("calling",))["calling"]
     began = time.perf_counter()
     genome = open_genome(args.genome)
-    region = Region.parse(calling["region"]) if calling.get("region") else None
+    region = Region.parse(calling.region) if calling.region else None
     tables = build_site_tables(
         read_annotation(args.annotation),
-        calling["biotypes"],
-        calling["transcripts"],
+        calling.biotypes,
+        calling.transcripts,
         region,
         genome.chrom_lengths(),
     )

@@ -10,7 +10,8 @@ import argparse
 import sys
 
 from workflow_scripts.bucketing.assign import BucketSettings, bucket_windows
-from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.config.sections import add_config_argument
+from workflow_scripts.config.types import parse_typed_config
 from workflow_scripts.errors import run_cli
 from workflow_scripts.io_utils import write_json, write_parquet
 from workflow_scripts.tokenization.tokenizers import tokenizer_from_config
@@ -32,7 +33,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    sections = parse_rule_config(args.config, required=SECTIONS)
+    sections = parse_typed_config(args.config, required=SECTIONS)
     tokenizer = tokenizer_from_config(sections["tokenizer"], sections["model"], args.tokenizer_dir)
     settings = BucketSettings.from_config(sections["bucket"], tokenizer)
     manifest, summary, report = bucket_windows(args.windows, settings)

@@ -17,7 +17,8 @@ import polars as pl
 from workflow_scripts.calling.contract import EXON_COLUMNS, GENE_COLUMNS
 from workflow_scripts.calling.genome_checks import check_chromosomes
 from workflow_scripts.calling.paralogs import gene_clusters
-from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.config.sections import add_config_argument
+from workflow_scripts.config.types import CallingSection, parse_typed_config
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.tables import read_table
 from workflow_scripts.errors import run_cli
@@ -38,7 +39,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    settings = parse_rule_config(args.config, required=("calling",))["calling"]["paralogs"]
+    calling: CallingSection = parse_typed_config(args.config, required=("calling",))["calling"]
+    settings = calling.paralogs
     began = time.perf_counter()
     genome = open_genome(args.genome)
     exons = read_table(args.exons, required=EXON_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
@@ -49,8 +51,8 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"cluster_genes: {summary['genes_in_paralog_clusters']:,} of {genes.height:,} genes in "
         f"{summary['paralog_clusters']:,} clusters of neighbours sharing exonic sequence (largest "
-        f"{summary['largest_paralog_cluster']}; {summary['paralog_links']:,} links at >= {settings['min_shared']} "
-        f"shared 16-mers within {settings['neighbours']} genes); each cluster stays in one split; "
+        f"{summary['largest_paralog_cluster']}; {summary['paralog_links']:,} links at >= {settings.min_shared} "
+        f"shared 16-mers within {settings.neighbours} genes); each cluster stays in one split; "
         f"{time.perf_counter() - began:.1f} s",
         file=sys.stderr,
     )

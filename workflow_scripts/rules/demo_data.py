@@ -6,7 +6,8 @@ import argparse
 import sys
 import time
 
-from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.config.sections import add_config_argument
+from workflow_scripts.config.types import DemoSection, parse_typed_config
 from workflow_scripts.data.demo import generate_demo
 from workflow_scripts.errors import run_cli
 
@@ -21,9 +22,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    demo = parse_rule_config(args.config, required=("demo",))["demo"]
+    demo: DemoSection = parse_typed_config(args.config, required=("demo",))["demo"]
     began = time.perf_counter()
-    generate_demo(args.genome, args.calls, **demo)
+    generate_demo(
+        args.genome, args.calls, seed=demo.seed, n_genes=demo.n_genes, calls_per_gene=demo.calls_per_gene
+    )
     print(
         f"demo_data: wrote {args.genome} and {args.calls} in {time.perf_counter() - began:.2f} s",
         file=sys.stderr,

@@ -20,16 +20,11 @@ import polars as pl
 
 from workflow_scripts.calling.contract import GENE_COLUMNS
 from workflow_scripts.calling.scores import ScoreTables
-from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.config.sections import add_config_argument
+from workflow_scripts.config.types import ExperimentSection, WindowSection, parse_typed_config
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.genome import Genome
-from workflow_scripts.data.quality import (
-    check_splits,
-    experiment_labels,
-    notes,
-    summary_line,
-    write_windows,
-)
+from workflow_scripts.data.quality import check_splits, notes, summary_line, write_windows
 from workflow_scripts.data.score_profiles import with_score_profiles
 from workflow_scripts.data.tables import read_table
 from workflow_scripts.data.windows import (
@@ -84,22 +79,21 @@ def with_profiles(frame: pl.DataFrame, args: argparse.Namespace, genome: Genome,
 
 
 def labelled_windows(
-    args: argparse.Namespace, sections: dict, genome: Genome | None
+    args: argparse.Namespace, experiment: ExperimentSection, window: WindowSection, genome: Genome | None
 ) -> tuple[pl.DataFrame, dict, dict]:
     """The windows, the names of the error and correct classes, and the windows' shape (calls mode)."""
-    experiment = sections["experiment"]
     if args.sequences:
         return (
-            windows_from_sequences(args.sequences, experiment["name"]),
+            windows_from_sequences(args.sequences, experiment.name),
             {"error": "label 1", "correct": "label 0"},
             {},
         )
     assert genome is not None  # check_inputs: calls mode has --genome
-    frame = windows_from_calls(genome, args.calls, experiment, sections["window"])
-    flank = sections["window"]["flank"]
+    frame = windows_from_calls(genome, args.calls, experiment, window)
+    flank = window.flank
     return (
         frame,
-        {"error": experiment["error_label"], "correct": experiment["correct_label"]},
+        experiment.labels(),
         {"flank": flank, "length": 2 * flank + 1, "site_offset": flank},
     )
 
@@ -107,21 +101,22 @@ def labelled_windows(
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     check_inputs(args)
-    sections = parse_rule_config(args.config, required=SECTIONS)
-    name, began = sections["experiment"]["name"], time.perf_counter()
+    sections = parse_typed_config(args.config, required=SECTIONS)
+    experiment: ExperimentSection = sections["experiment"]
+    name, began = experiment.name, time.perf_counter()
     genome = open_genome(args.genome) if args.genome else None
-    frame, class_names, window = labelled_windows(args, sections, genome)
+    frame, class_names, window = labelled_windows(args, experiment, sections["window"], genome)
     frame, all_n = drop_all_n(frame)
     if args.scores and genome is not None:
-        frame = with_profiles(frame, args, genome, sections["window"]["flank"])
+        frame = with_profiles(frame, args, genome, sections["window"].flank)
     source = args.sequences or args.calls
-    frame = split_windows(frame, sections["split"], sections["experiment"].get("fold"), source)
+    frame = split_windows(frame, sections["split"], experiment.fold, source)
     warnings = check_splits(frame, source, name, class_names, all_n)
     if all_n:
         log(f"extract: {all_n} windows without a single A, C, G or T (all N) dropped")
     for warning in warnings:
         log(f"extract: warning: {warning}")
-    labels = experiment_labels(sections["experiment"])
+    labels = experiment.labels()
     write_windows(frame, args.out, notes(frame, window, labels, {"all_n_windows": all_n}, warnings))
     log(summary_line(frame, name, time.perf_counter() - began))
 

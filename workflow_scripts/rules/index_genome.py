@@ -11,7 +11,8 @@ import argparse
 import sys
 import time
 
-from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.config.sections import add_config_argument
+from workflow_scripts.config.types import IndexGenomeSection, parse_typed_config
 from workflow_scripts.data.fasta import read_fasta
 from workflow_scripts.errors import run_cli
 
@@ -29,9 +30,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    settings = parse_rule_config(args.config, required=("index_genome",))["index_genome"]
+    settings: IndexGenomeSection = parse_typed_config(args.config, required=("index_genome",))["index_genome"]
     began = time.perf_counter()
-    genome, converted = read_fasta(args.fasta, settings["iupac"])
+    genome, converted = read_fasta(args.fasta, settings.iupac)
     if converted:
         shown = ", ".join(f"{code} {count:,}" for code, count in sorted(converted.items()))
         print(

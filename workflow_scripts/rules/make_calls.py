@@ -20,7 +20,8 @@ from workflow_scripts.calling.calls import CallSettings, make_calls_by_chromosom
 from workflow_scripts.calling.contract import GENE_CLUSTER, GENE_COLUMNS, SITE_COLUMNS
 from workflow_scripts.calling.genome_checks import check_chromosomes
 from workflow_scripts.calling.scores import ScoreTables
-from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.config.sections import add_config_argument
+from workflow_scripts.config.types import parse_typed_config
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.tables import read_table
 from workflow_scripts.errors import InputError, run_cli
@@ -72,7 +73,7 @@ def with_clusters(genes: pl.DataFrame, path: str) -> pl.DataFrame:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    settings = CallSettings.from_config(parse_rule_config(args.config, required=("calling",))["calling"])
+    settings = CallSettings.from_config(parse_typed_config(args.config, required=("calling",))["calling"])
     began = time.perf_counter()
     genome = open_genome(args.genome)
     sites = read_table(args.sites, required=SITE_COLUMNS).with_columns(pl.col("position").cast(pl.Int64))

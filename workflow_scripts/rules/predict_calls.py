@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.config.sections import add_config_argument
+from workflow_scripts.config.types import parse_typed_config
 from workflow_scripts.errors import run_cli
 from workflow_scripts.inference.predict_calls import PredictPaths, PredictSettings, predict_calls
 
@@ -34,12 +35,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    sections = parse_rule_config(args.config, required=SECTIONS)
+    sections = parse_typed_config(args.config, required=SECTIONS)
     paths = PredictPaths(args.calls, args.genome, args.model, args.model_config, args.metrics, args.out)
     settings = PredictSettings(
-        flank=sections["window"]["flank"],
-        batch_size=sections["evaluate"]["batch_size"],
-        chunk_size=sections["predict"]["chunk_size"],
+        flank=sections["window"].flank,
+        batch_size=sections["evaluate"].batch_size,
+        chunk_size=sections["predict"].chunk_size,
     )
     predict_calls(paths, settings, sections["experiment"])
 

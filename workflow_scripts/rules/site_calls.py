@@ -27,7 +27,8 @@ import time
 
 import polars as pl
 
-from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.config.sections import add_config_argument
+from workflow_scripts.config.types import parse_typed_config
 from workflow_scripts.errors import run_cli
 from workflow_scripts.io_utils import write_json, write_parquet, write_text
 from workflow_scripts.rules.site_windows import add_site_input_arguments
@@ -84,7 +85,7 @@ def write_outputs(args: argparse.Namespace, table: pl.DataFrame, report: dict, t
 
 
 def transferred(
-    args: argparse.Namespace, config: dict, settings: SiteSettings, found, inputs, predictions: OutOfFold
+    args: argparse.Namespace, batch_size: int, settings: SiteSettings, found, inputs, predictions: OutOfFold
 ):
     """sites.transfer: the predictions with the other genome's predictors, and what to report."""
     rescorer = load_rescorer(args.transfer, settings)
@@ -93,7 +94,6 @@ def transferred(
     deep = None
     if rescorer.deep is not None:
         began = time.perf_counter()
-        batch_size = config["evaluate"]["batch_size"]
         deep = transferred_probability(rescorer.deep, found, inputs, batch_size, args.transfer)
         facts["source_models"] = len(rescorer.deep.weights)
         log(
@@ -115,12 +115,14 @@ def source_facts(found, inputs) -> dict:
     }
 
 
-def errorseq_predictions(args: argparse.Namespace, config: dict, found, items: Items, predictions: OutOfFold):
+def errorseq_predictions(
+    args: argparse.Namespace, batch_size: int, found, items: Items, predictions: OutOfFold
+):
     """sites.model: the errorseq predictor from the runs' models (sites/errorseq.py)."""
     from workflow_scripts.sites.errorseq import read_fold_predictions, with_errorseq
 
     began = time.perf_counter()
-    runs = [read_fold_predictions(path, config["evaluate"]["batch_size"]) for path in args.errorseq]
+    runs = [read_fold_predictions(path, batch_size) for path in args.errorseq]
     merged = with_errorseq(predictions, found, items, runs)
     log(f"errorseq: {len(runs)} runs' test and val predictions in {time.perf_counter() - began:.1f} s")
     return merged
@@ -128,8 +130,9 @@ def errorseq_predictions(args: argparse.Namespace, config: dict, found, items: I
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    config = parse_rule_config(args.config, required=("calling", "sites", "evaluate", "window"))
+    config = parse_typed_config(args.config, required=("calling", "sites", "evaluate", "window"))
     settings = SiteSettings.from_config(config["calling"], config["sites"])
+    batch_size: int = config["evaluate"].batch_size  # the deep models' (sites.model, sites.transfer)
     began = time.perf_counter()
     inputs = read_site_inputs(args.scores, args.sites, args.genes, args.gene_clusters, args.genome)
     found = folded_candidates(inputs, settings, progress=log)
@@ -141,12 +144,12 @@ def main(argv: list[str] | None = None) -> None:
     kmer_settings = KmerSettings.from_config(config["window"], config["evaluate"])
     predictions, kmer = kmer_baseline(predictions, found, items, inputs.genome, kmer_settings, progress=log)
     if args.errorseq:
-        predictions = errorseq_predictions(args, config, found, items, predictions)
+        predictions = errorseq_predictions(args, batch_size, found, items, predictions)
     deep = read_deep_models(args.errorseq) if args.errorseq else None
     rescorer = fit_rescorer(found, items, predictions, settings, source_facts(found, inputs), deep)
     transfer = None
     if args.transfer:
-        predictions, transfer = transferred(args, config, settings, found, inputs, predictions)
+        predictions, transfer = transferred(args, batch_size, settings, found, inputs, predictions)
     unscored = inputs.sites.height - found.sites.height
     report = site_report(found, items, predictions, settings, unscored, transfer, kmer)
     write_outputs(args, corrected_calls(found, predictions), report, settings.threshold)

@@ -12,7 +12,8 @@ import argparse
 import sys
 import time
 
-from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.config.sections import add_config_argument
+from workflow_scripts.config.types import WindowSection, parse_typed_config
 from workflow_scripts.data.quality import check_splits, notes, summary_line, write_windows
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.sites.candidate_windows import LABELS, fold_windows
@@ -47,13 +48,14 @@ def log(line: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    config = parse_rule_config(args.config, required=SECTIONS)
+    config = parse_typed_config(args.config, required=SECTIONS)
     settings = SiteSettings.from_config(config["calling"], config["sites"])
+    window: WindowSection = config["window"]
     if len(args.out) != settings.folds:
         raise InputError(
             "command line", "--out", f"{len(args.out)} paths for {settings.folds} folds (sites.folds)"
         )
-    began, flank = time.perf_counter(), config["window"]["flank"]
+    began, flank = time.perf_counter(), window.flank
     inputs = read_site_inputs(args.scores, args.sites, args.genes, args.gene_clusters, args.genome)
     found = folded_candidates(inputs, settings, progress=log)
     windows, profiles = profiled_windows(found, inputs, flank)
@@ -63,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     shape = {"flank": flank, "length": 2 * flank + 1, "site_offset": flank}
     for fold, path in enumerate(args.out, start=1):
-        frame = fold_windows(windows, fold, config["split"]["fractions"], settings.seed)
+        frame = fold_windows(windows, fold, config["split"].fractions, settings.seed)
         name = f"site_candidates_fold{fold}"
         warnings = check_splits(frame, path, name, LABELS, 0)
         for warning in warnings:

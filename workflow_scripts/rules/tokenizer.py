@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.config.sections import add_config_argument
+from workflow_scripts.config.types import parse_typed_config
 from workflow_scripts.errors import run_cli
 from workflow_scripts.tokenization.bpe import learn_tokenizer
 
@@ -26,8 +27,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    sections = parse_rule_config(args.config, required=SECTIONS)
-    report = learn_tokenizer(args.windows, sections["tokenizer"], sections["split"]["seed"], args.out_dir)
+    sections = parse_typed_config(args.config, required=SECTIONS)
+    report = learn_tokenizer(args.windows, sections["tokenizer"], sections["split"].seed, args.out_dir)
     print(report, file=sys.stderr)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 
 from workflow_scripts.calling.contract import GENE_CLUSTER
+from workflow_scripts.config.types import FractionsSection
 from workflow_scripts.data.call_table import CHROM_INDEX
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.data.splits import SPLIT_NAMES, TEST, cut_by_row_share, shuffled_genes
@@ -50,20 +51,20 @@ def candidate_windows(table: pl.DataFrame, genome: Genome, flank: int) -> pl.Dat
     )
 
 
-def fold_splits(frame: pl.DataFrame, fold: int, fractions: dict, seed: int) -> pl.Series:
+def fold_splits(frame: pl.DataFrame, fold: int, fractions: FractionsSection, seed: int) -> pl.Series:
     """test: the candidates of `fold`; the other folds' gene clusters shuffled with `seed` and cut
     by row share into train and val (fractions train : val)."""
     in_test = (frame["fold"] == fold).to_numpy()
     rest = frame.filter(pl.Series(~in_test))[GENE_CLUSTER]
     clusters, rows = shuffled_genes(rest, seed)
-    train_val = np.array([fractions["train"], fractions["val"]], dtype=float)
+    train_val = np.array([fractions.train, fractions.val], dtype=float)
     parts = cut_by_row_share(rows, train_val / train_val.sum())
     mapping = pl.DataFrame({GENE_CLUSTER: clusters, "split": np.array(SPLIT_NAMES)[parts]})
     joined = frame.select(GENE_CLUSTER).join(mapping, on=GENE_CLUSTER, how="left", maintain_order="left")
     return joined["split"].fill_null(SPLIT_NAMES[TEST]).alias("split")
 
 
-def fold_windows(windows: pl.DataFrame, fold: int, fractions: dict, seed: int) -> pl.DataFrame:
+def fold_windows(windows: pl.DataFrame, fold: int, fractions: FractionsSection, seed: int) -> pl.DataFrame:
     """The run of `fold`'s windows.parquet: extract's column order (data/windows.split_windows)."""
     frame = windows.with_columns(fold_splits(windows, fold, fractions, seed))
     rest = [c for c in frame.columns if c not in (*OUTPUT_COLUMNS, SITE_OFFSET)]

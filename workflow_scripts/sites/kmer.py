@@ -25,6 +25,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.preprocessing import StandardScaler
 
+from workflow_scripts.config.types import EvaluateSection, WindowSection
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.evaluation.baselines import (
     FALLBACK_C,
@@ -44,8 +45,8 @@ class KmerSettings:
     max_k: int  # evaluate.kmer_max_k: k-mers of 1..max_k nt
 
     @classmethod
-    def from_config(cls, window: dict, evaluate: dict) -> KmerSettings:
-        return cls(flank=int(window["flank"]), max_k=int(evaluate["kmer_max_k"]))
+    def from_config(cls, window: WindowSection, evaluate: EvaluateSection) -> KmerSettings:
+        return cls(flank=int(window.flank), max_k=int(evaluate.kmer_max_k))
 
     def summary(self) -> dict:
         return {"flank": self.flank, "window_nt": 2 * self.flank + 1, "max_k": self.max_k}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from workflow_scripts.config.types import CallingSection, SitesSection
 from workflow_scripts.errors import InputError
 
 
@@ -22,25 +23,25 @@ class SiteSettings:
     model: bool = False  # sites.model: errorseq's deep model is a predictor too
 
     @classmethod
-    def from_config(cls, calling: dict, sites: dict) -> SiteSettings:
-        if sites["floor"] > calling["threshold"]:
+    def from_config(cls, calling: CallingSection, sites: SitesSection) -> SiteSettings:
+        if sites.floor > calling.threshold:
             raise InputError(
                 "config",
                 "sites.floor",
-                f"{sites['floor']} is above calling.threshold ({calling['threshold']}): the base model's "
+                f"{sites.floor} is above calling.threshold ({calling.threshold}): the base model's "
                 "own calls would lose the positions between the two",
             )
         return cls(
-            threshold=calling["threshold"],
-            consensus_window=calling["consensus_window"],
-            floor=sites["floor"],
-            peak_radius=sites["peak_radius"],
-            folds=sites["folds"],
-            flank=sites["flank"],
-            bootstrap_replicates=sites["bootstrap_replicates"],
-            seed=sites["seed"],
-            tree=dict(sites["tree"]),
-            model=sites["model"],
+            threshold=calling.threshold,
+            consensus_window=calling.consensus_window,
+            floor=sites.floor,
+            peak_radius=sites.peak_radius,
+            folds=sites.folds,
+            flank=sites.flank,
+            bootstrap_replicates=sites.bootstrap_replicates,
+            seed=sites.seed,
+            tree=sites.tree.to_dict(),
+            model=sites.model,
         )
 
     def summary(self) -> dict:

@@ -11,12 +11,16 @@ are checked by the schema.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
 from workflow_scripts.data.tables import read_table
 from workflow_scripts.errors import InputError
+
+if TYPE_CHECKING:
+    from workflow_scripts.config.types import TokenizerSection
 
 ALPHABET = list("ACGTN")
 SPECIAL_TOKENS = {
@@ -73,11 +77,11 @@ def save_hf_tokenizer(tokenizer, out_dir: str | Path) -> None:
     fast.save_pretrained(str(out_dir))
 
 
-def learn_tokenizer(windows_path: str, tokenizer: dict, seed: int, out_dir: str | Path) -> str:
+def learn_tokenizer(windows_path: str, tokenizer: TokenizerSection, seed: int, out_dir: str | Path) -> str:
     """Learn BPE merges (the `tokenizer:` section) on the train windows, save them in Hugging
     Face format into `out_dir`; returns a one-line report."""
-    sequences = training_sequences(windows_path, tokenizer["max_windows"], seed)
-    learnt = train_bpe(sequences, tokenizer["vocab_size"], tokenizer["min_frequency"])
+    sequences = training_sequences(windows_path, tokenizer.max_windows, seed)
+    learnt = train_bpe(sequences, tokenizer.vocab_size, tokenizer.min_frequency)
     save_hf_tokenizer(learnt, out_dir)
     sample = sequences[: min(len(sequences), 2000)]
     tokens = sum(len(learnt.encode(seq).ids) - 2 for seq in sample)

@@ -14,6 +14,8 @@ from workflow_scripts.errors import InputError
 if TYPE_CHECKING:
     import torch
 
+    from workflow_scripts.config.types import ModelSection, TokenizerSection
+
 ALPHABET = "ACGTN"
 PAD_ID = 0
 CLS_ID = 1
@@ -143,18 +145,22 @@ def window_token_lengths(tokenizer, sequences, lengths: np.ndarray) -> np.ndarra
 
 
 def resolve_tokenizer_kind(tokenizer: dict, model: dict) -> str:
+    """tokenizer_kind of the workflow's config (the `tokenizer:` and `model:` sections as dicts)."""
+    return tokenizer_kind(tokenizer["kind"], model["backbone"])
+
+
+def tokenizer_kind(kind: str, backbone: str) -> str:
     """tokenizer.kind with auto resolved: the model's own (hf) with backbone hf, else nucleotide."""
-    kind = tokenizer["kind"]
     if kind == "auto":
-        return "hf" if model["backbone"] == "hf" else "nucleotide"
+        return "hf" if backbone == "hf" else "nucleotide"
     return kind
 
 
-def tokenizer_from_config(tokenizer: dict, model: dict, learnt_dir: str | None = None):
+def tokenizer_from_config(tokenizer: TokenizerSection, model: ModelSection, learnt_dir: str | None = None):
     """The tokenizer that the `tokenizer:` and `model:` sections name: nucleotide k-mers, the BPE
     vocabulary the tokenizer rule learnt (`learnt_dir`), or a Hugging Face tokenizer directory
     (tokenizer.path, else model.path; the model's remote code only with backbone hf)."""
-    kind = resolve_tokenizer_kind(tokenizer, model)
+    kind = tokenizer_kind(tokenizer.kind, model.backbone)
     if (kind == "bpe") != bool(learnt_dir):
         raise InputError(
             "config",
@@ -163,9 +169,9 @@ def tokenizer_from_config(tokenizer: dict, model: dict, learnt_dir: str | None =
             f"and only with bpe (got {learnt_dir or 'none'})",
         )
     if kind == "nucleotide":
-        return NucleotideTokenizer(tokenizer["k"])
+        return NucleotideTokenizer(tokenizer.k)
     if kind == "bpe":
         return load_tokenizer({"kind": "hf", "path": str(learnt_dir)})
-    trust = model["backbone"] == "hf" and model["trust_remote_code"]
-    path = tokenizer.get("path") or model.get("path")
+    trust = model.backbone == "hf" and model.trust_remote_code
+    path = tokenizer.path or model.path
     return load_tokenizer({"kind": "hf", "path": path, "trust_remote_code": trust})

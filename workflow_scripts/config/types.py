@@ -1,0 +1,298 @@
+"""Every config section as a typed dataclass, built from the section the schema completed.
+
+config/config.schema.yaml holds every key's default, type, range and description; these classes
+hold none of that, only each key's Python type (tests/unit/test_config_types.py checks the field
+names and types against the schema, so a key added to one and not the other fails). Build one
+with `typed_section(name, completed)` from a section `sections.complete_section` (or
+`parse_rule_config`) completed; a key the schema leaves optional without a default is None when
+absent. Nested objects (calling.paralogs, sites.tree, split.fractions, ...) are dataclasses of
+their own; free-form objects (cluster.env) stay dicts. `train:` is config/train.py's TrainConfig.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from workflow_scripts.config.sections import complete_section, parse_rule_config
+from workflow_scripts.config.train import TrainConfig
+
+S = TypeVar("S", bound="Section")
+
+
+class Section:
+    """What every section class shares: built from a completed section, and back to a dict."""
+
+    @classmethod
+    def from_completed(cls: type[S], completed: Mapping[str, Any]) -> S:
+        """The section as the schema completed it, taken as it is (no schema check again)."""
+        fields = {field.name for field in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        unknown = sorted(set(completed) - fields)
+        if unknown:
+            raise TypeError(f"{cls.__name__} has no field {unknown[0]!r}: is the schema's key new?")
+        hints = typing.get_type_hints(cls)
+        values = {}
+        for name in fields:
+            value: Any = completed.get(name)  # None: optional, without a default
+            nested = hints[name]
+            if isinstance(nested, type) and issubclass(nested, Section):
+                value = nested.from_completed(value)
+            values[name] = value
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True, kw_only=True)
+class IndexGenomeSection(Section):
+    iupac: str  # refuse | to_n
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParalogsSection(Section):
+    neighbours: int
+    min_shared: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class NegativesSection(Section):
+    kind: str  # decoy | random
+    per_error: float
+    seed: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class BaseModelSection(Section):
+    weights: str | list[str] | None  # a directory or files; needed by calling.start annotation
+    batch_size: int
+    chunk_length: int
+    precision: str
+    device: str
+    shards: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallingSection(Section):
+    start: str  # calls | scores | annotation
+    annotation: str | None
+    biotypes: str | list[str]  # "all" or the biotypes kept
+    transcripts: str
+    region: str | None
+    paralogs: ParalogsSection
+    scores: str | None
+    threshold: float
+    consensus_window: int
+    negatives: NegativesSection
+    base_model: BaseModelSection
+
+
+@dataclass(frozen=True, kw_only=True)
+class TreeSection(Section):
+    """scikit-learn HistGradientBoostingClassifier's arguments (sites.tree)."""
+
+    max_iter: int
+    learning_rate: float
+    max_leaf_nodes: int
+    min_samples_leaf: int
+    l2_regularization: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class SitesSection(Section):
+    floor: float
+    peak_radius: int
+    folds: int
+    flank: int
+    tree: TreeSection
+    bootstrap_replicates: int
+    seed: int
+    transfer: str | None  # another genome's rescorer.pkl
+    model: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoSection(Section):
+    seed: int
+    n_genes: int
+    calls_per_gene: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExperimentSection(Section):
+    """One `experiments:` entry as a run's rules get it (config/runs.py)."""
+
+    name: str
+    error_label: str  # FP | FN
+    correct_label: str  # TP | TN
+    fold: int | None  # set by the workflow with split.folds > 1: the fold the run tests
+
+    def labels(self) -> dict[str, str]:
+        """The error and correct labels (windows.parquet's notes, model.json)."""
+        return {"error": self.error_label, "correct": self.correct_label}
+
+
+@dataclass(frozen=True, kw_only=True)
+class WindowSection(Section):
+    flank: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class FractionsSection(Section):
+    train: float
+    val: float
+    test: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class SplitSection(Section):
+    fractions: FractionsSection
+    seed: int
+    by: str  # gene | chromosome
+    folds: int
+    test_chromosomes: list[str | int]
+    val_chromosomes: list[str | int]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TokenizerSection(Section):
+    kind: str  # auto | nucleotide | bpe | hf
+    k: int
+    vocab_size: int
+    min_frequency: int
+    max_windows: int
+    path: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BucketSection(Section):
+    boundaries: str | list[int]  # "auto" or the buckets' inclusive upper token lengths
+    n_buckets: int
+    target_efficiency: float | None
+    batch_sizes: list[int] | None
+    max_tokens_per_batch: int | None
+    max_batch_windows: int | None
+    max_length: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSection(Section):
+    arch: str  # cnn | transformer
+    d_model: int
+    n_layers: int
+    kernel_size: int
+    n_heads: int
+    ffn_multiplier: int
+    dropout: float
+    gradient_checkpointing: bool
+    call_inputs: str | list[str]  # "auto" or the names
+    score_channels: str | bool  # auto | on | off (YAML reads bare on/off as true/false)
+    backbone: str  # builtin | hf
+    path: str | None
+    trust_remote_code: bool
+    init: str
+    hf_attention: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class PretrainSection(Section):
+    enabled: bool
+    source: str
+    genome_windows: int
+    mask_fraction: float
+    epochs: int
+    lr: float
+    max_steps: int | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvaluateSection(Section):
+    threshold: float | str  # a number, auto or precision:P
+    batch_size: int
+    kmer_max_k: int
+    bootstrap_replicates: int
+    bootstrap_seed: int
+    profile_flank: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class PredictSection(Section):
+    calls: str | None
+    genome: str | None
+    name: str
+    chunk_size: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExplainSection(Section):
+    method: str
+    max_windows: int
+    seed: int
+    top_positions: int
+    kmer_k: int
+    top_kmers: int
+    batch_size: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterSection(Section):
+    nccl_debug: str
+    nccl_socket_ifname: str
+    nccl_ib_disable: bool | None  # None: NCCL decides
+    nccl_async_error_handling: bool
+    rdzv_port: int
+    collective_timeout_s: int
+    env: dict[str, str | float | bool]
+
+
+SECTION_TYPES: dict[str, type] = {
+    "index_genome": IndexGenomeSection,
+    "calling": CallingSection,
+    "sites": SitesSection,
+    "demo": DemoSection,
+    "experiment": ExperimentSection,  # one item of `experiments` (sections.section_schema)
+    "window": WindowSection,
+    "split": SplitSection,
+    "tokenizer": TokenizerSection,
+    "bucket": BucketSection,
+    "model": ModelSection,
+    "pretrain": PretrainSection,
+    "train": TrainConfig,
+    "evaluate": EvaluateSection,
+    "predict": PredictSection,
+    "explain": ExplainSection,
+    "cluster": ClusterSection,
+}
+LIST_SECTIONS = {"experiments": "experiment"}  # a list of another section's items
+PATH_SECTIONS = ("genome", "calls", "sequences")  # top-level strings, taken as they are
+
+
+def typed_section(name: str, completed: Any) -> Any:
+    """The completed section `name` as its class (SECTION_TYPES); `experiments` as a list of
+    ExperimentSection, the input paths as the strings they are."""
+    if name in PATH_SECTIONS:
+        return completed
+    if name in LIST_SECTIONS:
+        return [typed_section(LIST_SECTIONS[name], item) for item in completed]
+    if name not in SECTION_TYPES:
+        raise KeyError(f"no typed config section {name!r}")
+    section_type: Any = SECTION_TYPES[name]
+    return section_type.from_completed(completed)
+
+
+def typed_sections(completed: Mapping[str, Any]) -> dict[str, Any]:
+    """{section: completed section} → {section: typed section}."""
+    return {name: typed_section(name, values) for name, values in completed.items()}
+
+
+def complete_typed_section(name: str, values: Any) -> Any:
+    """Fill and check `values` against the schema (InputError names `<name>.<key>`), typed."""
+    return typed_section(name, complete_section(name, values))
+
+
+def parse_typed_config(text: str, required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """`--config` JSON → {section: typed section}: parse_rule_config's sections, typed."""
+    return typed_sections(parse_rule_config(text, required))
