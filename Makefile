@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: setup demo test test-fast test-workflow test-cluster lint format envs config-docs bench bench-peers screenshots clean
+.PHONY: setup demo test test-fast test-workflow test-long test-cluster lint format envs config-docs bench bench-peers screenshots clean
 
 setup: $(VENV)/.installed
 
@@ -22,18 +22,24 @@ RUN := PATH="$(abspath $(BIN)):$$PATH"
 demo: setup
 	$(RUN) snakemake --cores $(CORES)
 
-# Test tiers, a folder each (tests/conftest.py). `make test` is the README's test command:
-# unit and workflow in one pytest run. CI (.ci/run) runs it, then test-cluster.
+# Test tiers, a folder each (tests/conftest.py). `make test` is the README's test command: the
+# unit tier on both cores (its tests are single-process), then the workflow tier. CI (.ci/run)
+# runs it, then test-long and test-cluster.
 test: setup
-	$(RUN) python -m pytest -q tests/unit tests/workflow
+	$(RUN) python -m pytest -q -n $(CORES) tests/unit
+	$(RUN) python -m pytest -q tests/workflow
 
 # No Snakemake, torchrun or SLURM.
 test-fast: setup
-	$(RUN) python -m pytest -q tests/unit
+	$(RUN) python -m pytest -q -n $(CORES) tests/unit
 
 # Real Snakemake, torchrun and DeepSpeed runs on this machine.
 test-workflow: setup
 	$(RUN) python -m pytest -q tests/workflow
+
+# Pipeline variants end to end, a minute or more each (pretraining, HF, sites.model, folds, peers).
+test-long: setup
+	$(RUN) python -m pytest -q tests/long
 
 # The local SLURM and two-node SLURM clusters (root; they skip and say why without it).
 test-cluster: setup

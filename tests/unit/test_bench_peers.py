@@ -1,5 +1,5 @@
 """benchmarks/peers/: the recipe's batching, the token accounting, the timelines, the watcher,
-the recipe inside the real Trainer. The whole quick run: tests/workflow/test_bench_peers.py."""
+the recipe inside the real Trainer. The whole quick run: tests/long/test_bench_peers.py."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ PLACEHOLDERS = {
     "new_calls.tsv": "a user's own calls table",
     "other_calls.parquet": "a user's own calls table and genome",
     "models/DNABERT-2-117M": "a model downloaded from the Hugging Face hub",
-    "--report": "needs a finished run (tests/workflow/test_summary_workflow.py builds the report)",
+    "--report": "needs a finished run (tests/long/test_summary_workflow.py builds the report)",
 }
 PACKAGE_PATH = re.compile(r"pkg:(\w+)/")  # workflow_scripts/config/package_paths.py
 
