@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +24,7 @@ import numpy as np
 import polars as pl
 
 from workflow_scripts.artifacts import ATTRIBUTION_COLUMNS, EVALUATED_SPLIT
+from workflow_scripts.config.types import ExplainSection
 from workflow_scripts.inference.attribution import BASES, gradient_x_input, in_silico_mutagenesis
 from workflow_scripts.inference.channel_attribution import (
     channel_gradient_x_input,
@@ -42,31 +42,6 @@ from workflow_scripts.training.batches import BatchCollator
 METHODS = {"gradient_x_input": gradient_x_input, "in_silico_mutagenesis": in_silico_mutagenesis}
 CLASSES = {1: "error", 0: "correct"}
 ALL_TYPES = "all"  # the splice_type of every window when the table has no splice_type column
-
-
-@dataclass(frozen=True)
-class ExplainConfig:
-    """The completed `explain:` section (defaults come from the schema)."""
-
-    method: str
-    max_windows: int
-    seed: int
-    top_positions: int
-    kmer_k: int
-    top_kmers: int
-    batch_size: int
-
-    @classmethod
-    def from_section(cls, explain: Mapping) -> ExplainConfig:
-        return cls(
-            method=explain["method"],
-            max_windows=int(explain["max_windows"]),
-            seed=int(explain["seed"]),
-            top_positions=int(explain["top_positions"]),
-            kmer_k=int(explain["kmer_k"]),
-            top_kmers=int(explain["top_kmers"]),
-            batch_size=int(explain["batch_size"]),
-        )
 
 
 @dataclass(frozen=True)
@@ -145,7 +120,7 @@ def attribution_table(
 
 
 def window_scores(
-    chosen: pl.DataFrame, paths: ExplainPaths, cfg: ExplainConfig
+    chosen: pl.DataFrame, paths: ExplainPaths, cfg: ExplainSection
 ) -> tuple[list[np.ndarray], list[np.ndarray] | None]:
     """Per-base attribution of each window, and of its score channels (gradient × input only)."""
     model = TrainedModel(paths.model, paths.model_config, cfg.batch_size)
@@ -167,7 +142,7 @@ def resolved_method(method: str, tokenizer) -> str:
     return "in_silico_mutagenesis" if getattr(tokenizer, "needs_sequences", False) else "gradient_x_input"
 
 
-def explain(paths: ExplainPaths, cfg: ExplainConfig, experiment: str) -> dict[str, pl.DataFrame]:
+def explain(paths: ExplainPaths, cfg: ExplainSection, experiment: str) -> dict[str, pl.DataFrame]:
     """Write attribution.tsv, kmers.tsv and the explain plots; return the two tables."""
     windows = read_windows(paths.windows)
     chosen = chosen_windows(windows, cfg.max_windows, cfg.seed)

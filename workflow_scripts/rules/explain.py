@@ -7,8 +7,9 @@ from __future__ import annotations
 import argparse
 
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.config.types import typed_section
 from workflow_scripts.errors import run_cli
-from workflow_scripts.inference.explain import ExplainConfig, ExplainPaths, explain
+from workflow_scripts.inference.explain import ExplainPaths, explain
 
 SECTIONS = ("explain",)
 
@@ -32,7 +33,7 @@ def main(argv: list[str] | None = None) -> None:
     paths = ExplainPaths(
         args.windows, args.model, args.model_config, args.out_attribution, args.out_kmers, args.out_dir
     )
-    explain(paths, ExplainConfig.from_section(sections["explain"]), args.experiment)
+    explain(paths, typed_section("explain", sections["explain"]), args.experiment)
 
 
 if __name__ == "__main__":
