@@ -99,6 +99,13 @@ BENCHMARKS = [
         needs=SPLICEAI,
     ),
     Benchmark(
+        "forward",
+        "benchmarks.scoring.forward",
+        "SpliceAI-10k's forward alone on random chunks: the ceiling of score_base_model's nt/s",
+        "--chunk-length 1000 --batch-sizes 1 --precisions fp32 --seconds 0.2 --threads 1",
+        needs=SPLICEAI,
+    ),
+    Benchmark(
         "genome-scale",
         "benchmarks.scale.genome_scale",
         "Annotation to windows on growing synthetic genomes: seconds and peak RSS per job",

