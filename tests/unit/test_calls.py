@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 from tests.calls_fixtures import background_scores, plant_site_scores
+from workflow_scripts.calling import scores as scores_module
 from workflow_scripts.calling.calls import CallSettings, make_calls
 from workflow_scripts.calling.negatives import ks_distance
 from workflow_scripts.calling.scores import gene_positions, read_scores
@@ -474,3 +475,18 @@ def test_gene_positions_count_overlapping_genes_once():
         }
     )
     assert gene_positions(genes) == 20 + 11 + 16 + 1
+
+
+def test_scores_read_in_batches_of_a_few_rows_give_the_same_calls_and_errors(tmp_path, capsys, monkeypatch):
+    """A chromosome is read BATCH_ROWS rows at a time: batches of 7 rows give the calls of one
+    batch, and a position scored twice (its twin in the last batch) still names its first row."""
+    toy = Toy(np.random.default_rng(5))
+    whole, _ = toy.call(tmp_path)
+    monkeypatch.setattr(scores_module, "BATCH_ROWS", 7)
+    batched, _ = toy.call(tmp_path)
+    assert batched.equals(whole)
+    twin = toy.scores.head(1).with_columns(pl.lit(0.99, dtype=pl.Float32).alias("donor"))
+    line = one_line_error(
+        capsys, write_cli_inputs(tmp_path, toy, pl.concat([toy.scores, twin])) + ["--config", "{}"]
+    )
+    assert line.startswith(f"errorseq: error: {tmp_path / 'scores.parquet'}: column 'position' row 1: ")

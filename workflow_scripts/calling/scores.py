@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 
 from workflow_scripts.calling.contract import SCORE_COLUMNS
-from workflow_scripts.data.tables import ROW, collect_table, fail_on_first, scan_table
+from workflow_scripts.data.tables import ROW, collect_batches, collect_table, fail_on_first, scan_table
 from workflow_scripts.errors import InputError
 
 SPLICE_TYPES = ("donor", "acceptor")
@@ -197,50 +197,79 @@ def table_rows(tables: list[tuple]) -> int:
     return sum(collect_table(table.select(pl.len()), path).item() for path, table in tables)
 
 
-def chromosome_rows(tables: list[tuple], chrom: str) -> pl.DataFrame:
-    """Every table's rows on one chromosome, typed and checked, with `source` (the table's index)."""
-    frames = [
-        typed_scores(collect_table(table.filter(clean_chrom() == chrom), path), path).with_columns(
-            source=pl.lit(index, dtype=pl.Int64)
+BATCH_ROWS = 1_000_000  # rows of one chromosome typed and checked at a time
+
+
+@dataclass
+class ScoredRows:
+    """A chromosome's rows inside the genes, compact: key, donor, acceptor, and where each row
+    came from (table index, row number) for the error that names a position scored twice."""
+
+    keys: np.ndarray  # int64
+    donor: np.ndarray  # float32
+    acceptor: np.ndarray  # float32
+    source: np.ndarray  # int32: the table's index
+    row: np.ndarray  # int64: the row number in that table (ROW)
+
+    @classmethod
+    def of(cls, frame: pl.DataFrame, groups, source: int) -> ScoredRows:
+        return cls(
+            encode(frame, groups),
+            frame["donor"].to_numpy(),
+            frame["acceptor"].to_numpy(),
+            np.full(frame.height, source, np.int32),
+            frame[ROW].to_numpy().astype(np.int64),
         )
-        for index, (path, table) in enumerate(tables)
-    ]
-    return pl.concat(frames)
+
+    @classmethod
+    def joined(cls, parts: list[ScoredRows]) -> ScoredRows:
+        if not parts:
+            return cls(
+                *(np.empty(0, dtype) for dtype in (np.int64, np.float32, np.float32, np.int32, np.int64))
+            )
+        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in cls.__annotations__))
 
 
-def unique_positions(frame: pl.DataFrame, groups, paths: list) -> tuple[np.ndarray, ...]:
+def chromosome_batches(tables: list[tuple], chrom: str) -> Iterator[tuple[int, pl.DataFrame]]:
+    """Every table's rows on one chromosome, BATCH_ROWS at a time in table and row order, typed and
+    checked, with the table's index."""
+    for index, (path, table) in enumerate(tables):
+        for batch in collect_batches(table.filter(clean_chrom() == chrom), path, BATCH_ROWS):
+            yield index, typed_scores(batch, path)
+
+
+def unique_positions(rows: ScoredRows, paths: list) -> tuple[np.ndarray, ...]:
     """Sorted unique keys (chromosome, strand, position) with their donor and acceptor scores.
     One position scored with two values (in one table or two) is one error naming its first row
-    (`frame` is in table and row order; the stable sort keeps that order among equal keys)."""
-    if frame.height == 0:
+    (`rows` are in table and row order; the stable sort keeps that order among equal keys)."""
+    if len(rows.keys) == 0:
         return np.empty(0, np.int64), np.empty(0, np.float32), np.empty(0, np.float32)
-    keys = encode(frame, groups)
-    order = np.argsort(keys, kind="stable")
-    keys = keys[order]
+    order = np.argsort(rows.keys, kind="stable")
+    keys = rows.keys[order]
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
     values, conflict = [], np.zeros(len(starts), dtype=bool)
-    for column in SPLICE_TYPES:
-        scores = frame[column].to_numpy()[order]
-        high, low = np.maximum.reduceat(scores, starts), np.minimum.reduceat(scores, starts)
+    for scores in (rows.donor, rows.acceptor):
+        ordered = scores[order]
+        high, low = np.maximum.reduceat(ordered, starts), np.minimum.reduceat(ordered, starts)
         conflict |= high - low > DUPLICATE_TOLERANCE
         values.append(high)
     if conflict.any():
         first = int(order[starts[np.argmax(conflict)]])
         raise InputError(
-            paths[frame["source"][first]],
-            f"column 'position' row {frame[ROW][first]}",
+            paths[rows.source[first]],
+            f"column 'position' row {rows.row[first]}",
             "scored twice with different donor/acceptor values (one position, one strand: one score) "
-            f"(got {frame['position'][first]!r})",
+            f"(got {int(rows.keys[first]) & ((1 << POSITION_BITS) - 1)!r})",
         )
     return keys[starts], *values
 
 
-def check_within_chromosome(frame: pl.DataFrame, length: int, paths: list) -> None:
+def check_within_chromosome(frame: pl.DataFrame, length: int, path) -> None:
     """A position past the chromosome's end (a huge one would alias onto another strand's key)."""
     beyond = frame.filter(pl.col("position") > length).head(1)
     if beyond.height:
         raise InputError(
-            paths[beyond["source"][0]],
+            path,
             f"column 'position' row {beyond[ROW][0]}",
             f"{beyond['position'][0]:,} is past the end of chromosome '{beyond['chrom'][0]}' ({length:,} nt)",
         )
@@ -274,9 +303,10 @@ def check_scored_share(label: str, n_scored: int, genes: pl.DataFrame) -> None:
 
 
 class ScoreTables:
-    """One or several scores tables (score_base_model's shards) read one chromosome at a time, so
-    a job holds one chromosome's rows as a table and 16 bytes per scored position of that
-    chromosome (key, donor, acceptor). `chrom_lengths`: the genome's chromosomes, name -> length,
+    """One or several scores tables (score_base_model's shards) read one chromosome at a time and
+    BATCH_ROWS rows at a time, so a job holds one batch as a table and, per row of the chromosome
+    inside its genes, 32 bytes (ScoredRows) until they become 16 per scored position (key, donor,
+    acceptor). `chrom_lengths`: the genome's chromosomes, name -> length,
     in genome order. Iterate `by_chromosome()`, then `report()` runs the checks that need every
     chromosome (strands scored, share of gene positions scored)."""
 
@@ -304,16 +334,21 @@ class ScoreTables:
         for chrom in scored_chromosomes(self.tables, list(self.chrom_lengths)):
             if only is not None and chrom not in only:
                 continue
-            frame = chromosome_rows(self.tables, chrom)
-            check_within_chromosome(frame, self.chrom_lengths[chrom], self.paths)
-            inside = frame.filter(inside_genes(frame, self.genes.filter(pl.col("chrom") == chrom)))
-            del frame
-            self.inside_rows += inside.height
-            self.scored |= set(inside.select("chrom", "strand").unique().iter_rows())
-            keys, donor, acceptor = unique_positions(inside, self.groups, self.paths)
+            keys, donor, acceptor = unique_positions(self.inside_rows_of(chrom), self.paths)
             scores = Scores(keys, donor, acceptor, self.groups)
             self.positions += len(scores)
             yield chrom, scores
+
+    def inside_rows_of(self, chrom: str) -> ScoredRows:
+        """The chromosome's rows inside its genes' spans (on their strand), batch by batch."""
+        genes, parts = self.genes.filter(pl.col("chrom") == chrom), []
+        for source, batch in chromosome_batches(self.tables, chrom):
+            check_within_chromosome(batch, self.chrom_lengths[chrom], self.paths[source])
+            inside = batch.filter(inside_genes(batch, genes))
+            self.inside_rows += inside.height
+            self.scored |= set(inside.select("chrom", "strand").unique().iter_rows())
+            parts.append(ScoredRows.of(inside, self.groups, source))
+        return ScoredRows.joined(parts)
 
     def report(self) -> dict:
         if self.inside_rows == 0:

@@ -159,6 +159,16 @@ def collect_table(frame: pl.LazyFrame, path: str | Path, field: str = "file") ->
         raise unreadable(path, field, table_suffix(path, field), error) from None
 
 
+def collect_batches(frame: pl.LazyFrame, path: str | Path, rows: int, field: str = "file"):
+    """collect_table a slice of about `rows` rows at a time, in order (memory holds one slice)."""
+    import polars as pl
+
+    try:
+        yield from frame.collect_batches(chunk_size=rows, maintain_order=True)
+    except (pl.exceptions.PolarsError, OSError) as error:
+        raise unreadable(path, field, table_suffix(path, field), error) from None
+
+
 def unreadable(path: str | Path, field: str, suffix: str, error: Exception) -> InputError:
     first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
     return InputError(path, field, f"cannot be read as a {suffix.lstrip('.')} table ({first_line})")
