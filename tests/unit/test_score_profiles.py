@@ -11,13 +11,17 @@ import pytest
 
 from tests.calls_fixtures import extract_args
 from workflow_scripts.calling.scores import ScoreTables
-from workflow_scripts.data.fasta import load_fasta
+from workflow_scripts.config.types import ExperimentSection, complete_typed_section
+from workflow_scripts.data import chromosome_windows
+from workflow_scripts.data.fasta import load_fasta, open_genome
+from workflow_scripts.data.quality import read_notes
 from workflow_scripts.data.score_profiles import (
     ACCEPTOR_SCORES,
     DONOR_SCORES,
     UNSCORED,
     with_score_profiles,
 )
+from workflow_scripts.data.windows import drop_all_n, split_windows, windows_from_calls
 from workflow_scripts.errors import InputError
 from workflow_scripts.rules.extract import main as extract_main
 
@@ -196,3 +200,44 @@ def test_scores_need_genes(tmp_path):
         extract_main(
             extract_args(genome, calls, tmp_path / "w.parquet", extract_config()) + ["--scores", str(scores)]
         )
+
+
+def whole_table_windows(tmp_path) -> pl.DataFrame:
+    """The table as extract wrote it before going by chromosome: every window and profile at once."""
+    genome_dir, calls, scores, genes = extract_workdir(tmp_path)
+    genome = open_genome(genome_dir)
+    experiment = ExperimentSection.from_completed(EXPERIMENT)
+    frame = windows_from_calls(genome, calls, experiment, complete_typed_section("window", {"flank": 3}))
+    frame, _ = drop_all_n(frame)
+    tables = ScoreTables([scores], genes_frame(), genome.chrom_lengths())
+    frame, _ = with_score_profiles(frame, tables.by_chromosome(), genome.chrom_lengths(), 3)
+    split = complete_typed_section("split", json.loads(extract_config())["split"])
+    return split_windows(frame, split, None, calls)
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 2, 200_000])
+def test_extract_by_chromosome_and_chunk_writes_the_whole_tables_rows(tmp_path, monkeypatch, chunk_rows):
+    monkeypatch.setattr(chromosome_windows, "CHUNK_ROWS", chunk_rows)
+    windows = run_extract(tmp_path, "w.parquet", True, monkeypatch)
+    (tmp_path / "whole").mkdir()
+    assert windows.equals(whole_table_windows(tmp_path / "whole"))
+    assert read_notes(tmp_path / "w.parquet")["windows"] == windows.height == 6
+
+
+def test_calls_out_of_chromosome_order_come_out_chromosome_by_chromosome(tmp_path, monkeypatch):
+    """Chromosomes in the order they first appear, each one's calls in table order (a table whose
+    chromosomes come in runs keeps its order: the test above, whose chr2 rows are not in genome
+    position order)."""
+    monkeypatch.setattr(chromosome_windows, "CHUNK_ROWS", 2)
+    monkeypatch.setattr("workflow_scripts.rules.extract.check_splits", lambda *args: [])
+    genome, calls, scores, genes = extract_workdir(tmp_path)
+    shuffled = pl.read_parquet(calls)[[3, 0, 4, 1, 5, 2]]
+    shuffled.write_parquet(calls)
+    extract_main(
+        extract_args(genome, calls, tmp_path / "w.parquet", extract_config())
+        + ["--scores", str(scores), "--genes", str(genes)]
+    )
+    windows = pl.read_parquet(tmp_path / "w.parquet")
+    assert windows["chrom"].to_list() == ["chr2"] * 3 + ["chr1"] * 3
+    assert windows["position"].to_list() == [2, 7, 3, 20, 12, 29]
+    assert windows["id"].to_list() == ["fp:1", "fp:3", "fp:5", "fp:2", "fp:4", "fp:6"]

@@ -326,12 +326,15 @@ class ScoreTables:
             raise InputError(self.label, "rows", "scores table has no rows")
         self.groups = genome_groups(list(chrom_lengths))
         self.scored: set[tuple[str, str]] = set()
+        self.scored_chroms: list[str] | None = None
         self.inside_rows = self.positions = 0
 
     def by_chromosome(self, only: set[str] | None = None) -> Iterator[tuple[str, Scores]]:
         """Each scored chromosome's Scores in genome order; `only`: these chromosomes alone (extract
         reads the ones its windows lie on; report() then counts only what was read)."""
-        for chrom in scored_chromosomes(self.tables, list(self.chrom_lengths)):
+        if self.scored_chroms is None:
+            self.scored_chroms = scored_chromosomes(self.tables, list(self.chrom_lengths))
+        for chrom in self.scored_chroms:
             if only is not None and chrom not in only:
                 continue
             keys, donor, acceptor = unique_positions(self.inside_rows_of(chrom), self.paths)

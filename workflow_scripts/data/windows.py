@@ -1,6 +1,7 @@
 """Build one experiment's labelled window table (error vs correct calls): the extract rule.
 
-Calls mode (`windows_from_calls`): reads and checks the calls table (call_table.py), labels
+Calls mode (`experiment_calls`, then `call_windows` one chromosome at a time in
+data/chromosome_windows.py): reads and checks the calls table (call_table.py), labels
 `pred_type == error_label` as 1 and `== correct_label` as 0 (other rows are dropped), and cuts a
 window of exactly 2*flank+1 nt around each site, the site at index flank (`site_offset`),
 minus-strand windows reverse-complemented.
@@ -66,17 +67,22 @@ def require_both_classes(
             )
 
 
-def windows_from_calls(
-    genome: Genome, calls_path, experiment: ExperimentSection, window: WindowSection
-) -> pl.DataFrame:
-    """Labelled windows of one experiment (an `experiments:` entry) around its calls."""
-    name, flank = experiment.name, window.flank
+def experiment_calls(genome: Genome, calls_path, experiment: ExperimentSection) -> pl.DataFrame:
+    """The checked calls of one experiment (an `experiments:` entry), labelled, with their ids;
+    no sequences yet (extract cuts them a chromosome at a time: data/chromosome_windows.py)."""
+    name = experiment.name
     frame = label_rows(
         load_calls(calls_path, genome), name, experiment.error_label, experiment.correct_label, calls_path
     )
-    return frame.with_columns(
-        (pl.lit(f"{name}:") + pl.col(ROW).cast(pl.String)).alias("id"), *call_windows(genome, frame, flank)
-    )
+    return frame.with_columns((pl.lit(f"{name}:") + pl.col(ROW).cast(pl.String)).alias("id"))
+
+
+def windows_from_calls(
+    genome: Genome, calls_path, experiment: ExperimentSection, window: WindowSection
+) -> pl.DataFrame:
+    """Labelled windows of one experiment around its calls, all at once."""
+    frame = experiment_calls(genome, calls_path, experiment)
+    return frame.with_columns(*call_windows(genome, frame, window.flank))
 
 
 def call_windows(genome: Genome, frame: pl.DataFrame, flank: int) -> tuple[pl.Series, pl.Series, pl.Series]:
@@ -150,14 +156,24 @@ def drop_all_n(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     return kept, frame.height - kept.height
 
 
-def split_windows(
+def with_splits(
     frame: pl.DataFrame, split: SplitSection, fold: int | None = None, source="windows"
 ) -> pl.DataFrame:
-    """The output table: split by the `split:` config section (data/splits.py; `fold` is the run's
-    test fold with split.folds > 1, `source` names the input in errors), the derived columns
-    first, then the input table's other columns; extraction's working columns dropped."""
-    splits = assign_splits(frame, split, fold, source)
-    frame = frame.with_columns(splits.alias("split"))
+    """`frame` with its `split` column, by the `split:` config section (data/splits.py; `fold` is
+    the run's test fold with split.folds > 1, `source` names the input in errors)."""
+    return frame.with_columns(assign_splits(frame, split, fold, source).alias("split"))
+
+
+def in_output_order(frame: pl.DataFrame) -> pl.DataFrame:
+    """The output table's columns: the derived ones first, then the input table's other columns;
+    extraction's working columns dropped."""
     first = [*OUTPUT_COLUMNS, *([SITE_OFFSET] if SITE_OFFSET in frame.columns else [])]
     rest = [c for c in frame.columns if c not in first and not c.startswith(INTERNAL_PREFIX)]
     return frame.select(*first, *rest)
+
+
+def split_windows(
+    frame: pl.DataFrame, split: SplitSection, fold: int | None = None, source="windows"
+) -> pl.DataFrame:
+    """The output table of a whole window table: split (with_splits), in output order."""
+    return in_output_order(with_splits(frame, split, fold, source))

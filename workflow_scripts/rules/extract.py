@@ -13,6 +13,7 @@ without one of the classes is refused.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 
@@ -21,17 +22,18 @@ import polars as pl
 from workflow_scripts.calling.contract import GENE_COLUMNS
 from workflow_scripts.calling.scores import ScoreTables
 from workflow_scripts.config.sections import add_config_argument
-from workflow_scripts.config.types import ExperimentSection, WindowSection, parse_typed_config
+from workflow_scripts.config.types import ExperimentSection, parse_typed_config
+from workflow_scripts.data.chromosome_windows import drop_all_n_calls, write_call_windows
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.data.quality import check_splits, notes, summary_line, write_windows
-from workflow_scripts.data.score_profiles import with_score_profiles
 from workflow_scripts.data.tables import read_table
 from workflow_scripts.data.windows import (
     drop_all_n,
+    experiment_calls,
     split_windows,
-    windows_from_calls,
     windows_from_sequences,
+    with_splits,
 )
 from workflow_scripts.errors import InputError, run_cli
 
@@ -63,62 +65,72 @@ def check_inputs(args: argparse.Namespace) -> None:
         raise InputError("command line", "--scores/--genes", "both together, and only with --calls")
 
 
-def with_profiles(frame: pl.DataFrame, args: argparse.Namespace, genome: Genome, flank: int) -> pl.DataFrame:
-    """The windows with their score profiles (calls mode with --scores), logged."""
+def score_tables(args: argparse.Namespace, genome: Genome) -> ScoreTables | None:
+    """The scores tables behind the calls (calls mode with --scores), read one chromosome at a time."""
+    if not args.scores:
+        return None
     genes = read_table(args.genes, required=GENE_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
-    tables = ScoreTables(args.scores, genes, genome.chrom_lengths())
-    parts = tables.by_chromosome(set(frame["chrom"].unique().to_list()))
-    frame, report = with_score_profiles(frame, parts, genome.chrom_lengths(), flank)
+    return ScoreTables(args.scores, genes, genome.chrom_lengths())
+
+
+def log_profiles(report: dict, tables: ScoreTables) -> None:
     share = "no bases" if report["scored_share"] is None else f"{report['scored_share']:.1%}"
     log(
         f"extract: score profiles from {len(tables.paths)} scores table(s): {report['scored_bases']:,} of "
         f"{report['bases']:,} window bases scored ({share}); the rest are 0.0 (outside the genes' spans "
         "on the window's strand, or past a chromosome end)"
     )
+
+
+def checked(
+    frame: pl.DataFrame, source, experiment: ExperimentSection, class_names: dict, all_n: int
+) -> list:
+    """The split's checks (a split without a class stops here), logged; the warnings."""
+    warnings = check_splits(frame, source, experiment.name, class_names, all_n)
+    if all_n:
+        log(f"extract: {all_n} windows without a single A, C, G or T (all N) dropped")
+    for warning in warnings:
+        log(f"extract: warning: {warning}")
+    return warnings
+
+
+def extract_sequences(args: argparse.Namespace, sections: dict) -> pl.DataFrame:
+    """Sequences mode: the user's ready-made windows, checked and split, written whole."""
+    experiment: ExperimentSection = sections["experiment"]
+    frame, all_n = drop_all_n(windows_from_sequences(args.sequences, experiment.name))
+    frame = split_windows(frame, sections["split"], experiment.fold, args.sequences)
+    class_names = {"error": "label 1", "correct": "label 0"}
+    warnings = checked(frame, args.sequences, experiment, class_names, all_n)
+    write_windows(frame, args.out, notes(frame, {}, experiment.labels(), {"all_n_windows": all_n}, warnings))
     return frame
 
 
-def labelled_windows(
-    args: argparse.Namespace, experiment: ExperimentSection, window: WindowSection, genome: Genome | None
-) -> tuple[pl.DataFrame, dict, dict]:
-    """The windows, the names of the error and correct classes, and the windows' shape (calls mode)."""
-    if args.sequences:
-        return (
-            windows_from_sequences(args.sequences, experiment.name),
-            {"error": "label 1", "correct": "label 0"},
-            {},
-        )
-    assert genome is not None  # check_inputs: calls mode has --genome
-    frame = windows_from_calls(genome, args.calls, experiment, window)
-    flank = window.flank
-    return (
-        frame,
-        experiment.labels(),
-        {"flank": flank, "length": 2 * flank + 1, "site_offset": flank},
-    )
+def extract_calls(args: argparse.Namespace, sections: dict) -> pl.DataFrame:
+    """Calls mode: the experiment's calls split, then their windows cut and written one chromosome
+    at a time (data/chromosome_windows.py); the split calls."""
+    experiment: ExperimentSection = sections["experiment"]
+    flank = sections["window"].flank
+    genome = open_genome(args.genome)
+    frame = experiment_calls(genome, args.calls, experiment)
+    frame, all_n = drop_all_n_calls(genome, frame, flank)
+    frame = with_splits(frame, sections["split"], experiment.fold, args.calls)
+    warnings = checked(frame, args.calls, experiment, experiment.labels(), all_n)
+    shape = {"flank": flank, "length": 2 * flank + 1, "site_offset": flank}
+    extract_notes = notes(frame, shape, experiment.labels(), {"all_n_windows": all_n}, warnings)
+    tables = score_tables(args, genome)
+    report = write_call_windows(genome, frame, tables, flank, args.out, json.dumps(extract_notes))
+    if tables is not None:
+        log_profiles(report, tables)
+    return frame
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     check_inputs(args)
     sections = parse_typed_config(args.config, required=SECTIONS)
-    experiment: ExperimentSection = sections["experiment"]
-    name, began = experiment.name, time.perf_counter()
-    genome = open_genome(args.genome) if args.genome else None
-    frame, class_names, window = labelled_windows(args, experiment, sections["window"], genome)
-    frame, all_n = drop_all_n(frame)
-    if args.scores and genome is not None:
-        frame = with_profiles(frame, args, genome, sections["window"].flank)
-    source = args.sequences or args.calls
-    frame = split_windows(frame, sections["split"], experiment.fold, source)
-    warnings = check_splits(frame, source, name, class_names, all_n)
-    if all_n:
-        log(f"extract: {all_n} windows without a single A, C, G or T (all N) dropped")
-    for warning in warnings:
-        log(f"extract: warning: {warning}")
-    labels = experiment.labels()
-    write_windows(frame, args.out, notes(frame, window, labels, {"all_n_windows": all_n}, warnings))
-    log(summary_line(frame, name, time.perf_counter() - began))
+    began = time.perf_counter()
+    frame = extract_sequences(args, sections) if args.sequences else extract_calls(args, sections)
+    log(summary_line(frame, sections["experiment"].name, time.perf_counter() - began))
 
 
 def log(line: str) -> None:
