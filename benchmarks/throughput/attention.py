@@ -62,8 +62,8 @@ def row(d_model: int, length: int, batch: int, repeats: int) -> list:
     return [
         f"d{d_model}",
         f"{batch} × {length}",
-        f"{best['stock']:.0f}",
-        f"{best['errorseq']:.0f}",
+        f"{best['stock']:.2f}",
+        f"{best['errorseq']:.2f}",
         f"{best['stock'] / best['errorseq']:.2f}×",
     ]
 

@@ -58,11 +58,12 @@ def read_peak_bytes(folder, n_chrom: int) -> int:
 
 def test_reading_scores_peaks_with_the_largest_chromosome_not_the_genome(tmp_path):
     """4.8 M positions on six chromosomes against the same on one: read one chromosome at a
-    time, the six peak far lower (measured 374 against 946 MB: 16 bytes per position kept plus
-    one chromosome's rows as a table; the former whole-table reader peaked at ~960 MB for both)."""
+    time, the six peak far lower (measured 368 against 608 MB: 16 bytes per position kept plus
+    one chromosome's rows at 32 bytes each; a reader of the whole table peaks the same for both:
+    ~960 MB, and 374 against 946 MB when a chromosome's rows were read as one table)."""
     six = read_peak_bytes(scores_on_chromosomes(tmp_path / "six", 6, 400_000), 6)
     one = read_peak_bytes(scores_on_chromosomes(tmp_path / "one", 1, 2_400_000), 1)
-    assert six < 0.6 * one, f"six chromosomes {six >> 20} MB, one {one >> 20} MB"
+    assert six < 0.7 * one, f"six chromosomes {six >> 20} MB, one {one >> 20} MB"
 
 
 CALLS_AND_MEASURE = """
