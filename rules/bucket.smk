@@ -14,7 +14,7 @@ rule bucket:
     params:
         code=rule_code("bucket"),
         config=rule_config("bucket", "tokenizer", "model"),
-        tokenizer=bucket_tokenizer_args,
+        tokenizer=optional_input_flag("--tokenizer-dir", "tokenizer"),
     shell:
         "python -m workflow_scripts.rules.bucket --config {params.config:q} "
         "--windows {input.windows:q} {params.tokenizer} "

@@ -111,6 +111,18 @@ def user_input_digests(*inputs):
     return digests
 
 
+def optional_input_flag(flag, name):
+    """A params function: `flag PATH...` when the job has its optional input `name` (an input
+    function that returns [] when the feature is off), else nothing."""
+
+    def args(wildcards, input):
+        paths = input.get(name) or []
+        paths = [paths] if isinstance(paths, str) else list(paths)
+        return " ".join([flag, *map(shlex_quote, paths)]) if paths else ""
+
+    return args
+
+
 def input_paths(item, wildcards):
     """The paths in a path, a list, a dict of either (unpack) or a function of the wildcards."""
     value = item(wildcards) if callable(item) else item
@@ -215,12 +227,6 @@ def calls_summary_input():
     if uses_sequences_table() or calling_start() == "calls":
         return []
     return "results/calls/summary.json"
-
-
-def calls_summary_args(wildcards, input):
-    if input.calls_summary:
-        return f"--calls-summary {shlex_quote(input.calls_summary)}"
-    return ""
 
 
 def all_outputs():
@@ -385,10 +391,6 @@ def site_transfer_inputs():
     return [path] if path else []
 
 
-def site_transfer_args(wildcards, input):
-    return f"--transfer {shlex_quote(input.transfer[0])}" if input.transfer else ""
-
-
 def calling_config(keys):
     """--config for one calling rule: only its keys of calling: (calling/contract.py), so a
     change to another key (say the threshold) does not re-run it."""
@@ -423,37 +425,16 @@ def bucket_tokenizer_input(wildcards):
     return learnt_tokenizer_dir(wildcards) if tokenizer_kind() == "bpe" else []
 
 
-def bucket_tokenizer_args(wildcards, input):
-    """--tokenizer-dir DIR for the learnt BPE tokenizer (kind bpe), else nothing."""
-    if input.tokenizer:
-        return f"--tokenizer-dir {shlex_quote(input.tokenizer)}"
-    return ""
-
-
 def pretrained_encoder_input(wildcards):
     if config["pretrain"]["enabled"]:
         return f"results/{wildcards.experiment}/pretrain/encoder.pt"
     return []
 
 
-def init_encoder_args(wildcards, input):
-    """--init-encoder ENCODER (pretrain.enabled), else nothing."""
-    if input.encoder:
-        return f"--init-encoder {shlex_quote(input.encoder)}"
-    return ""
-
-
 def pretrain_genome_input(wildcards):
     if config["pretrain"]["source"] == "genome":
         return "results/genome/index.tsv"
     return []
-
-
-def pretrain_genome_args(wildcards, input):
-    """--genome-index INDEX (pretrain.source genome), else nothing."""
-    if input.genome:
-        return f"--genome-index {shlex_quote(input.genome)}"
-    return ""
 
 
 # ---- a trained model on new calls (README: Use a trained model) ----

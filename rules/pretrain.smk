@@ -27,7 +27,7 @@ rule pretrain:
         inputs=user_input_digests(config["train"].get("deepspeed_config", [])),
         config=run_rule_config("model", "train", "pretrain"),
         checkpoints=lambda wildcards: f"results/{wildcards.experiment}/pretrain/checkpoints",
-        genome=pretrain_genome_args,
+        genome=optional_input_flag("--genome-index", "genome"),
     shell:
         "python -m workflow_scripts.rules.pretrain --config {params.config:q} "
         "--windows {input.windows:q} --manifest {input.manifest:q} "

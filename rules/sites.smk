@@ -38,7 +38,7 @@ rule site_calls:
         config=site_calls_config(),
         genome=genome_index_dir,
         errorseq=site_model_args,
-        transfer=site_transfer_args,
+        transfer=optional_input_flag("--transfer", "transfer"),
     shell:
         "python -m workflow_scripts.rules.site_calls --config {params.config:q} "
         "--scores {input.scores:q} --sites {input.sites:q} --genes {input.genes:q} "

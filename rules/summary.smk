@@ -39,7 +39,7 @@ rule summarize:
         code=rule_code("summarize"),
         config=rule_config("experiments", "split", "train"),
         provenance=summary_provenance(),
-        calls_summary=calls_summary_args,
+        calls_summary=optional_input_flag("--calls-summary", "calls_summary"),
     shell:
         "python -m workflow_scripts.rules.summarize --config {params.config:q} "
         "--metrics {input.metrics:q} {params.calls_summary} "

@@ -27,7 +27,7 @@ rule train:
         inputs=user_input_digests(config["train"].get("deepspeed_config", [])),
         config=run_rule_config("model", "train"),
         checkpoints=lambda wildcards: f"results/{wildcards.experiment}/model/checkpoints",
-        init=init_encoder_args,
+        init=optional_input_flag("--init-encoder", "encoder"),
     shell:
         "python -m workflow_scripts.rules.train --config {params.config:q} "
         "--windows {input.windows:q} --manifest {input.manifest:q} "
