@@ -1,3 +1,6 @@
+# train and pretrain (pretrain.smk: `use rule train as pretrain`) share this body: the same
+# inputs, resources and command line; what differs is in params (program, start, config, code,
+# checkpoints) and the paths.
 rule train:
     input:
         windows="results/{experiment}/windows.parquet",
@@ -8,7 +11,7 @@ rule train:
         ),
         encoder=pretrained_encoder_input,
     output:
-        model="results/{experiment}/model/model.pt",
+        weights="results/{experiment}/model/model.pt",
         config="results/{experiment}/model/model.json",
         steps="results/{experiment}/model/steps.jsonl",
     log:
@@ -23,16 +26,17 @@ rule train:
         cpu_procs=2,
         nodes=1,
     params:
+        program="train",
         code=rule_code("train"),
         inputs=user_input_digests(config["train"].get("deepspeed_config", [])),
         config=run_rule_config("model", "train"),
         checkpoints=lambda wildcards: f"results/{wildcards.experiment}/model/checkpoints",
-        init=optional_input_flag("--init-encoder", "encoder"),
+        start=optional_input_flag("--init-encoder", "encoder"),
     shell:
-        "python -m workflow_scripts.rules.train --config {params.config:q} "
+        "python -m workflow_scripts.rules.{params.program:q} --config {params.config:q} "
         "--windows {input.windows:q} --manifest {input.manifest:q} "
-        "--bucket-summary {input.summary:q} {params.init} "
-        "--checkpoint-dir {params.checkpoints:q} --out-model {output.model:q} "
+        "--bucket-summary {input.summary:q} {params.start} "
+        "--checkpoint-dir {params.checkpoints:q} --out-weights {output.weights:q} "
         "--out-config {output.config:q} --out-steps {output.steps:q} "
         "--experiment {wildcards.experiment} --gpus {resources.gpu} "
         "--cpu-procs {resources.cpu_procs} --threads {threads} --nodes {resources.nodes} "

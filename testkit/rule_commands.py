@@ -21,7 +21,7 @@ def train_path_args(
         str(inputs["summary"]),
         "--checkpoint-dir",
         str(out / "checkpoints"),
-        "--out-model",
+        "--out-weights",
         str(out / f"{model_name}.pt"),
         "--out-config",
         str(out / f"{model_name}.json"),

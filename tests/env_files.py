@@ -20,7 +20,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "workflow_scripts"
-RULE = re.compile(r"^rule (\w+):", re.M)
+RULE = re.compile(r"^(?:rule (\w+)|use rule (\w+) as (\w+) with):", re.M)
+PROGRAM = re.compile(
+    r'^\s+program="(\w+)"', re.M
+)  # a shell's python -m workflow_scripts.rules.{params.program:q}
 CONDA = re.compile(r"^\s+conda:\s*\n\s+\"\.\./envs/([\w.-]+\.yaml)\"", re.M)
 ENTRY = re.compile(r"python -m (workflow_scripts(?:\.\w+)+)")
 ENTRY_NAME = re.compile(r"workflow_scripts(?:\.\w+)+")
@@ -31,24 +34,42 @@ HEADER = (
 
 
 def rule_blocks() -> dict[str, str]:
-    blocks = {}
+    """rule → its text; a `use rule A as B with:` block is A's text followed by B's changes."""
+    blocks, uses = {}, []
     for path in sorted((ROOT / "rules").glob("*.smk")):
         text = path.read_text()
         starts = [m.start() for m in RULE.finditer(text)] + [len(text)]
         for start, end in zip(starts, starts[1:]):
             block = text[start:end]
-            blocks[RULE.match(block).group(1)] = block
+            name, used, alias = RULE.match(block).groups()
+            if name:
+                blocks[name] = block
+            else:
+                uses.append((used, alias, block))
+    for used, alias, block in uses:
+        blocks[alias] = blocks[used] + block
     return blocks
+
+
+def entry_modules(block: str) -> list[str]:
+    """The modules a rule's shell runs; `{params.program:q}` is the last `program=` its text sets."""
+    modules = ENTRY.findall(block)
+    programs = PROGRAM.findall(block)
+    if "workflow_scripts.rules.{params.program:q}" in block and programs:
+        modules = [m for m in modules if m != "workflow_scripts.rules"] + [
+            f"workflow_scripts.rules.{programs[-1]}"
+        ]
+    return modules
 
 
 def rule_envs() -> dict[str, tuple[str, list[str]]]:
     """rule → (env file name, entry modules its shell command runs)."""
     found = {}
     for rule, block in rule_blocks().items():
-        env = CONDA.search(block)
-        modules = ENTRY.findall(block)
+        envs = CONDA.findall(block)
+        modules = entry_modules(block)
         if modules:
-            found[rule] = (env.group(1) if env else "", modules)
+            found[rule] = (envs[-1] if envs else "", modules)
     return found
 
 

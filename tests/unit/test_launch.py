@@ -24,7 +24,7 @@ PATHS = [
     "s.json",
     "--checkpoint-dir",
     "ck",
-    "--out-model",
+    "--out-weights",
     "a b;rm -rf x",
     "--out-config",
     "model.json",

@@ -62,9 +62,8 @@ def test_no_network_access_at_run_time(weird_run):
 UNQUOTED_PARAMS_OK = {
     "calls_summary",
     "errorseq",
-    "genome",
-    "init",
     "source",
+    "start",
     "tokenizer",
     "transfer",
 }  # options built with shlex_quote'd paths

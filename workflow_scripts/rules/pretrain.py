@@ -20,8 +20,9 @@ SECTIONS = ("model", "train", "pretrain")
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--genome-index", help="index.tsv of the indexed genome (pretrain.source genome)")
-    parser.add_argument("--out-encoder", required=True, help="encoder.pt: the encoder's state dict")
-    add_run_arguments(parser, SECTIONS, out_config="pretrain.json")
+    add_run_arguments(
+        parser, SECTIONS, out_weights="encoder.pt: the encoder's state dict", out_config="pretrain.json"
+    )
     return parser.parse_args(argv)
 
 
@@ -29,7 +30,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     sections = parse_rule_config(args.config, required=SECTIONS)
     genome_dir = str(Path(args.genome_index).parent) if args.genome_index else None
-    spec = run_spec(args, args.out_encoder, genome_dir=genome_dir)
+    spec = run_spec(args, args.out_weights, genome_dir=genome_dir)
     start_run("masked_lm", args, sections, spec)
 
 

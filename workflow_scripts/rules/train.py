@@ -20,15 +20,16 @@ SECTIONS = ("model", "train")
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--init-encoder", help="encoder.pt written by pretrain: start from it")
-    parser.add_argument("--out-model", required=True, help="model.pt: the best epoch's plain state dict")
-    add_run_arguments(parser, SECTIONS, out_config="model.json")
+    add_run_arguments(
+        parser, SECTIONS, out_weights="model.pt: the best epoch's plain state dict", out_config="model.json"
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     sections = parse_rule_config(args.config, required=SECTIONS)
-    spec = run_spec(args, args.out_model, init_encoder=args.init_encoder)
+    spec = run_spec(args, args.out_weights, init_encoder=args.init_encoder)
     start_run("classification", args, sections, spec)
 
 

@@ -16,12 +16,16 @@ from workflow_scripts.training.prelaunch import announce, check_run, console_pat
 from workflow_scripts.training.run_spec import RunSpec
 
 
-def add_run_arguments(parser: argparse.ArgumentParser, sections: tuple[str, ...], out_config: str) -> None:
-    """The inputs, checkpoints, logs and wildcard of a run; the rule adds its weights' path."""
+def add_run_arguments(
+    parser: argparse.ArgumentParser, sections: tuple[str, ...], out_weights: str, out_config: str
+) -> None:
+    """The inputs, checkpoints, outputs, logs and wildcard of a run (train and pretrain share one
+    rule body in Snakemake: rules/train.smk, `use rule train as pretrain`)."""
     parser.add_argument("--windows", required=True, help="windows parquet (extract)")
     parser.add_argument("--manifest", required=True, help="bucket manifest (bucket)")
     parser.add_argument("--bucket-summary", required=True, help="bucket summary.json (bucket)")
     parser.add_argument("--checkpoint-dir", required=True, help="resumable checkpoints")
+    parser.add_argument("--out-weights", required=True, help=out_weights)
     parser.add_argument("--out-config", required=True, help=out_config)
     parser.add_argument("--out-steps", required=True, help="steps.jsonl")
     parser.add_argument("--experiment", required=True, help="the experiment wildcard")
