@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from benchmarks.runner import flags, run_with_peak_memory
+from benchmarks.runner import run_with_peak_memory
 from benchmarks.tables import best_of, load_line, print_table
+from workflow_scripts.command_line import path_flags
 from workflow_scripts.data.fasta import load_fasta
 from workflow_scripts.data.genome import Genome
 
@@ -102,8 +103,8 @@ def extract_rule(work: Path, genome: Genome, n: int) -> tuple[float, float]:
         "experiment": {"name": "bench", "error_label": "FN", "correct_label": "TN"},
         "window": {"flank": WIDTH // 2},
     }
-    paths = {"--genome": work / "index", "--calls": calls, "--out": work / f"windows_{n}.parquet"}
-    args = [*flags(paths), "--config", json.dumps(config)]
+    paths = path_flags({"calls": calls}, {"windows": work / f"windows_{n}.parquet"})
+    args = ["--genome", str(work / "index"), *paths, "--config", json.dumps(config)]
     seconds, peak = run_with_peak_memory("workflow_scripts.rules.extract", args)
     return seconds, peak["VmHWM"]
 

@@ -27,6 +27,7 @@ import torch
 from benchmarks.inputs import demo_genome_index
 from benchmarks.runner import run_with_peak_memory
 from benchmarks.tables import load_line, print_table
+from workflow_scripts.command_line import path_flags
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.data.quality import experiment_labels
 from workflow_scripts.models.builtin import build_model
@@ -115,7 +116,8 @@ def predict_run(work: Path, index: Path, calls: Path, model: dict[str, Path], ar
         "metrics": model["metrics.json"],
     }
     out = work / f"predictions_{calls.name}.parquet"
-    argv = [*(f"--{k}={v}" for k, v in paths.items()), "--out", str(out), "--config", json.dumps(config)]
+    argv = [*(f"--{k}={v}" for k, v in paths.items()), *path_flags({}, {"predictions": out})]
+    argv += ["--config", json.dumps(config)]
     seconds, peak = run_with_peak_memory(
         "workflow_scripts.rules.predict_calls", argv, SAMPLE_EVERY_S, env={"OMP_NUM_THREADS": "1"}
     )

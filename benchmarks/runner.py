@@ -18,6 +18,8 @@ from pathlib import Path
 import polars as pl
 import yaml
 
+from workflow_scripts.command_line import path_flags
+
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
@@ -74,13 +76,15 @@ def flags(paths: dict) -> list[str]:
     return [str(part) for pair in paths.items() for part in pair]
 
 
-def rule_command(rule: str, config: dict, paths: dict) -> list[str]:
-    return [PYTHON, "-m", f"workflow_scripts.rules.{rule}", *flags(paths), "--config", json.dumps(config)]
+def rule_command(rule: str, config: dict, inputs: dict, outputs: dict) -> list[str]:
+    """A rule's program with its inputs' and outputs' path flags (as the rule derives them) and config."""
+    paths = path_flags(inputs, outputs)
+    return [PYTHON, "-m", f"workflow_scripts.rules.{rule}", *paths, "--config", json.dumps(config)]
 
 
-def run_rule(rule: str, config: dict, log: Path, paths: dict) -> float:
-    """One rule's entry point with its path flags and config sections; wall seconds."""
-    rc, seconds = run_logged(rule_command(rule, config, paths), log)
+def run_rule(rule: str, config: dict, log: Path, inputs: dict, outputs: dict) -> float:
+    """One rule's entry point with its named inputs and outputs and config sections; wall seconds."""
+    rc, seconds = run_logged(rule_command(rule, config, inputs, outputs), log)
     if rc:
         raise SystemExit(f"{rule} failed (rc {rc}), see {log}:\n{log.read_text()[-2000:]}")
     return seconds

@@ -14,8 +14,7 @@ rule bucket:
     params:
         code=rule_code("bucket"),
         config=rule_config("bucket", "tokenizer", "model"),
-        tokenizer=optional_input_flag("--tokenizer-dir", "tokenizer"),
+        paths=path_args("windows", "tokenizer"),
     shell:
-        "python -m workflow_scripts.rules.bucket --config {params.config:q} "
-        "--windows {input.windows:q} {params.tokenizer} "
-        "--out-manifest {output.manifest:q} --out-summary {output.summary:q} > {log:q} 2>&1"
+        "python -m workflow_scripts.rules.bucket --config {params.config:q} {params.paths} "
+        "> {log:q} 2>&1"

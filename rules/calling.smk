@@ -23,12 +23,11 @@ rule annotate_sites:
         code=rule_code("annotate_sites"),
         inputs=user_input_digests(calling_annotation()),
         config=calling_config(ANNOTATE_SITES_KEYS),
-        genome=genome_index_dir,
+        genome=genome_args,
+        paths=path_args("annotation"),
     shell:
         "python -m workflow_scripts.rules.annotate_sites --config {params.config:q} "
-        "--annotation {input.annotation:q} --genome {params.genome:q} "
-        "--out-sites {output.sites:q} --out-genes {output.genes:q} "
-        "--out-exons {output.exons:q} --out-summary {output.summary:q} > {log:q} 2>&1"
+        "{params.genome} {params.paths} > {log:q} 2>&1"
 
 
 rule cluster_genes:
@@ -38,7 +37,7 @@ rule cluster_genes:
         index="results/genome/index.tsv",
         sequence="results/genome/sequence.npy",
     output:
-        clusters="results/annotation/gene_clusters.parquet",
+        gene_clusters="results/annotation/gene_clusters.parquet",
     log:
         "logs/cluster_genes.log",
     benchmark:
@@ -48,11 +47,11 @@ rule cluster_genes:
     params:
         code=rule_code("cluster_genes"),
         config=calling_config(CLUSTER_GENES_KEYS),
-        genome=genome_index_dir,
+        genome=genome_args,
+        paths=path_args("exons", "genes"),
     shell:
         "python -m workflow_scripts.rules.cluster_genes --config {params.config:q} "
-        "--exons {input.exons:q} --genes {input.genes:q} --genome {params.genome:q} "
-        "--out {output.clusters:q} > {log:q} 2>&1"
+        "{params.genome} {params.paths} > {log:q} 2>&1"
 
 
 rule score_base_model:
@@ -79,12 +78,12 @@ rule score_base_model:
         code=rule_code("score_base_model"),
         inputs=user_input_digests(base_model_weights()),
         config=calling_config(SCORE_BASE_MODEL_KEYS),
-        genome=genome_index_dir,
+        genome=genome_args,
+        paths=path_args("genes", "weights"),
     shell:
         "python -m workflow_scripts.rules.score_base_model --config {params.config:q} "
-        "--genes {input.genes:q} --genome {params.genome:q} --weights {input.weights:q} "
-        "--shard {wildcards.shard} --shards {wildcards.shards} "
-        "--out {output.scores:q} > {log:q} 2>&1"
+        "{params.genome} {params.paths} --shard {wildcards.shard} --shards {wildcards.shards} "
+        "> {log:q} 2>&1"
 
 
 rule make_calls:
@@ -92,7 +91,7 @@ rule make_calls:
         scores=scores_tables(),
         sites="results/annotation/sites.parquet",
         genes="results/annotation/genes.parquet",
-        clusters="results/annotation/gene_clusters.parquet",
+        gene_clusters="results/annotation/gene_clusters.parquet",
         index="results/genome/index.tsv",
         sequence="results/genome/sequence.npy",
     output:
@@ -108,9 +107,8 @@ rule make_calls:
         code=rule_code("make_calls"),
         inputs=user_input_digests(scores_tables()),
         config=calling_config(MAKE_CALLS_KEYS),
-        genome=genome_index_dir,
+        genome=genome_args,
+        paths=path_args("scores", "sites", "genes", "gene_clusters"),
     shell:
         "python -m workflow_scripts.rules.make_calls --config {params.config:q} "
-        "--scores {input.scores:q} --sites {input.sites:q} --genes {input.genes:q} "
-        "--gene-clusters {input.clusters:q} --genome {params.genome:q} --out {output.calls:q} "
-        "--out-summary {output.summary:q} > {log:q} 2>&1"
+        "{params.genome} {params.paths} > {log:q} 2>&1"

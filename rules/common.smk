@@ -16,6 +16,7 @@ from workflow_scripts.calling.contract import (
     SITE_CALLS_KEYS,
 )
 from workflow_scripts.calling.model_files import weight_files
+from workflow_scripts.command_line import path_flags
 from workflow_scripts.config.preflight import (
     check_input_files,
     is_user_file,
@@ -111,16 +112,30 @@ def user_input_digests(*inputs):
     return digests
 
 
-def optional_input_flag(flag, name):
-    """A params function: `flag PATH...` when the job has its optional input `name` (an input
-    function that returns [] when the feature is off), else nothing."""
+def path_args(*inputs, outputs=None):
+    """A params function: the job's inputs named in `inputs` as `--<name> PATH...` (nothing for
+    an optional input that is off) and its outputs (every named one, or those in `outputs`) as
+    `--out-<name> PATH...`, quoted: the paths of a rule's shell line, derived from its input and
+    output names (workflow_scripts/command_line.py, which the tests call too)."""
 
-    def args(wildcards, input):
-        paths = input.get(name) or []
-        paths = [paths] if isinstance(paths, str) else list(paths)
-        return " ".join([flag, *map(shlex_quote, paths)]) if paths else ""
+    def args(wildcards, input, output):
+        chosen = output.keys() if outputs is None else outputs
+        flags = path_flags(
+            {name: input.get(name) for name in inputs},
+            {name: output.get(name) for name in chosen},
+        )
+        return shlex.join(flags)
 
     return args
+
+
+def output_dir(name):
+    """A params function: the folder of the job's output `name` (a list of files in one folder)."""
+
+    def folder(wildcards, output):
+        return os.path.dirname(output.get(name)[0])
+
+    return folder
 
 
 def input_paths(item, wildcards):
@@ -310,9 +325,15 @@ def base_model_weights():
     return [str(path) for path in weight_files(weights)]
 
 
-def genome_index_dir(wildcards, input):
-    """The genome index directory (index_genome's outputs), for --genome."""
-    return os.path.dirname(input.index)
+def genome_args(wildcards, input):
+    """`--genome DIR` (the genome index directory, index_genome's outputs) when the job reads the
+    index, `--genome FASTA` for predict.genome, else nothing (extract from a sequences table).
+    """
+    if "index" in input.keys():
+        return f"--genome {shlex_quote(os.path.dirname(input.index))}"
+    if "genome" in input.keys():
+        return f"--genome {shlex_quote(input.genome)}"
+    return ""
 
 
 SITES_DIR = "results/sites"
@@ -398,20 +419,6 @@ def calling_config(keys):
     return json.dumps({"calling": calling}, sort_keys=True)
 
 
-def extract_source_args(wildcards, input):
-    """--sequences TABLE, or --genome INDEX_DIR --calls CALLS [--scores TABLE... --genes GENES]
-    (paths, quoted; the scores when the pipeline made the calls: data/score_profiles.py).
-    """
-    if uses_sequences_table():
-        return f"--sequences {shlex_quote(input.sequences)}"
-    genome_dir = os.path.dirname(input.index)
-    args = f"--genome {shlex_quote(genome_dir)} --calls {shlex_quote(input.calls)}"
-    if "scores" in input.keys():
-        scores = " ".join(shlex_quote(path) for path in input.scores)
-        args += f" --scores {scores} --genes {shlex_quote(input.genes)}"
-    return args
-
-
 # ---- models, tokenizers and pretraining (docs/models.md) ----
 def tokenizer_kind():
     return resolve_tokenizer_kind(config["tokenizer"], config["model"])
@@ -451,14 +458,14 @@ def prediction_outputs(wildcards):
 
 
 def predict_genome():
-    """predict.genome (a FASTA), else the pipeline's genome index."""
+    """{"genome": predict.genome (a FASTA)}, else {"index": the pipeline's genome index}."""
     if "genome" in config["predict"]:
-        return config["predict"]["genome"]
+        return {"genome": config["predict"]["genome"]}
     if "genome" not in config:
         raise InputError(
             "config", "predict.genome", "needed: the workflow has no genome: input"
         )
-    return "results/genome/index.tsv"
+    return {"index": "results/genome/index.tsv"}
 
 
 def predict_inputs(wildcards):
@@ -467,15 +474,8 @@ def predict_inputs(wildcards):
         raise InputError("config", "predict.calls", "set the calls table to score")
     return {
         "calls": config["predict"]["calls"],
-        "genome": predict_genome(),
+        **predict_genome(),
         "model": f"{experiment}/model/model.pt",
-        "config": f"{experiment}/model/model.json",
+        "model_config": f"{experiment}/model/model.json",
         "metrics": f"{experiment}/evaluation/metrics.json",
     }
-
-
-def predict_genome_arg(wildcards, input):
-    """--genome: the FASTA itself, or the genome index directory."""
-    if input.genome.endswith("index.tsv"):
-        return os.path.dirname(input.genome)
-    return input.genome

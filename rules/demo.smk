@@ -11,6 +11,7 @@ rule demo_data:
     params:
         code=rule_code("demo_data"),
         config=rule_config("demo"),
+        paths=path_args(),
     shell:
-        "python -m workflow_scripts.rules.demo_data --config {params.config:q} "
-        "--genome {output.genome:q} --calls {output.calls:q} > {log:q} 2>&1"
+        "python -m workflow_scripts.rules.demo_data --config {params.config:q} {params.paths} "
+        "> {log:q} 2>&1"

@@ -3,7 +3,7 @@ rule evaluate:
         windows="results/{experiment}/windows.parquet",
         manifest="results/{experiment}/buckets/manifest.parquet",
         model="results/{experiment}/model/model.pt",
-        config="results/{experiment}/model/model.json",
+        model_config="results/{experiment}/model/model.json",
     output:
         predictions="results/{experiment}/evaluation/predictions.parquet",
         metrics="results/{experiment}/evaluation/metrics.json",
@@ -16,9 +16,7 @@ rule evaluate:
     params:
         code=rule_code("evaluate"),
         config=run_rule_config("evaluate", "train"),
+        paths=path_args("windows", "manifest", "model", "model_config"),
     shell:
-        "python -m workflow_scripts.rules.evaluate --config {params.config:q} "
-        "--windows {input.windows:q} --manifest {input.manifest:q} "
-        "--model {input.model:q} --model-config {input.config:q} "
-        "--experiment {wildcards.experiment} --out-predictions {output.predictions:q} "
-        "--out-metrics {output.metrics:q} > {log:q} 2>&1"
+        "python -m workflow_scripts.rules.evaluate --config {params.config:q} {params.paths} "
+        "--experiment {wildcards.experiment} > {log:q} 2>&1"

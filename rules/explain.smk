@@ -2,7 +2,7 @@ rule explain:
     input:
         windows="results/{experiment}/windows.parquet",
         model="results/{experiment}/model/model.pt",
-        config="results/{experiment}/model/model.json",
+        model_config="results/{experiment}/model/model.json",
     output:
         attribution="results/{experiment}/explain/attribution.tsv",
         kmers="results/{experiment}/explain/kmers.tsv",
@@ -16,9 +16,10 @@ rule explain:
     params:
         code=rule_code("explain"),
         config=rule_config("explain"),
+        paths=path_args(
+            "windows", "model", "model_config", outputs=("attribution", "kmers")
+        ),
+        plots_dir=output_dir("plots"),
     shell:
-        "python -m workflow_scripts.rules.explain --config {params.config:q} "
-        "--windows {input.windows:q} --model {input.model:q} --model-config {input.config:q} "
-        "--experiment {wildcards.experiment} --out-attribution {output.attribution:q} "
-        "--out-kmers {output.kmers:q} --out-dir results/{wildcards.experiment}/explain "
-        "> {log:q} 2>&1"
+        "python -m workflow_scripts.rules.explain --config {params.config:q} {params.paths} "
+        "--out-dir {params.plots_dir:q} --experiment {wildcards.experiment} > {log:q} 2>&1"

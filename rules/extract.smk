@@ -14,10 +14,10 @@ rule index_genome:
         code=rule_code("index_genome"),
         inputs=user_input_digests(config.get("genome", [])),
         config=rule_config("index_genome"),
+        paths=path_args("fasta"),
     shell:
         "python -m workflow_scripts.rules.index_genome --config {params.config:q} "
-        "--fasta {input.fasta:q} --sequence {output.sequence:q} --index {output.index:q} "
-        "> {log:q} 2>&1"
+        "{params.paths} > {log:q} 2>&1"
 
 
 rule extract:
@@ -38,7 +38,8 @@ rule extract:
         code=rule_code("extract"),
         inputs=user_input_digests(extract_inputs),
         config=experiment_rule_config("window", "split"),
-        source=extract_source_args,
+        genome=genome_args,
+        paths=path_args("sequences", "calls", "scores", "genes"),
     shell:
-        "python -m workflow_scripts.rules.extract --config {params.config:q} {params.source} "
-        "--out {output.windows:q} > {log:q} 2>&1"
+        "python -m workflow_scripts.rules.extract --config {params.config:q} "
+        "{params.genome} {params.paths} > {log:q} 2>&1"

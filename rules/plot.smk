@@ -3,7 +3,7 @@ rule plot:
         predictions="results/{experiment}/evaluation/predictions.parquet",
         metrics="results/{experiment}/evaluation/metrics.json",
         steps="results/{experiment}/model/steps.jsonl",
-        summary="results/{experiment}/buckets/summary.json",
+        bucket_summary="results/{experiment}/buckets/summary.json",
         manifest="results/{experiment}/buckets/manifest.parquet",
     output:
         plots=plot_report_outputs(),
@@ -15,8 +15,10 @@ rule plot:
         "../envs/plot.yaml"
     params:
         code=rule_code("plot"),
+        paths=path_args(
+            "predictions", "metrics", "steps", "bucket_summary", "manifest", outputs=()
+        ),
+        plots_dir=output_dir("plots"),
     shell:
-        "python -m workflow_scripts.rules.plot --predictions {input.predictions:q} "
-        "--metrics {input.metrics:q} --steps {input.steps:q} --bucket-summary {input.summary:q} "
-        "--manifest {input.manifest:q} --out-dir results/{wildcards.experiment}/plots "
+        "python -m workflow_scripts.rules.plot {params.paths} --out-dir {params.plots_dir:q} "
         "> {log:q} 2>&1"

@@ -25,9 +25,8 @@ rule predict_calls:
         code=rule_code("predict_calls"),
         inputs=user_input_digests(predict_inputs),
         config=experiment_rule_config("predict", "window", "evaluate"),
-        genome=predict_genome_arg,
+        genome=genome_args,
+        paths=path_args("calls", "model", "model_config", "metrics"),
     shell:
         "python -m workflow_scripts.rules.predict_calls --config {params.config:q} "
-        "--calls {input.calls:q} --genome {params.genome:q} --model {input.model:q} "
-        "--model-config {input.config:q} --metrics {input.metrics:q} "
-        "--out {output.predictions:q} > {log:q} 2>&1"
+        "{params.genome} {params.paths} > {log:q} 2>&1"

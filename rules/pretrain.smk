@@ -4,8 +4,8 @@ use rule train as pretrain with:
     input:
         windows="results/{experiment}/windows.parquet",
         manifest="results/{experiment}/buckets/manifest.parquet",
-        summary="results/{experiment}/buckets/summary.json",
-        genome=pretrain_genome_input,
+        bucket_summary="results/{experiment}/buckets/summary.json",
+        genome_index=pretrain_genome_input,
         deepspeed_config=lookup(
             dpath="train/deepspeed_config", within=config, default=[]
         ),
@@ -22,4 +22,4 @@ use rule train as pretrain with:
         code=rule_code("pretrain"),
         config=run_rule_config("model", "train", "pretrain"),
         checkpoints=lambda wildcards: f"results/{wildcards.experiment}/pretrain/checkpoints",
-        start=optional_input_flag("--genome-index", "genome"),
+        paths=path_args("windows", "manifest", "bucket_summary", "genome_index"),

@@ -10,7 +10,7 @@ rule site_calls:
         scores=scores_tables(),
         sites="results/annotation/sites.parquet",
         genes="results/annotation/genes.parquet",
-        clusters="results/annotation/gene_clusters.parquet",
+        gene_clusters="results/annotation/gene_clusters.parquet",
         index="results/genome/index.tsv",
         sequence="results/genome/sequence.npy",
         errorseq=site_model_inputs(),
@@ -36,18 +36,12 @@ rule site_calls:
         code=rule_code("site_calls"),
         inputs=user_input_digests(scores_tables(), site_transfer_inputs()),
         config=site_calls_config(),
-        genome=genome_index_dir,
+        genome=genome_args,
         errorseq=site_model_args,
-        transfer=optional_input_flag("--transfer", "transfer"),
+        paths=path_args("scores", "sites", "genes", "gene_clusters", "transfer"),
     shell:
         "python -m workflow_scripts.rules.site_calls --config {params.config:q} "
-        "--scores {input.scores:q} --sites {input.sites:q} --genes {input.genes:q} "
-        "--gene-clusters {input.clusters:q} --genome {params.genome:q} "
-        "--out-calls {output.calls:q} --out-tree-bed {output.tree_bed:q} "
-        "--out-base-bed {output.base_bed:q} --out-metrics {output.metrics:q} "
-        "--out-rescorer {output.rescorer:q} --out-errorseq-bed {output.errorseq_bed:q} "
-        "{params.errorseq} {params.transfer} "
-        "> {log:q} 2>&1"
+        "{params.genome} {params.paths} {params.errorseq} > {log:q} 2>&1"
 
 
 # sites.model (docs/sites.md): the candidates as windows, one windows.parquet per fold, for the runs
@@ -57,7 +51,7 @@ rule site_windows:
         scores=scores_tables(),
         sites="results/annotation/sites.parquet",
         genes="results/annotation/genes.parquet",
-        clusters="results/annotation/gene_clusters.parquet",
+        gene_clusters="results/annotation/gene_clusters.parquet",
         index="results/genome/index.tsv",
         sequence="results/genome/sequence.npy",
     output:
@@ -72,9 +66,8 @@ rule site_windows:
         code=rule_code("site_windows"),
         inputs=user_input_digests(scores_tables()),
         config=site_windows_config(),
-        genome=genome_index_dir,
+        genome=genome_args,
+        paths=path_args("scores", "sites", "genes", "gene_clusters"),
     shell:
         "python -m workflow_scripts.rules.site_windows --config {params.config:q} "
-        "--scores {input.scores:q} --sites {input.sites:q} --genes {input.genes:q} "
-        "--gene-clusters {input.clusters:q} --genome {params.genome:q} "
-        "--out {output.windows:q} > {log:q} 2>&1"
+        "{params.genome} {params.paths} > {log:q} 2>&1"

@@ -39,10 +39,7 @@ rule summarize:
         code=rule_code("summarize"),
         config=rule_config("experiments", "split", "train"),
         provenance=summary_provenance(),
-        calls_summary=optional_input_flag("--calls-summary", "calls_summary"),
+        paths=path_args("metrics", "calls_summary"),
     shell:
-        "python -m workflow_scripts.rules.summarize --config {params.config:q} "
-        "--metrics {input.metrics:q} {params.calls_summary} "
-        "--provenance {params.provenance:q} --out-provenance {output.provenance:q} "
-        "--out-table {output.table:q} --out-plot {output.plot:q} "
-        "--out-html {output.html:q} --console-fd 3 3>&2 > {log:q} 2>&1"
+        "python -m workflow_scripts.rules.summarize --config {params.config:q} {params.paths} "
+        "--provenance {params.provenance:q} --console-fd 3 3>&2 > {log:q} 2>&1"

@@ -12,6 +12,7 @@ rule tokenizer:
     params:
         code=rule_code("tokenizer"),
         config=rule_config("tokenizer", "split"),
+        paths=path_args("windows"),
     shell:
-        "python -m workflow_scripts.rules.tokenizer --config {params.config:q} "
-        "--windows {input.windows:q} --out-dir {output.tokenizer:q} > {log:q} 2>&1"
+        "python -m workflow_scripts.rules.tokenizer --config {params.config:q} {params.paths} "
+        "> {log:q} 2>&1"

@@ -1,15 +1,15 @@
 # train and pretrain (pretrain.smk: `use rule train as pretrain`) share this body: the same
-# inputs, resources and command line; what differs is in params (program, start, config, code,
+# inputs, resources and command line; what differs is in params (program, paths, config, code,
 # checkpoints) and the paths.
 rule train:
     input:
         windows="results/{experiment}/windows.parquet",
         manifest="results/{experiment}/buckets/manifest.parquet",
-        summary="results/{experiment}/buckets/summary.json",
+        bucket_summary="results/{experiment}/buckets/summary.json",
         deepspeed_config=lookup(
             dpath="train/deepspeed_config", within=config, default=[]
         ),
-        encoder=pretrained_encoder_input,
+        init_encoder=pretrained_encoder_input,
     output:
         weights="results/{experiment}/model/model.pt",
         config="results/{experiment}/model/model.json",
@@ -31,13 +31,10 @@ rule train:
         inputs=user_input_digests(config["train"].get("deepspeed_config", [])),
         config=run_rule_config("model", "train"),
         checkpoints=lambda wildcards: f"results/{wildcards.experiment}/model/checkpoints",
-        start=optional_input_flag("--init-encoder", "encoder"),
+        paths=path_args("windows", "manifest", "bucket_summary", "init_encoder"),
     shell:
         "python -m workflow_scripts.rules.{params.program:q} --config {params.config:q} "
-        "--windows {input.windows:q} --manifest {input.manifest:q} "
-        "--bucket-summary {input.summary:q} {params.start} "
-        "--checkpoint-dir {params.checkpoints:q} --out-weights {output.weights:q} "
-        "--out-config {output.config:q} --out-steps {output.steps:q} "
+        "{params.paths} --checkpoint-dir {params.checkpoints:q} "
         "--experiment {wildcards.experiment} --gpus {resources.gpu} "
         "--cpu-procs {resources.cpu_procs} --threads {threads} --nodes {resources.nodes} "
         "--console-fd 3 3>&2 > {log:q} 2>&1"

@@ -1,4 +1,5 @@
-"""The train and evaluate entry points' path arguments, spelled once for tests and benchmarks.
+"""The train and evaluate programs' arguments for tests and benchmarks, derived as the rules
+derive theirs (workflow_scripts/command_line.py) from the same input and output names.
 
 `inputs` holds the paths make_training_inputs returns: "windows", "manifest", "summary".
 """
@@ -7,26 +8,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from workflow_scripts.command_line import path_flags
+
 
 def train_path_args(
     inputs: dict[str, Path], out: Path, experiment: str, model_name: str = "model"
 ) -> list[str]:
     """The train rule's input and output paths (outputs under `out`) and its experiment."""
+    rule_inputs = {
+        "windows": inputs["windows"],
+        "manifest": inputs["manifest"],
+        "bucket_summary": inputs["summary"],
+    }
+    outputs = {
+        "weights": out / f"{model_name}.pt",
+        "config": out / f"{model_name}.json",
+        "steps": out / "steps.jsonl",
+    }
     return [
-        "--windows",
-        str(inputs["windows"]),
-        "--manifest",
-        str(inputs["manifest"]),
-        "--bucket-summary",
-        str(inputs["summary"]),
+        *path_flags(rule_inputs, outputs),
         "--checkpoint-dir",
         str(out / "checkpoints"),
-        "--out-weights",
-        str(out / f"{model_name}.pt"),
-        "--out-config",
-        str(out / f"{model_name}.json"),
-        "--out-steps",
-        str(out / "steps.jsonl"),
         "--experiment",
         experiment,
     ]
@@ -41,21 +43,12 @@ def evaluate_args(
     metrics: Path,
 ) -> list[str]:
     """`-m workflow_scripts.rules.evaluate` and its paths and experiment: what follows the interpreter."""
-    return [
-        "-m",
-        "workflow_scripts.rules.evaluate",
-        "--windows",
-        str(inputs["windows"]),
-        "--manifest",
-        str(inputs["manifest"]),
-        "--model",
-        str(model),
-        "--model-config",
-        str(model_config),
-        "--experiment",
-        experiment,
-        "--out-predictions",
-        str(predictions),
-        "--out-metrics",
-        str(metrics),
-    ]
+    rule_inputs = {
+        "windows": inputs["windows"],
+        "manifest": inputs["manifest"],
+        "model": model,
+        "model_config": model_config,
+    }
+    outputs = {"predictions": predictions, "metrics": metrics}
+    paths = path_flags(rule_inputs, outputs)
+    return ["-m", "workflow_scripts.rules.evaluate", *paths, "--experiment", experiment]

@@ -16,6 +16,7 @@ from tests.spliceai_fixtures import write_spliceai_h5
 from tests.workflow_helpers import ROOT, subprocess_env, write_config
 from workflow_scripts.calling.annotation import build_site_tables
 from workflow_scripts.calling.gff import read_annotation
+from workflow_scripts.command_line import path_flags
 
 DATA = Path(__file__).parent / "data"
 FASTA, GTF = "athaliana_chr1_1-14000.fa", "athaliana_chr1_1-14000.gtf.gz"
@@ -61,7 +62,7 @@ def plant_site_scores(scores: pl.DataFrame, sites: pl.DataFrame) -> pl.DataFrame
 
 def extract_args(genome: Path, calls: Path, out: Path, config: str) -> list[str]:
     """The arguments of `python -m workflow_scripts.rules.extract`."""
-    return ["--genome", str(genome), "--calls", str(calls), "--out", str(out), "--config", config]
+    return ["--genome", str(genome), *path_flags({"calls": calls}, {"windows": out}), "--config", config]
 
 
 def run_extract_program(genome: Path, calls: Path, out: Path, config: str) -> subprocess.CompletedProcess:

@@ -21,6 +21,7 @@ from pathlib import Path
 import yaml
 
 from tests.workflow_helpers import ROOT, snakemake, subprocess_env
+from workflow_scripts.command_line import path_flags
 
 WEIRD_DIR = "a b;$(touch pwned)'x"
 WEIRD_GENOME = "g e;`touch pwned`$HOME.fa.gz"
@@ -74,10 +75,7 @@ def run_demo(base: Path, config: dict) -> DemoRun:
             sys.executable,
             "-m",
             "workflow_scripts.rules.demo_data",
-            "--genome",
-            str(workdir / WEIRD_GENOME),
-            "--calls",
-            str(workdir / WEIRD_CALLS),
+            *path_flags({}, {"genome": workdir / WEIRD_GENOME, "calls": workdir / WEIRD_CALLS}),
             "--config",
             json.dumps({"demo": config["demo"]}),
         ],

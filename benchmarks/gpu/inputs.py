@@ -29,12 +29,12 @@ def bert_dir(work: Path) -> Path:
     return work / "data" / "bert"
 
 
-def bucket(work: Path, data: str, config: dict, tokenizer: dict) -> None:
+def bucket(work: Path, data: str, config: dict, tokenizer: Path | None = None) -> None:
     """The bucket rule on the windows into data/<data>/ (manifest.parquet, summary.json)."""
     out = bucket_dir(work, data)
-    paths = {"--windows": windows_path(work), **tokenizer}
-    paths |= {"--out-manifest": out / "manifest.parquet", "--out-summary": out / "summary.json"}
-    seconds = run_rule("bucket", config, work / "logs" / f"bucket_{data}.log", paths)
+    inputs = {"windows": windows_path(work), "tokenizer": tokenizer}
+    outputs = {"manifest": out / "manifest.parquet", "summary": out / "summary.json"}
+    seconds = run_rule("bucket", config, work / "logs" / f"bucket_{data}.log", inputs, outputs)
     print(f"  bucket {data}: {seconds:.1f} s", flush=True)
 
 
@@ -42,8 +42,8 @@ def bpe_tokenizer(work: Path) -> None:
     """The tokenizer rule's BPE vocabulary and the HF cases' BERT config, in one folder."""
     import transformers
 
-    paths = {"--windows": windows_path(work), "--out-dir": bert_dir(work)}
-    seconds = run_rule("tokenizer", {"tokenizer": BPE}, work / "logs" / "tokenizer.log", paths)
+    inputs, outputs = {"windows": windows_path(work)}, {"tokenizer": bert_dir(work)}
+    seconds = run_rule("tokenizer", {"tokenizer": BPE}, work / "logs" / "tokenizer.log", inputs, outputs)
     print(f"  tokenizer: {seconds:.1f} s", flush=True)
     transformers.BertConfig(vocab_size=BPE["vocab_size"], **BERT_CONFIG).save_pretrained(str(bert_dir(work)))
 
@@ -54,7 +54,7 @@ def prepare(work: Path, n_genes: int, data_kinds: set[str]) -> None:
     demo_windows(work / "demo", demo={"n_genes": n_genes})
     for data in ("nt", "nt64k"):
         if not (bucket_dir(work, data) / "summary.json").exists():
-            bucket(work, data, {"bucket": DATA[data]}, {})
+            bucket(work, data, {"bucket": DATA[data]})
     if "bpe" in data_kinds and not (bucket_dir(work, "bpe") / "summary.json").exists():
         bpe_tokenizer(work)
-        bucket(work, "bpe", {"tokenizer": BPE, "bucket": DATA["bpe"]}, {"--tokenizer-dir": bert_dir(work)})
+        bucket(work, "bpe", {"tokenizer": BPE, "bucket": DATA["bpe"]}, bert_dir(work))

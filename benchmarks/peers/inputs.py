@@ -143,9 +143,8 @@ def bucket(name: str, windows: Path, model_dir: Path, tokens_per_rank: int, fold
         "model": {"backbone": "hf", "path": str(model_dir)},
     }
     outputs = {"manifest": folder / "manifest.parquet", "summary": folder / "summary.json"}
-    paths = {"--windows": windows, "--out-manifest": outputs["manifest"], "--out-summary": outputs["summary"]}
     began = time.time()
-    run_rule("bucket", config, folder / "bucket.log", paths)
+    run_rule("bucket", config, folder / "bucket.log", {"windows": windows}, outputs)
     return {
         "name": name,
         "windows": str(windows),

@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 
 from tests.calls_fixtures import extract_args, run_extract_program
+from workflow_scripts.command_line import path_flags
 from workflow_scripts.config.preflight import check_input_files
 from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.data.fasta import load_fasta
@@ -130,7 +131,7 @@ def test_a_sequences_column_named_like_a_derived_one(tmp_path, capsys):
     table = write(tmp_path, "seqs.tsv", tsv(rows, ["id", "sequence", "label", "split"]))
     out = tmp_path / "w.parquet"
     status, lines = run_entry(
-        extract, ["--sequences", str(table), "--out", str(out), "--config", CONFIG], capsys
+        extract, [*path_flags({"sequences": table}, {"windows": out}), "--config", CONFIG], capsys
     )
     assert_refused(status, lines, out, f"errorseq: error: {table}: column 'split': {RESERVED}")
 
@@ -319,12 +320,7 @@ def test_fasta_faults_name_the_fasta_record(tmp_path, capsys, fasta, fault):
     status, lines = run_entry(
         index_genome,
         [
-            "--fasta",
-            str(genome),
-            "--sequence",
-            str(tmp_path / "s.npy"),
-            "--index",
-            str(index),
+            *path_flags({"fasta": genome}, {"sequence": tmp_path / "s.npy", "index": index}),
             "--config",
             "{}",
         ],

@@ -1,5 +1,5 @@
 """The tokenizer rule: learns DNA merges, saves HF format, and feeds bucket's token lengths
-(`--tokenizer-dir` with tokenizer.kind bpe)."""
+(`--tokenizer` with tokenizer.kind bpe)."""
 
 import json
 
@@ -11,6 +11,7 @@ pytest.importorskip("tokenizers")
 pytest.importorskip("transformers")
 
 from tests.train_fixtures import make_training_inputs  # noqa: E402
+from workflow_scripts.command_line import path_flags  # noqa: E402
 from workflow_scripts.config.types import complete_typed_section  # noqa: E402
 from workflow_scripts.errors import InputError  # noqa: E402
 from workflow_scripts.rules import bucket, tokenizer  # noqa: E402
@@ -26,10 +27,7 @@ def learnt(tmp_path_factory):
     out = directory / "tokenizer"
     tokenizer.main(
         [
-            "--windows",
-            str(inputs["windows"]),
-            "--out-dir",
-            str(out),
+            *path_flags({"windows": inputs["windows"]}, {"tokenizer": out}),
             "--config",
             json.dumps({"tokenizer": BPE}),
         ]
@@ -57,7 +55,7 @@ def test_bucket_counts_tokens_with_the_learnt_tokenizer(learnt, tmp_path):
         [
             "--windows",
             str(inputs["windows"]),
-            "--tokenizer-dir",
+            "--tokenizer",
             str(out),
             "--config",
             json.dumps(config),
@@ -82,10 +80,7 @@ def test_too_small_vocabulary_is_a_config_error(learnt, tmp_path):
     with pytest.raises(InputError, match="config: tokenizer.vocab_size: 9 is less than the minimum of 10"):
         tokenizer.main(
             [
-                "--windows",
-                str(inputs["windows"]),
-                "--out-dir",
-                str(tmp_path / "t"),
+                *path_flags({"windows": inputs["windows"]}, {"tokenizer": tmp_path / "t"}),
                 "--config",
                 json.dumps({"tokenizer": {**BPE, "vocab_size": 9}}),
             ]
@@ -100,7 +95,7 @@ def test_a_learnt_tokenizer_needs_kind_bpe(learnt, tmp_path):
             [
                 "--windows",
                 str(inputs["windows"]),
-                "--tokenizer-dir",
+                "--tokenizer",
                 str(out),
                 "--config",
                 "{}",

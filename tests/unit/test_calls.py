@@ -15,6 +15,7 @@ from workflow_scripts.calling import scores as scores_module
 from workflow_scripts.calling.calls import CallSettings, make_calls
 from workflow_scripts.calling.negatives import ks_distance
 from workflow_scripts.calling.scores import gene_positions, read_scores
+from workflow_scripts.command_line import path_flags
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.errors import run_cli
 from workflow_scripts.rules import make_calls as make_calls_rule
@@ -325,19 +326,12 @@ def write_cli_inputs(tmp_path: Path, toy: Toy, scores: pl.DataFrame) -> list[str
     toy.sites.write_parquet(tmp_path / "sites.parquet")
     toy.genes.write_parquet(tmp_path / "genes.parquet")
     scores.write_parquet(tmp_path / "scores.parquet")
+    inputs = {name: tmp_path / f"{name}.parquet" for name in ("scores", "sites", "genes")}
+    outputs = {"calls": tmp_path / "calls.parquet", "summary": tmp_path / "summary.json"}
     return [
-        "--scores",
-        str(tmp_path / "scores.parquet"),
-        "--sites",
-        str(tmp_path / "sites.parquet"),
-        "--genes",
-        str(tmp_path / "genes.parquet"),
+        *path_flags(inputs, outputs),
         "--genome",
         str(fasta),
-        "--out",
-        str(tmp_path / "calls.parquet"),
-        "--out-summary",
-        str(tmp_path / "summary.json"),
     ]
 
 

@@ -4,6 +4,7 @@ import json
 import polars as pl
 import pytest
 
+from workflow_scripts.command_line import path_flags
 from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.data.calls import CALL_COLUMNS, OPTIONAL_CALL_COLUMNS
 from workflow_scripts.data.demo import (
@@ -26,10 +27,7 @@ def demo(tmp_path_factory):
     folder = tmp_path_factory.mktemp("demo")
     demo_data_main(
         [
-            "--genome",
-            str(folder / "g.fa.gz"),
-            "--calls",
-            str(folder / "calls.tsv"),
+            *path_flags({}, {"genome": folder / "g.fa.gz", "calls": folder / "calls.tsv"}),
             "--config",
             json.dumps({"demo": {"n_genes": 400}}),
         ]
@@ -59,10 +57,7 @@ def test_bad_demo_config_is_named(tmp_path):
     with pytest.raises(InputError, match="config: demo.n_genes: 2 is less than the minimum of 3"):
         demo_data_main(
             [
-                "--genome",
-                str(tmp_path / "g.fa"),
-                "--calls",
-                str(tmp_path / "c.tsv"),
+                *path_flags({}, {"genome": tmp_path / "g.fa", "calls": tmp_path / "c.tsv"}),
                 "--config",
                 json.dumps({"demo": {"n_genes": 2}}),
             ]
@@ -96,10 +91,7 @@ def test_motif_enriched_in_error_windows_of_one_length(demo, tmp_path, error_lab
         [
             "--genome",
             str(demo / "g.fa.gz"),
-            "--calls",
-            str(demo / "calls.tsv"),
-            "--out",
-            str(out),
+            *path_flags({"calls": demo / "calls.tsv"}, {"windows": out}),
             "--config",
             json.dumps({"experiment": experiment}),
         ]

@@ -5,6 +5,7 @@ import polars as pl
 import pytest
 
 from tests.calls_fixtures import extract_args, run_extract_program
+from workflow_scripts.command_line import path_flags
 from workflow_scripts.config.types import ExperimentSection, complete_typed_section
 from workflow_scripts.data.fasta import load_fasta, open_genome
 from workflow_scripts.data.quality import read_notes
@@ -250,7 +251,9 @@ def test_bad_config_is_named(genome_dir, tmp_path, config, field):
 )
 def test_one_input_mode(tmp_path, inputs, flag):
     with pytest.raises(InputError) as caught:
-        extract_main([*inputs, "--out", str(tmp_path / "w.parquet"), "--config", extract_config()])
+        extract_main(
+            [*inputs, *path_flags({}, {"windows": tmp_path / "w.parquet"}), "--config", extract_config()]
+        )
     assert (caught.value.source, caught.value.field) == ("command line", flag)
 
 
@@ -297,7 +300,7 @@ def test_sequences_mode(tmp_path):
     table.write_csv(tmp_path / "seqs.csv")
     out = tmp_path / "w.parquet"
     extract_main(
-        ["--sequences", str(tmp_path / "seqs.csv"), "--out", str(out), "--config", sequences_config()]
+        [*path_flags({"sequences": tmp_path / "seqs.csv"}, {"windows": out}), "--config", sequences_config()]
     )
     windows = pl.read_parquet(out)
     assert windows["sequence"].to_list()[:4] == ["ACGTN", "GGGG", "TTAA", "CCAT"]
@@ -318,10 +321,7 @@ def test_sequences_mode_bad_rows(tmp_path, sequence, label, message):
     with pytest.raises(InputError, match=message):
         extract_main(
             [
-                "--sequences",
-                str(tmp_path / "s.parquet"),
-                "--out",
-                str(tmp_path / "o.parquet"),
+                *path_flags({"sequences": tmp_path / "s.parquet"}, {"windows": tmp_path / "o.parquet"}),
                 "--config",
                 sequences_config(),
             ]
@@ -336,7 +336,7 @@ def test_sequences_mode_without_gene_id_groups_each_row(tmp_path):
     )
     out = tmp_path / "o.parquet"
     extract_main(
-        ["--sequences", str(tmp_path / "s.parquet"), "--out", str(out), "--config", sequences_config()]
+        [*path_flags({"sequences": tmp_path / "s.parquet"}, {"windows": out}), "--config", sequences_config()]
     )
     windows = pl.read_parquet(out)
     assert windows["gene_id"].to_list() == ids == windows["id"].to_list()

@@ -3,6 +3,7 @@ import gzip
 import numpy as np
 import pytest
 
+from workflow_scripts.command_line import path_flags
 from workflow_scripts.data.fasta import load_fasta, open_genome
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.errors import InputError
@@ -64,12 +65,10 @@ def test_index_genome_rule_writes_a_cache_that_maps(tmp_path):
     idx = tmp_path / "idx"
     main(
         [
-            "--fasta",
-            str(write(tmp_path, "g.fa", FASTA)),
-            "--sequence",
-            str(idx / "sequence.npy"),
-            "--index",
-            str(idx / "index.tsv"),
+            *path_flags(
+                {"fasta": write(tmp_path, "g.fa", FASTA)},
+                {"sequence": idx / "sequence.npy", "index": idx / "index.tsv"},
+            ),
         ]
     )
     assert (idx / "index.tsv").read_text().splitlines() == [

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from workflow_scripts.command_line import path_flags
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.errors import run_cli
 from workflow_scripts.rules import index_genome
@@ -21,12 +22,7 @@ def run_index(tmp_path, config: dict):
     run_cli(
         index_genome.main,
         [
-            "--fasta",
-            str(fasta),
-            "--sequence",
-            str(out / "sequence.npy"),
-            "--index",
-            str(out / "index.tsv"),
+            *path_flags({"fasta": fasta}, {"sequence": out / "sequence.npy", "index": out / "index.tsv"}),
             "--config",
             json.dumps(config),
         ],

@@ -13,6 +13,7 @@ import pytest
 from tests.unit.test_annotation import FASTA, GTF, run_annotate
 from tests.unit.test_calls import Toy, one_line_error, write_cli_inputs
 from workflow_scripts.calling.paralogs import canonical_kmers, gene_clusters
+from workflow_scripts.command_line import path_flags
 from workflow_scripts.config.types import ParalogsSection, complete_typed_section
 from workflow_scripts.data.genome import COMPLEMENT, Genome
 from workflow_scripts.data.splits import assign_splits
@@ -129,18 +130,9 @@ def annotate_and_cluster(tmp_path: Path, annotation: Path, genome: Path, calling
     """annotate_sites then cluster_genes, as the workflow runs them: the genes with their cluster."""
     _, genes, _ = run_annotate(tmp_path, annotation, genome, calling)
     out = tmp_path / "out"
-    argv = [
-        "--exons",
-        str(out / "exons.parquet"),
-        "--genes",
-        str(out / "genes.parquet"),
-        "--genome",
-        str(genome),
-    ]
-    run_cli(
-        cluster_genes.main,
-        [*argv, "--out", str(out / "clusters.parquet"), "--config", json.dumps({"calling": calling})],
-    )
+    inputs = {"exons": out / "exons.parquet", "genes": out / "genes.parquet"}
+    argv = [*path_flags(inputs, {"gene_clusters": out / "clusters.parquet"}), "--genome", str(genome)]
+    run_cli(cluster_genes.main, [*argv, "--config", json.dumps({"calling": calling})])
     return genes.join(pl.read_parquet(out / "clusters.parquet"), on="gene_id", how="left")
 
 

@@ -12,6 +12,7 @@ import torch
 
 from tests.spliceai_fixtures import write_spliceai_h5
 from workflow_scripts.calling import scoring
+from workflow_scripts.command_line import path_flags
 from workflow_scripts.config.sections import parse_rule_config
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.errors import InputError
@@ -44,10 +45,8 @@ def score(folder, precision: str, capsys) -> tuple[np.ndarray, str]:
     """The rule's entry point with `precision` in its --config: (donor, acceptor) rows, its log."""
     out = folder / f"{precision}.parquet"
     config = {"calling": {"base_model": {"batch_size": 2, "chunk_length": 100, "precision": precision}}}
-    score_base_model.main(
-        ["--genes", str(folder / "genes.parquet"), "--genome", str(folder / "genome")]
-        + ["--weights", str(folder / "weights"), "--out", str(out), "--config", json.dumps(config)]
-    )
+    paths = path_flags({"genes": folder / "genes.parquet", "weights": folder / "weights"}, {"scores": out})
+    score_base_model.main([*paths, "--genome", str(folder / "genome"), "--config", json.dumps(config)])
     return pl.read_parquet(out).select("donor", "acceptor").to_numpy(), capsys.readouterr().err
 
 

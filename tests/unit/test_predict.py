@@ -15,6 +15,7 @@ from polars.testing import assert_frame_equal
 
 from tests.evaluation_fixtures import FLANK, run_evaluate, write_buckets, write_untrained_model
 from workflow_scripts.artifacts import MODEL_INPUT_COLUMNS_FIELD, NEW_CALL_PREDICTION_COLUMNS
+from workflow_scripts.command_line import path_flags
 from workflow_scripts.config.types import ExperimentSection
 from workflow_scripts.data.demo import generate_demo
 from workflow_scripts.errors import InputError
@@ -37,7 +38,7 @@ def evaluated(tmp_path_factory):
     windows = directory / "windows.parquet"
     extract_config = {"experiment": EXPERIMENT, "window": {"flank": FLANK}, "split": {}}
     extract_main(
-        ["--genome", str(genome), "--calls", str(calls), "--out", str(windows)]
+        ["--genome", str(genome), *path_flags({"calls": calls}, {"windows": windows})]
         + ["--config", json.dumps(extract_config)]
     )
     buckets = write_buckets(windows, directory)
@@ -70,7 +71,7 @@ def run_predict(evaluated, calls, out, chunk_size=200_000, flank=FLANK, experime
         "evaluate": {"batch_size": BATCH_SIZE},
     }
     argv = [f"--{name}={value}" for name, value in paths.items()]
-    predict_main([*argv, "--out", str(out), "--config", json.dumps(config)])
+    predict_main([*argv, *path_flags({}, {"predictions": out}), "--config", json.dumps(config)])
     return pl.read_parquet(out)
 
 

@@ -27,6 +27,7 @@ from workflow_scripts.calling.scoring import (
     score_genes,
 )
 from workflow_scripts.calling.spliceai import ACCEPTOR, DONOR, load_ensemble, one_hot
+from workflow_scripts.command_line import path_flags
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.data.tables import ParquetParts
 from workflow_scripts.errors import InputError
@@ -286,14 +287,12 @@ def test_entry_point_writes_scores_and_logs_rates(tmp_path, genome, weights, cap
     out = tmp_path / "base_model" / "scores.parquet"
     score_base_model.main(
         [
-            "--genes",
-            str(tmp_path / "genes.parquet"),
+            *path_flags(
+                {"genes": tmp_path / "genes.parquet", "weights": sorted(weights.glob("*.h5"))},
+                {"scores": out},
+            ),
             "--genome",
             str(tmp_path / "genome"),
-            "--weights",
-            *map(str, sorted(weights.glob("*.h5"))),
-            "--out",
-            str(out),
             "--config",
             config,
         ]

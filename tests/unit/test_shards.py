@@ -15,6 +15,7 @@ from workflow_scripts.calling.scores import read_scores
 from workflow_scripts.calling.scoring import score_genes
 from workflow_scripts.calling.shards import plan_shards, region_nt, shard_nt
 from workflow_scripts.calling.spliceai import load_ensemble
+from workflow_scripts.command_line import path_flags
 from workflow_scripts.errors import InputError
 from workflow_scripts.rules import score_base_model
 
@@ -92,8 +93,10 @@ def test_shard_entry_point_logs_shard_and_time_left(tmp_path, genome, weights, c
     genome.save_cached(tmp_path / "genome")
     GENES.write_parquet(tmp_path / "genes.parquet")
     config = '{"calling": {"base_model": {"batch_size": 4, "chunk_length": 50, "device": "cpu"}}}'
-    argv = ["--genes", str(tmp_path / "genes.parquet"), "--genome", str(tmp_path / "genome")]
-    argv += ["--weights", str(weights), "--config", config, "--out", str(tmp_path / "2-of-3.parquet")]
+    argv = path_flags(
+        {"genes": tmp_path / "genes.parquet", "weights": weights}, {"scores": tmp_path / "2-of-3.parquet"}
+    )
+    argv += ["--genome", str(tmp_path / "genome"), "--config", config]
     score_base_model.main([*argv, "--shard", "2", "--shards", "3"])
     log = capsys.readouterr().err
     assert "score_base_model shard 2 of 3: " in log and "score_base_model shard 2 of 3 done: " in log

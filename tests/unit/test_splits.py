@@ -7,6 +7,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from workflow_scripts.command_line import path_flags
 from workflow_scripts.config.types import SplitSection, complete_typed_section
 from workflow_scripts.data.fasta import load_fasta
 from workflow_scripts.data.splits import assign_gene_splits, assign_splits, check_split_config
@@ -188,7 +189,7 @@ def extract(genome_and_calls, out, split: dict, experiment_extra=None):
     genome, calls = genome_and_calls
     experiment = {"name": "fp", "error_label": "FP", "correct_label": "TP", **(experiment_extra or {})}
     config = json.dumps({"experiment": experiment, "window": {"flank": 5}, "split": split})
-    argv = ["--genome", str(genome), "--calls", str(calls), "--out", str(out), "--config", config]
+    argv = ["--genome", str(genome), *path_flags({"calls": calls}, {"windows": out}), "--config", config]
     extract_main(argv)
     return pl.read_parquet(out)
 
@@ -221,7 +222,7 @@ def test_extract_with_an_absent_chromosome_is_one_line_naming_file_and_field(
     with pytest.raises(SystemExit) as exited:
         run_cli(
             extract_main,
-            ["--genome", str(genome), "--calls", str(calls), "--out", str(out), "--config", config],
+            ["--genome", str(genome), *path_flags({"calls": calls}, {"windows": out}), "--config", config],
         )
     assert exited.value.code == 2
     lines = capsys.readouterr().err.strip().splitlines()

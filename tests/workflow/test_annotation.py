@@ -15,6 +15,7 @@ from tests.unit.test_annotation import FASTA, GTF, run_annotate
 from workflow_scripts.calling.annotation import build_site_tables
 from workflow_scripts.calling.genome_checks import canonical_fractions
 from workflow_scripts.calling.gff import read_annotation
+from workflow_scripts.command_line import path_flags
 from workflow_scripts.data.fasta import read_fasta
 from workflow_scripts.errors import run_cli
 
@@ -47,14 +48,9 @@ def test_spliceai_peaks_sit_on_the_annotated_positions(tmp_path):
     run_cli(
         score_base_model.main,
         [
-            "--genes",
-            str(tmp_path / "out" / "genes.parquet"),
+            *path_flags({"genes": tmp_path / "out" / "genes.parquet", "weights": weights}, {"scores": out}),
             "--genome",
             str(FASTA),
-            "--weights",
-            str(weights),
-            "--out",
-            str(out),
             "--config",
             "{}",
         ],

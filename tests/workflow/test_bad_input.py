@@ -31,6 +31,7 @@ import yaml
 from testkit.rule_commands import evaluate_args, train_path_args
 from tests.train_fixtures import ROOT, make_training_inputs, subprocess_env
 from tests.workflow_helpers import snakemake
+from workflow_scripts.command_line import path_flags
 from workflow_scripts.data.fasta import load_fasta
 from workflow_scripts.errors import run_cli
 from workflow_scripts.rules import extract
@@ -333,11 +334,16 @@ def test_bad_input_fails_with_one_line_and_no_output(case, snakemake_runs):
 def extract_args(case: Case, workdir: Path) -> list[str]:
     """The extract rule's arguments for a prepared case, as the rule would give them."""
     experiment = {"experiment": BASE_CONFIG["experiments"][0]}
+    outputs = {"windows": workdir / WINDOWS[0]}
     if "sequences" in case.config:
-        source = ["--sequences", str(workdir / case.config["sequences"])]
+        paths = path_flags({"sequences": workdir / case.config["sequences"]}, outputs)
     else:
-        source = ["--genome", str(workdir / "results" / "genome"), "--calls", str(workdir / "calls.tsv")]
-    return [*source, "--out", str(workdir / WINDOWS[0]), "--config", json.dumps(experiment)]
+        paths = [
+            "--genome",
+            str(workdir / "results" / "genome"),
+            *path_flags({"calls": workdir / "calls.tsv"}, outputs),
+        ]
+    return [*paths, "--config", json.dumps(experiment)]
 
 
 @pytest.mark.parametrize("case", EXTRACT_CASES, ids=[c.name for c in EXTRACT_CASES])

@@ -60,13 +60,10 @@ def test_no_network_access_at_run_time(weird_run):
 # ---- static checks ----------------------------------------------------------------------------
 # Unquoted params must be numbers or text the workflow quoted itself (shlex_quote in common.smk).
 UNQUOTED_PARAMS_OK = {
-    "calls_summary",
     "errorseq",
-    "source",
-    "start",
-    "tokenizer",
-    "transfer",
-}  # options built with shlex_quote'd paths
+    "genome",
+    "paths",
+}  # options built with shlex_quote'd paths (path_args: shlex.join)
 
 
 def test_config_values_reach_shell_commands_only_quoted():

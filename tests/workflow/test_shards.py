@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import polars as pl
 
+from workflow_scripts.command_line import path_flags
 from workflow_scripts.data.genome import Genome
 
 READ_AND_MEASURE = """
@@ -108,11 +109,9 @@ def calls_inputs(folder, n_chrom: int, per_chrom: int) -> list[str]:
         ]
     )
     sites.write_parquet(folder / "sites.parquet")
-    return [
-        *("--scores", str(folder / "scores.parquet"), "--sites", str(folder / "sites.parquet")),
-        *("--genes", str(folder / "genes.parquet"), "--genome", str(folder / "genome")),
-        *("--out", str(folder / "calls.parquet"), "--config", '{"calling": {}}'),
-    ]
+    inputs = {name: folder / f"{name}.parquet" for name in ("scores", "sites", "genes")}
+    paths = path_flags(inputs, {"calls": folder / "calls.parquet"})
+    return [*paths, "--genome", str(folder / "genome"), "--config", '{"calling": {}}']
 
 
 def calls_peak_bytes(argv: list[str]) -> int:

@@ -1,7 +1,7 @@
 """The `bucket` rule: each window's token-length bucket (manifest) and the padding report (summary).
 
 `--config` holds the sections bucket, tokenizer and model (the model picks the tokenizer when
-tokenizer.kind is auto). `--tokenizer-dir` is the tokenizer rule's output, with kind bpe only.
+tokenizer.kind is auto). `--tokenizer` is the tokenizer rule's output, with kind bpe only.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--windows", required=True, help="windows parquet (id, split, label, length, sequence)"
     )
-    parser.add_argument("--tokenizer-dir", help="the learnt BPE tokenizer (tokenizer.kind bpe)")
+    parser.add_argument("--tokenizer", help="the learnt BPE tokenizer (tokenizer.kind bpe)")
     parser.add_argument("--out-manifest", required=True)
     parser.add_argument("--out-summary", required=True)
     add_config_argument(parser, *SECTIONS)
@@ -34,7 +34,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     sections = parse_typed_config(args.config, required=SECTIONS)
-    tokenizer = tokenizer_from_config(sections["tokenizer"], sections["model"], args.tokenizer_dir)
+    tokenizer = tokenizer_from_config(sections["tokenizer"], sections["model"], args.tokenizer)
     settings = BucketSettings.from_config(sections["bucket"], tokenizer)
     manifest, summary, report = bucket_windows(args.windows, settings)
     print(report, file=sys.stderr)

@@ -32,7 +32,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
     )
-    parser.add_argument("--out", required=True, help="gene clusters parquet")
+    parser.add_argument("--out-gene-clusters", required=True, help="gene clusters parquet")
     add_config_argument(parser, "calling")
     return parser.parse_args(argv)
 
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> None:
     genes = read_table(args.genes, required=GENE_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
     check_chromosomes(exons, genome, args.exons, "column 'chrom'")
     clusters, summary = gene_clusters(exons, genes, genome, settings)
-    write_parquet(clusters, args.out)
+    write_parquet(clusters, args.out_gene_clusters)
     print(
         f"cluster_genes: {summary['genes_in_paralog_clusters']:,} of {genes.height:,} genes in "
         f"{summary['paralog_clusters']:,} clusters of neighbours sharing exonic sequence (largest "

@@ -14,8 +14,8 @@ from workflow_scripts.errors import run_cli
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--genome", required=True, help="output FASTA (.fa, or .fa.gz for gzip)")
-    parser.add_argument("--calls", required=True, help="output calls TSV")
+    parser.add_argument("--out-genome", required=True, help="output FASTA (.fa, or .fa.gz for gzip)")
+    parser.add_argument("--out-calls", required=True, help="output calls TSV")
     add_config_argument(parser, "demo")
     return parser.parse_args(argv)
 
@@ -25,10 +25,14 @@ def main(argv: list[str] | None = None) -> None:
     demo: DemoSection = parse_typed_config(args.config, required=("demo",))["demo"]
     began = time.perf_counter()
     generate_demo(
-        args.genome, args.calls, seed=demo.seed, n_genes=demo.n_genes, calls_per_gene=demo.calls_per_gene
+        args.out_genome,
+        args.out_calls,
+        seed=demo.seed,
+        n_genes=demo.n_genes,
+        calls_per_gene=demo.calls_per_gene,
     )
     print(
-        f"demo_data: wrote {args.genome} and {args.calls} in {time.perf_counter() - began:.2f} s",
+        f"demo_data: wrote {args.out_genome} and {args.out_calls} in {time.perf_counter() - began:.2f} s",
         file=sys.stderr,
     )
 

@@ -49,7 +49,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--scores", nargs="+", help="calls mode: the scores tables the calls were made from (profiles)"
     )
     parser.add_argument("--genes", help="genes.parquet (annotate_sites): the spans the scores are read in")
-    parser.add_argument("--out", required=True, help="output windows parquet")
+    parser.add_argument("--out-windows", required=True, help="output windows parquet")
     add_config_argument(parser, *SECTIONS)
     return parser.parse_args(argv)
 
@@ -101,7 +101,9 @@ def extract_sequences(args: argparse.Namespace, sections: dict) -> pl.DataFrame:
     frame = split_windows(frame, sections["split"], experiment.fold, args.sequences)
     class_names = {"error": "label 1", "correct": "label 0"}
     warnings = checked(frame, args.sequences, experiment, class_names, all_n)
-    write_windows(frame, args.out, notes(frame, {}, experiment.labels(), {"all_n_windows": all_n}, warnings))
+    write_windows(
+        frame, args.out_windows, notes(frame, {}, experiment.labels(), {"all_n_windows": all_n}, warnings)
+    )
     return frame
 
 
@@ -118,7 +120,7 @@ def extract_calls(args: argparse.Namespace, sections: dict) -> pl.DataFrame:
     shape = {"flank": flank, "length": 2 * flank + 1, "site_offset": flank}
     extract_notes = notes(frame, shape, experiment.labels(), {"all_n_windows": all_n}, warnings)
     tables = score_tables(args, genome)
-    report = write_call_windows(genome, frame, tables, flank, args.out, json.dumps(extract_notes))
+    report = write_call_windows(genome, frame, tables, flank, args.out_windows, json.dumps(extract_notes))
     if tables is not None:
         log_profiles(report, tables)
     return frame

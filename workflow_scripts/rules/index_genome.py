@@ -20,9 +20,9 @@ from workflow_scripts.errors import run_cli
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fasta", required=True, help="plain, gzip or bgzip FASTA")
-    parser.add_argument("--sequence", required=True, help="output: the bases (sequence.npy)")
+    parser.add_argument("--out-sequence", required=True, help="output: the bases (sequence.npy)")
     parser.add_argument(
-        "--index", required=True, help="output: name, length, offset per chromosome (index.tsv)"
+        "--out-index", required=True, help="output: name, length, offset per chromosome (index.tsv)"
     )
     add_config_argument(parser, "index_genome")
     return parser.parse_args(argv)
@@ -38,10 +38,10 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"index_genome: {sum(converted.values()):,} IUPAC codes turned into N ({shown})", file=sys.stderr
         )
-    genome.save(args.sequence, args.index)
+    genome.save(args.out_sequence, args.out_index)
     print(
         f"index_genome: {len(genome)} chromosomes, {int(genome.lengths.sum()):,} bases indexed in "
-        f"{time.perf_counter() - began:.2f} s -> {args.index}",
+        f"{time.perf_counter() - began:.2f} s -> {args.out_index}",
         file=sys.stderr,
     )
 

@@ -44,7 +44,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
     )
-    parser.add_argument("--out", required=True, help="calls parquet")
+    parser.add_argument("--out-calls", required=True, help="calls parquet")
     parser.add_argument("--out-summary", help="counts per splice type and call, TN report (JSON)")
     add_config_argument(parser, "calling")
     return parser.parse_args(argv)
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     tables = ScoreTables(args.scores, genes, genome.chrom_lengths())
     calls, summary = make_calls_by_chromosome(tables.by_chromosome(), sites, genes, genome, settings)
     summary = {**summary, **tables.report(), "seconds": round(time.perf_counter() - began, 2)}
-    write_parquet(calls, args.out)
+    write_parquet(calls, args.out_calls)
     if args.out_summary:
         write_json(args.out_summary, summary)
     print(

@@ -28,7 +28,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--model", required=True, help="model.pt written by train")
     parser.add_argument("--model-config", required=True, help="model.json written by train")
     parser.add_argument("--metrics", required=True, help="metrics.json written by evaluate (the threshold)")
-    parser.add_argument("--out", required=True, help="output parquet")
+    parser.add_argument("--out-predictions", required=True, help="output parquet")
     add_config_argument(parser, *SECTIONS)
     return parser.parse_args(argv)
 
@@ -36,7 +36,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     sections = parse_typed_config(args.config, required=SECTIONS)
-    paths = PredictPaths(args.calls, args.genome, args.model, args.model_config, args.metrics, args.out)
+    paths = PredictPaths(
+        args.calls, args.genome, args.model, args.model_config, args.metrics, args.out_predictions
+    )
     settings = PredictSettings(
         flank=sections["window"].flank,
         batch_size=sections["evaluate"].batch_size,

@@ -35,7 +35,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--weights", required=True, nargs="+", help="Keras .h5 models, or one directory of them"
     )
-    parser.add_argument("--out", required=True, help="output scores parquet")
+    parser.add_argument("--out-scores", required=True, help="output scores parquet")
     parser.add_argument("--shard", type=int, default=1, help="which shard to score, 1..--shards")
     parser.add_argument("--shards", type=int, default=1, help="how many shards the genes are split into")
     add_config_argument(parser, *SECTIONS)
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{torch.get_num_threads()} CPU threads",
         file=sys.stderr,
     )
-    score_genes(ensemble, genome, genes, args.out, settings, shard=(args.shard, args.shards))
+    score_genes(ensemble, genome, genes, args.out_scores, settings, shard=(args.shard, args.shards))
 
 
 if __name__ == "__main__":

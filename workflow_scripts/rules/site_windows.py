@@ -37,7 +37,9 @@ def add_site_input_arguments(parser: argparse.ArgumentParser) -> None:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_site_input_arguments(parser)
-    parser.add_argument("--out", required=True, nargs="+", help="windows.parquet of folds 1..sites.folds")
+    parser.add_argument(
+        "--out-windows", required=True, nargs="+", help="windows.parquet of folds 1..sites.folds"
+    )
     add_config_argument(parser, *SECTIONS)
     return parser.parse_args(argv)
 
@@ -51,9 +53,11 @@ def main(argv: list[str] | None = None) -> None:
     config = parse_typed_config(args.config, required=SECTIONS)
     settings = SiteSettings.from_config(config["calling"], config["sites"])
     window: WindowSection = config["window"]
-    if len(args.out) != settings.folds:
+    if len(args.out_windows) != settings.folds:
         raise InputError(
-            "command line", "--out", f"{len(args.out)} paths for {settings.folds} folds (sites.folds)"
+            "command line",
+            "--out-windows",
+            f"{len(args.out_windows)} paths for {settings.folds} folds (sites.folds)",
         )
     began, flank = time.perf_counter(), window.flank
     inputs = read_site_inputs(args.scores, args.sites, args.genes, args.gene_clusters, args.genome)
@@ -64,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{profiles['bases']:,} window bases scored"
     )
     shape = {"flank": flank, "length": 2 * flank + 1, "site_offset": flank}
-    for fold, path in enumerate(args.out, start=1):
+    for fold, path in enumerate(args.out_windows, start=1):
         frame = fold_windows(windows, fold, config["split"].fractions, settings.seed)
         name = f"site_candidates_fold{fold}"
         warnings = check_splits(frame, path, name, LABELS, 0)

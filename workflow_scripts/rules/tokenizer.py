@@ -20,7 +20,7 @@ SECTIONS = ("tokenizer", "split")
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--windows", required=True, help="windows parquet (sequence, split)")
-    parser.add_argument("--out-dir", required=True, help="output Hugging Face tokenizer directory")
+    parser.add_argument("--out-tokenizer", required=True, help="output Hugging Face tokenizer directory")
     add_config_argument(parser, *SECTIONS)
     return parser.parse_args(argv)
 
@@ -28,7 +28,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     sections = parse_typed_config(args.config, required=SECTIONS)
-    report = learn_tokenizer(args.windows, sections["tokenizer"], sections["split"].seed, args.out_dir)
+    report = learn_tokenizer(args.windows, sections["tokenizer"], sections["split"].seed, args.out_tokenizer)
     print(report, file=sys.stderr)
 
 
