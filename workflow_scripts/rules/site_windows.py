@@ -3,7 +3,7 @@ per fold, for errorseq's deep model to re-score (sites/candidate_windows.py; doc
 
 `--config` holds calling (threshold, consensus_window), sites (floor, peak_radius, folds, seed:
 what the candidates and their folds depend on), window (flank) and split (fractions: train : val).
-`--out` names the windows of folds 1..sites.folds, in that order.
+`--out-windows` names the windows of folds 1..sites.folds, in that order.
 """
 
 from __future__ import annotations
