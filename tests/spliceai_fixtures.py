@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
+import os
 from pathlib import Path
 
 import h5py
@@ -136,3 +137,15 @@ def activation(x, name):
 def one_hot_numpy(sequence: str) -> np.ndarray:
     """ACGT one-hot, channels last; N is all zeros."""
     return np.array([[base == b for b in "ACGT"] for base in sequence], dtype=np.float64).reshape(-1, 4)
+
+
+def openspliceai_models(species: str) -> Path:
+    """OpenSpliceAI's published 10,000-nt models of `species` (a folder of five .pt files): from
+    $ERRORSEQ_OPENSPLICEAI or ../shared/data/openspliceai beside the checkout, or skip the test."""
+    root = Path(
+        os.environ.get("ERRORSEQ_OPENSPLICEAI", Path(__file__).parents[2] / "shared/data/openspliceai")
+    )
+    folder = root / species
+    if len(list(folder.glob("*.pt"))) != 5:
+        pytest.skip(f"OpenSpliceAI's {species} models are not in {root} (set ERRORSEQ_OPENSPLICEAI)")
+    return folder

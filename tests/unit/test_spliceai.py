@@ -214,7 +214,7 @@ def test_ensemble_refuses_models_with_different_context(tmp_path):
 
 
 def test_empty_weight_directory(tmp_path):
-    with pytest.raises(InputError, match="no .h5 files"):
+    with pytest.raises(InputError, match="no .h5 or .pt files"):
         weight_files(tmp_path)
     with pytest.raises(InputError, match="calling.base_model.weights: not found"):
         weight_files(tmp_path / "missing")

@@ -1,4 +1,4 @@
-"""SpliceAI-family splice-site models in PyTorch, built from their Keras .h5 files (no TensorFlow).
+"""SpliceAI-family splice-site models in PyTorch: Keras .h5 files (no TensorFlow) and OpenSpliceAI state dicts.
 
 What the five SpliceAI-10k files (spliceai{1..5}.h5 in the `spliceai` package) hold, read from
 their own layer graph and weight shapes (`describe` lists them):
@@ -16,8 +16,11 @@ descendants too), takes the context from the graph's cropping, and checks the re
 splice-site model (4 input channels, 3 softmax outputs). An ensemble averages its models'
 probabilities, as SpliceAI does.
 
-Weights stay where the user keeps them (SpliceAI's models are CC BY-NC 4.0): `weight_files`
-takes a directory of .h5 files or a list of files.
+OpenSpliceAI's retrained models (`.pt` state dicts) are built by calling/openspliceai.py; the
+file's content, not its name, picks the reader (model_files.py).
+
+Weights stay where the user keeps them (SpliceAI's models are CC BY-NC 4.0, OpenSpliceAI's
+GPL-3.0): `weight_files` takes a directory of .h5 or .pt files or a list of files.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from workflow_scripts.calling.keras_h5 import KerasLayer, KerasModel, read_keras_model
-from workflow_scripts.calling.model_files import weight_files
+from workflow_scripts.calling.model_files import KERAS, OPENSPLICEAI, file_family, weight_files
+from workflow_scripts.calling.openspliceai import load_openspliceai
 from workflow_scripts.errors import InputError
 
 BASES = "ACGT"
@@ -97,6 +101,8 @@ def activate(x: torch.Tensor, name: str) -> torch.Tensor:
 
 class SpliceAIModel(nn.Module):
     """One Keras model as a torch module: (batch, 4, flank_left + n + flank_right) → (batch, 3, n)."""
+
+    family = KERAS
 
     def __init__(self, keras: KerasModel):
         super().__init__()
@@ -166,8 +172,11 @@ def check_splice_model(keras: KerasModel) -> None:
 class SpliceAIEnsemble(nn.Module):
     """The mean of its models' probabilities; all models must share one context."""
 
-    def __init__(self, models: list[SpliceAIModel]):
+    def __init__(self, models: list[nn.Module]):
         super().__init__()
+        families = {model.family for model in models}
+        if len(families) != 1:
+            raise InputError(models[-1].source, "family", f"an ensemble mixes {sorted(families)}")
         flanks = {(m.flank_left, m.flank_right) for m in models}
         if len(flanks) != 1:
             odd = next(
@@ -185,6 +194,10 @@ class SpliceAIEnsemble(nn.Module):
         self.flank_left, self.flank_right = flanks.pop()
 
     @property
+    def family(self) -> str:
+        return str(self.models[0].family)
+
+    @property
     def sources(self) -> list[str]:
         return [str(model.source) for model in self.models]
 
@@ -199,7 +212,10 @@ class SpliceAIEnsemble(nn.Module):
         return total / len(self.models)
 
 
-def load_model(path: str | Path) -> SpliceAIModel:
+def load_model(path: str | Path) -> nn.Module:
+    """One model file of either family, told by its content."""
+    if file_family(Path(path)) == OPENSPLICEAI:
+        return load_openspliceai(path)
     return SpliceAIModel(read_keras_model(path))
 
 

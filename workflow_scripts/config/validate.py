@@ -170,9 +170,24 @@ def check_model(model: dict) -> None:
         raise InputError("config", "model.n_heads", "must divide model.d_model for the transformer")
 
 
+MIN_INTERVAL_REPLICATES = 40  # evaluation/bootstrap.MIN_VALID_REPLICATES: one replicate per 2.5% tail
+
+
+def check_sites(sites: dict) -> None:
+    """sites.bootstrap_replicates: 0 (no intervals, said so) or enough for a 95% interval."""
+    replicates = sites["bootstrap_replicates"]
+    if 0 < replicates < MIN_INTERVAL_REPLICATES:
+        raise InputError(
+            "config",
+            "sites.bootstrap_replicates",
+            f"{replicates} replicates cannot give a 95% interval (it needs at least "
+            f"{MIN_INTERVAL_REPLICATES}); use 0 for no intervals, or {MIN_INTERVAL_REPLICATES} or more",
+        )
+
+
 def check_section(name: str, values) -> None:
     """Rules within one section that the schema cannot say: sums, orderings, matching lengths."""
-    checks = {"split": check_split, "bucket": check_bucket, "model": check_model}
+    checks = {"split": check_split, "bucket": check_bucket, "model": check_model, "sites": check_sites}
     if name in checks:
         checks[name](values)
 
@@ -223,13 +238,13 @@ def check_input_mode(config: dict) -> None:
         raise InputError(
             "config",
             "calling.base_model.weights",
-            "calling.start annotation needs the base model's "
-            "Keras .h5 files (a directory or a list), e.g. the spliceai package's models/ folder",
+            "calling.start annotation needs the base model's weights: SpliceAI's Keras .h5 or "
+            "OpenSpliceAI's .pt files (a directory or a list), e.g. the spliceai package's models/ folder",
         )
 
 
 IGNORED_BY_START = {  # calling.start -> the inputs it would silently ignore
-    "calls": ("calling.annotation", "calling.scores", "calling.base_model.weights"),
+    "calls": ("calling.annotation", "calling.scores", "calling.base_model.weights", "sites.transfer"),
     "scores": ("calling.base_model.weights",),
     "annotation": ("calling.scores",),
 }  # `calls` is not among them: config.yaml's demo calls are merged under every --configfile
@@ -241,6 +256,7 @@ def given_inputs(config: dict) -> dict[str, object]:
         "calling.annotation": calling.get("annotation"),
         "calling.scores": calling.get("scores"),
         "calling.base_model.weights": (calling.get("base_model") or {}).get("weights"),
+        "sites.transfer": (config.get("sites") or {}).get("transfer"),  # site_calls: start scores, annotation
     }
 
 

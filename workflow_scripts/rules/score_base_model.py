@@ -1,7 +1,7 @@
 """The `score_base_model` rule: a SpliceAI-family ensemble's donor/acceptor probabilities at every
 position of every gene of one shard (see workflow_scripts/calling/scoring.py and shards.py).
 
-`--weights`: the Keras .h5 models (files, or a directory of them), from calling.base_model.weights.
+`--weights`: the base models, SpliceAI .h5 or OpenSpliceAI .pt (files, or a directory of them), from calling.base_model.weights.
 `--config` holds the section calling (its base_model keys: batch_size, chunk_length, device).
 `--shard I --shards N` (1-based): score the I-th of N shards; 1 of 1 (the default) scores every gene.
 CPU threads: torch takes OMP_NUM_THREADS, which Snakemake sets to the rule's threads.
@@ -33,7 +33,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
     )
     parser.add_argument(
-        "--weights", required=True, nargs="+", help="Keras .h5 models, or one directory of them"
+        "--weights", required=True, nargs="+", help="SpliceAI .h5 or OpenSpliceAI .pt models, or one directory of them"
     )
     parser.add_argument("--out-scores", required=True, help="output scores parquet")
     parser.add_argument("--shard", type=int, default=1, help="which shard to score, 1..--shards")
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> None:
     genome = open_genome(args.genome)
     genes = read_genes(args.genes, genome)
     print(
-        f"score_base_model: {len(ensemble.models)} models from {', '.join(ensemble.sources)}; "
+        f"score_base_model: {len(ensemble.models)} {ensemble.family} models from {', '.join(ensemble.sources)}; "
         f"{torch.get_num_threads()} CPU threads",
         file=sys.stderr,
     )
