@@ -198,3 +198,41 @@ def test_an_input_the_start_does_not_read_is_refused(start, extra, named):
         str(error.value)
         == f"config: calling.start: is {start}, which ignores {named}; drop them or change the start"
     )
+
+
+@pytest.mark.parametrize("replicates", [1, 10, 39])
+def test_too_few_site_bootstrap_replicates_for_an_interval_are_refused(replicates):
+    """1..39 replicates can never give a 95% interval; the answer used to blame the genes."""
+    config = user_config()
+    config["sites"] = {"bootstrap_replicates": replicates}
+    with pytest.raises(InputError) as error:
+        validate_config(config, SCHEMA)
+    assert str(error.value) == (
+        f"config: sites.bootstrap_replicates: {replicates} replicates cannot give a 95% interval "
+        "(it needs at least 40); use 0 for no intervals, or 40 or more"
+    )
+
+
+@pytest.mark.parametrize("replicates", [0, 40, 1000])
+def test_no_site_intervals_or_enough_replicates_are_accepted(replicates):
+    config = user_config()
+    config["sites"] = {"bootstrap_replicates": replicates}
+    assert validate_config(config, SCHEMA)["sites"]["bootstrap_replicates"] == replicates
+
+
+def test_the_replicates_refused_are_those_the_bootstrap_cannot_use():
+    from workflow_scripts.config.validate import MIN_INTERVAL_REPLICATES
+    from workflow_scripts.evaluation.bootstrap import MIN_VALID_REPLICATES
+
+    assert MIN_INTERVAL_REPLICATES == MIN_VALID_REPLICATES
+
+
+def test_a_transfer_file_is_refused_where_no_site_calls_would_read_it():
+    """calling.start calls runs no site_calls: sites.transfer would be silently ignored."""
+    config = user_config()
+    config["sites"] = {"transfer": "other/rescorer.pkl"}
+    with pytest.raises(InputError) as error:
+        validate_config(config, SCHEMA)
+    assert str(error.value).startswith(
+        "config: calling.start: is calls (the default), which ignores sites.transfer"
+    )

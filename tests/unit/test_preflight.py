@@ -127,3 +127,77 @@ def test_a_missing_deepspeed_json_is_named(inputs):
             calls="calls.tsv",
             train=complete_section("train", {"deepspeed_config": "ds.json"}),
         )
+
+
+# ---- no input inside this run's own outputs (results/ and logs/): Snakemake deletes them ----
+def scores_config(**sites) -> dict:
+    """A calling.start scores config whose inputs are all there (site_calls would run)."""
+    calling = complete_section("calling", {"start": "scores", "annotation": "genes.gtf", "scores": "s.tsv"})
+    return {"genome": "genome.fa", "calling": calling, "sites": {"transfer": None, **sites}}
+
+
+@pytest.fixture
+def scored(inputs):
+    (inputs / "genes.gtf").write_text('chr1\tx\texon\t1\t4\t.\t+\t.\tgene_id "g"; transcript_id "t";\n')
+    (inputs / "s.tsv").write_text("gene_id\tchrom\tstrand\tposition\tdonor\tacceptor\ng\tchr1\t+\t1\t0\t0\n")
+    (inputs / "results/sites").mkdir(parents=True)
+    (inputs / "results/sites/rescorer.pkl").write_bytes(b"the run's own output")
+    return inputs
+
+
+def test_a_transfer_file_that_is_the_runs_own_output_is_refused(scored):
+    """sites.transfer naming site_calls' own rescorer made Snakemake delete all six outputs."""
+    config = scores_config(transfer="results/sites/rescorer.pkl")
+    with pytest.raises(InputError) as refused:
+        check(**config)
+    assert (refused.value.source, refused.value.field) == ("results/sites/rescorer.pkl", "sites.transfer")
+    assert "inside this run's own outputs" in refused.value.message
+    assert (scored / "results/sites/rescorer.pkl").read_bytes() == b"the run's own output"
+
+
+@pytest.mark.parametrize(
+    "key, path",
+    [
+        ("calling.scores", "results/base_model/shards/1-of-1.parquet"),
+        ("calling.annotation", "./results/../results/annotation/genes.gtf"),
+        ("genome", "logs/index_genome.log"),
+        ("calling.scores", "results"),
+    ],
+)
+def test_no_input_may_lie_inside_results_or_logs(scored, key, path):
+    config = scores_config()
+    section, _, name = key.partition(".")
+    if name:
+        config[section] = {**config[section], name: path}
+    else:
+        config[section] = path
+    with pytest.raises(InputError, match="inside this run's own outputs") as refused:
+        check(**config)
+    assert refused.value.field == key
+
+
+def test_an_absolute_path_or_a_link_into_results_is_refused_too(scored):
+    config = scores_config(transfer=str(scored / "results/sites/rescorer.pkl"))
+    with pytest.raises(InputError, match="sites.transfer: lies inside"):
+        check(**config)
+    (scored / "elsewhere").mkdir()
+    (scored / "elsewhere/link.pkl").symlink_to(scored / "results/sites/rescorer.pkl")
+    with pytest.raises(InputError, match="sites.transfer: lies inside"):
+        check(**scores_config(transfer="elsewhere/link.pkl"))
+    base_model = {**section_defaults("calling")["base_model"], "weights": ["m.h5", "results/m.h5"]}
+    calling = complete_section("calling", {"start": "annotation", "annotation": "genes.gtf"})
+    with pytest.raises(InputError, match="calling.base_model.weights: lies inside"):
+        check(genome="genome.fa", calling={**calling, "base_model": base_model})
+
+
+def test_another_runs_results_are_an_input_like_any_other(scored, tmp_path_factory):
+    other = tmp_path_factory.mktemp("source_run")
+    (other / "results/sites").mkdir(parents=True)
+    (other / "results/sites/rescorer.pkl").write_bytes(b"x")
+    check(**scores_config(transfer=str(other / "results/sites/rescorer.pkl")))
+
+
+def test_a_missing_transfer_file_is_one_line_at_validation(scored):
+    with pytest.raises(InputError) as refused:
+        check(**scores_config(transfer="elsewhere/rescorer.pkl"))
+    assert str(refused.value).startswith("elsewhere/rescorer.pkl: sites.transfer: not found")

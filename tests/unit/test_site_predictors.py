@@ -158,3 +158,18 @@ def test_fp_vs_tp_ranks_the_base_models_calls_by_the_tree_better_than_by_the_bas
     roc = {name: values["roc_auc"]["estimate"] for name, values in diagnostic["predictors"].items()}
     assert roc["tree_probability"] > 0.9 and 0.3 < roc["base_score"] < 0.7, roc
     assert diagnostic["differences"]["base_score"]["roc_auc"]["verdict"] == "better"
+
+
+def test_zero_bootstrap_replicates_give_estimates_and_say_plainly_there_is_no_interval(genome):
+    """sites.bootstrap_replicates 0 means no intervals: the differences keep their estimates, the
+    reason says 0 replicates were asked for (not that genes are too few), and so does the answer."""
+    items = Items.from_candidates(genome)
+    predictions = predict_out_of_fold(genome, items, settings())
+    report = site_report(genome, items, predictions, settings(bootstrap_replicates=0), 0)
+    gain = report["differences"]["tree - base_tuned"]["overall"]["f1"]
+    assert gain["estimate"] > 0.1 and gain["low"] is None
+    assert gain["reason"] == "0 bootstrap replicates asked for"
+    roc = report["diagnostics"]["fp_vs_tp"]["predictors"]["tree_probability"]["roc_auc"]
+    assert roc["estimate"] > 0.9 and roc["low"] is None and roc["reason"] == gain["reason"]
+    assert report["answer"].endswith("(no intervals: sites.bootstrap_replicates is 0)")
+    assert "genes" not in gain["reason"] and "too few" not in report["answer"]

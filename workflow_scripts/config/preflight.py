@@ -8,13 +8,18 @@ check extract makes (data/calls.py: required columns, no duplicated or reserved 
 read by data/tables.py, byte-order mark and surrounding blanks removed, in both). The full
 checks run in the rules that read the files (index_genome, extract).
 
-Relative paths under results/ are the workflow's own outputs (the demo data): skipped.
+No input may lie inside this run's own outputs (results/ and logs/ of the working directory, where
+every rule writes), apart from the demo data that demo_data makes: Snakemake deletes a job's
+outputs before it runs, so an input there (sites.transfer naming site_calls' own rescorer) would be
+destroyed before anything reads it. This check runs before the DAG is built, so before any of
+Snakemake's output cleaning. The demo's outputs (relative paths under results/) are then skipped.
 """
 
 from __future__ import annotations
 
 import os
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from workflow_scripts.calling.contract import SCORE_COLUMNS
@@ -27,8 +32,56 @@ from workflow_scripts.training.strategies.deepspeed_user import check_user_file
 PEEK_BYTES = 1 << 16
 
 
+OUTPUT_FOLDERS = ("results", "logs")  # under the working directory: every output, log and benchmark
+DEMO_OUTPUTS = ("results/demo/genome.fa.gz", "results/demo/calls.tsv")  # rules/demo.smk, config.yaml
+USER_PATH_KEYS = (  # every config value that names a file or folder errorseq reads
+    "genome",
+    "calls",
+    "sequences",
+    "calling.annotation",
+    "calling.scores",
+    "calling.base_model.weights",
+    "sites.transfer",
+    "tokenizer.path",
+    "model.path",
+    "train.deepspeed_config",
+    "predict.calls",
+    "predict.genome",
+)
+
+
+def user_input_paths(config: dict) -> Iterator[tuple[str, str]]:
+    """(key, path) of every input path the config names (a list, as base model weights: each)."""
+    for key in USER_PATH_KEYS:
+        value: object = config
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        for path in value if isinstance(value, list) else [value]:
+            if isinstance(path, str) and path:
+                yield key, path
+
+
+def check_inputs_outside_outputs(config: dict, workdir: str | Path = ".") -> None:
+    """InputError for the first input path inside `workdir`'s results/ or logs/ (symbolic links
+    and '..' resolved), except the demo's own data."""
+    base = Path(os.path.realpath(workdir))
+    folders = [Path(os.path.realpath(base / name)) for name in OUTPUT_FOLDERS]
+    demo = {Path(os.path.realpath(base / path)) for path in DEMO_OUTPUTS}
+    for key, path in user_input_paths(config):
+        resolved = Path(os.path.realpath(base / path))
+        inside = next((folder for folder in folders if resolved.is_relative_to(folder)), None)
+        if inside is not None and resolved not in demo:
+            raise InputError(
+                path,
+                key,
+                f"lies inside this run's own outputs ({inside}), which the workflow writes and "
+                "deletes before rerunning a job; copy it outside results/ and logs/ or run in another --directory",
+            )
+
+
 def check_input_files(config: dict) -> None:
     """Raise InputError for the first unusable input named by a validated config."""
+    check_inputs_outside_outputs(config)
     if "genome" in config and is_user_file(config["genome"]):
         check_fasta(config["genome"], "genome")
     calling = config["calling"]
@@ -38,6 +91,9 @@ def check_input_files(config: dict) -> None:
             check_readable_file(config[key], key)
             check_header(config[key], table_columns(config[key], key))
     check_calling_inputs(calling)
+    transfer = config.get("sites", {}).get("transfer")
+    if transfer and calling["start"] != "calls":
+        check_exists(transfer, "sites.transfer")
     deepspeed_json = config["train"].get("deepspeed_config")
     if deepspeed_json and is_user_file(deepspeed_json):
         check_readable_file(deepspeed_json, "train.deepspeed_config")
@@ -59,6 +115,15 @@ def is_user_file(path: str) -> bool:
     """False for the workflow's own outputs (relative paths under results/)."""
     parts = Path(path).parts
     return not (parts and parts[0] == "results")
+
+
+def check_exists(path: str, key: str) -> None:
+    """A file or folder that is there and readable (its format is checked where it is read)."""
+    target = Path(path)
+    if not target.exists():
+        raise InputError(path, key, f"not found (relative paths start at {Path.cwd()})")
+    if not os.access(target, os.R_OK):
+        raise InputError(path, key, "not readable (check its permissions)")
 
 
 def check_readable_file(path: str, key: str) -> None:

@@ -35,6 +35,7 @@ METRIC_FUNCTIONS: dict[str, Callable] = {"roc_auc": roc_auc, "pr_auc": average_p
 CURVE_AREAS = ("roc_auc", "pr_auc")  # what metrics.curve_areas returns, in order (same values, one sort)
 MIN_VALID_FRACTION = 0.9
 MIN_VALID_REPLICATES = 40  # a 95% percentile interval needs ~40 to have one replicate per tail
+NO_REPLICATES = "0 bootstrap replicates asked for"  # the reason of every interval then
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,8 @@ def bootstrap_replicates(
     labels: np.ndarray, scores: Mapping[str, np.ndarray], genes: GeneIndex, n_replicates: int, seed: int
 ) -> Replicates:
     """Every metric of every predictor on the same gene-level replicates."""
-    if n_replicates < 1:
-        raise ValueError("n_replicates must be at least 1")
+    if n_replicates < 0:
+        raise ValueError("n_replicates must be at least 0 (0: no intervals)")
     rng = np.random.default_rng(seed)
     values = {name: {metric: np.full(n_replicates, np.nan) for metric in METRIC_FUNCTIONS} for name in scores}
     valid = np.zeros(n_replicates, dtype=bool)
@@ -114,6 +115,8 @@ def bootstrap_replicates(
 
 def interval_shortfall(n_valid: int, n_replicates: int) -> str | None:
     """Why an interval cannot be given from n_valid of n_replicates replicates; None when it can."""
+    if n_replicates == 0:
+        return NO_REPLICATES
     needed = max(MIN_VALID_REPLICATES, int(np.ceil(MIN_VALID_FRACTION * n_replicates)))
     if n_valid >= needed:
         return None

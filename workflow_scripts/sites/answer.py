@@ -62,9 +62,15 @@ def answer(report: dict) -> str:
         f"{f1[BASE_THRESHOLD]:.3f} at {settings['threshold']}: {deep_verdicts}the tree "
         f"{verdict_phrase(gain(TREE, BASE_TUNED), 'the re-tuned threshold')}; re-tuning "
         f"{verdict_phrase(gain(BASE_TUNED, BASE_THRESHOLD), own_threshold)}{kmer_clause(report, gain)} "
-        f"(95% gene-cluster bootstrap intervals, {report['bootstrap']['replicates']:,} replicates)"
-        f"{transfer_sentence(report, gain)}{few_clusters_note(counts['gene_clusters'])}"
+        f"{interval_note(report['bootstrap']['replicates'])}"
+        f"{transfer_sentence(report, gain)}{few_clusters_note(counts['gene_clusters'], report['bootstrap'])}"
     )
+
+
+def interval_note(replicates: int) -> str:
+    if replicates == 0:
+        return "(no intervals: sites.bootstrap_replicates is 0)"
+    return f"(95% gene-cluster bootstrap intervals, {replicates:,} replicates)"
 
 
 def kmer_clause(report: dict, gain) -> str:
@@ -119,7 +125,7 @@ def transfer_deep_clause(calls: dict, gain) -> str:
 FEW_CLUSTERS = 30  # below this, a cluster bootstrap's percentile interval is rough
 
 
-def few_clusters_note(clusters: int) -> str:
-    if clusters >= FEW_CLUSTERS:
+def few_clusters_note(clusters: int, bootstrap: dict) -> str:
+    if clusters >= FEW_CLUSTERS or bootstrap["replicates"] == 0:
         return ""
     return f"; only {clusters} gene clusters: read the intervals as rough, not as evidence"

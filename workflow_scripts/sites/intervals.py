@@ -5,7 +5,9 @@ the cluster: a replicate draws as many clusters as there are, with replacement, 
 cluster brings all its items' TP, FP and FN (evaluation/bootstrap.py does the same with genes for
 ROC-AUC). Every predictor is counted on the same replicates, so `first - second` is a paired
 difference. Intervals are 95% percentile intervals (evaluation/bootstrap.estimate); a replicate
-where a metric is undefined (no call, no site) is dropped, and too few left gives no interval.
+where a metric is undefined (no call, no site) is dropped, and too few left gives no interval;
+sites.bootstrap_replicates 0 gives none, and says so (config validation refuses 1..39: too few for
+any 95% interval).
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ def rates(totals: np.ndarray) -> np.ndarray:
 def replicate_rates(counts: np.ndarray, n_replicates: int, seed: int) -> np.ndarray:
     """(replicates, predictors, groups, 3 metrics) on cluster-level resamples."""
     rng = np.random.default_rng(seed)
+    if n_replicates == 0:  # sites.bootstrap_replicates 0: no intervals
+        return np.empty((0, *counts.shape[1:]))
     n_clusters = counts.shape[0]
     flat = counts.reshape(n_clusters, -1)
     batches = []
