@@ -38,3 +38,28 @@ def test_a_pkg_path_that_names_nothing_fails_naming_the_key(value, message):
     with pytest.raises(InputError, match=message) as refused:
         resolve_package_paths({"calling": {"annotation": value}})
     assert "calling.annotation" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "pkg:workflow_scripts/../../etc/passwd",
+        "pkg:workflow_scripts/config/../../../README.md",
+        "pkg:workflow_scripts//etc/passwd",
+    ],
+)
+def test_a_pkg_path_may_not_leave_its_package(value):
+    with pytest.raises(InputError) as refused:
+        resolve_package_paths({"genome": value})
+    assert str(refused.value) == (
+        f"config: genome: {value}: leaves the installed 'workflow_scripts' ({PACKAGE}); name a file inside it"
+    )
+
+
+@pytest.mark.parametrize("value", ["pkg:/etc/passwd", "pkg:", "pkg:/"])
+def test_a_pkg_path_without_a_package_name_says_so(value):
+    with pytest.raises(InputError) as refused:
+        resolve_package_paths({"calling": {"annotation": value}})
+    assert str(refused.value) == (
+        f"config: calling.annotation: {value}: no package name; write pkg:<package>/<path inside it>"
+    )

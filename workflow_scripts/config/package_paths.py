@@ -7,6 +7,7 @@ environment before anything reads the config. The examples then work from any wo
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 
 from workflow_scripts.errors import InputError
@@ -15,15 +16,24 @@ PREFIX = "pkg:"
 
 
 def package_path(value: str, key: str) -> str:
-    """The absolute path that `pkg:<package>/<path>` names; InputError naming `key` if the
-    package is not installed or the path is not in it."""
+    """The absolute path that `pkg:<package>/<path>` names; InputError naming `key` if the name
+    is missing, the package is not installed, or the path is not in it (a path that climbs out
+    of the package through '..' is refused: it would name any file on the machine)."""
     package, _, inside = value[len(PREFIX) :].partition("/")
+    if not package:
+        raise InputError("config", key, f"{value}: no package name; write pkg:<package>/<path inside it>")
     spec = importlib.util.find_spec(package) if package.isidentifier() else None
     if spec is None or not spec.submodule_search_locations:
         raise InputError(
             "config", key, f"{value}: package '{package}' is not installed (pip install --no-deps {package})"
         )
-    path = Path(next(iter(spec.submodule_search_locations))) / inside
+    root = Path(os.path.normpath(next(iter(spec.submodule_search_locations))))
+    # '..' is taken away as written (a link the package ships is the package's own choice)
+    path = Path(os.path.normpath(root / inside))
+    if not path.is_relative_to(root):
+        raise InputError(
+            "config", key, f"{value}: leaves the installed '{package}' ({root}); name a file inside it"
+        )
     if not path.exists():
         raise InputError("config", key, f"{value}: {path} does not exist in the installed '{package}'")
     return str(path)
