@@ -156,6 +156,28 @@ def gtf_exon(chrom, start, end, strand, gene, transcript, extra=""):
     )
 
 
+def test_a_canonical_tag_on_the_transcript_line_alone_picks_the_transcript(tmp_path):
+    """GTFs that tag transcripts on their transcript line only (not on each exon) used to fall back
+    silently to the gene's first transcript under calling.transcripts canonical."""
+    t2_line = (
+        'chr1\tsrc\ttranscript\t10\t80\t.\t-\t.\tgene_id "g"; transcript_id "t2"; '
+        'tag "basic"; tag "MANE_Select";'
+    )
+    path = toy_gtf(
+        tmp_path,
+        [
+            gtf_exon("chr1", 10, 30, "-", "g", "t1"),
+            gtf_exon("chr1", 60, 80, "-", "g", "t1"),
+            t2_line,
+            gtf_exon("chr1", 10, 40, "-", "g", "t2"),
+            gtf_exon("chr1", 70, 80, "-", "g", "t2"),
+        ],
+    )
+    tables = build_site_tables(read_annotation(path), "all", "canonical")
+    assert set(tables.sites["transcript_id"]) == {"t2"}
+    assert tables.summary["canonical_fallbacks"] == 0
+
+
 def test_site_shared_by_overlapping_genes_is_one_site(tmp_path):
     """Genes gB and gA share the donor at 30 and the acceptor at 60: one row each, gene gA."""
     path = toy_gtf(

@@ -6,7 +6,9 @@ sites are kept: exons, the transcripts they belong to, their genes, and which tr
 CDS (a gene without a biotype attribute is protein_coding when one of its transcripts has a CDS).
 
 GTF: every exon names its `gene_id` and `transcript_id`; a gene's span and biotype
-(`gene_biotype` or `gene_type`) come from its `gene` line, else from its exons' attributes.
+(`gene_biotype` or `gene_type`) come from its `gene` line, else from its exons' attributes. A
+canonical `tag` counts on the transcript line or on any of its exon lines (GENCODE and Ensembl
+write tags on every line, other files on the transcript line only).
 GFF3: features are linked by `ID` and `Parent` only: exons point at their transcript, transcripts
 at their gene. Names are labels: a gene goes by its `gene_id` attribute and a transcript by its
 `transcript_id` where present (Ensembl and GENCODE write both on transcript lines), else by `ID`;
@@ -163,6 +165,7 @@ def read_annotation(path: str | Path) -> Annotation:
 
 def read_gtf(path: str | Path) -> Annotation:
     annotation = Annotation(str(path), "GTF")
+    tagged: set[str] = set()  # transcripts whose transcript line carries a canonical tag
     for number, columns in feature_lines(path):
         feature = columns[2]
         if feature not in ("exon", "gene", "CDS", "transcript"):
@@ -187,10 +190,14 @@ def read_gtf(path: str | Path) -> Annotation:
             continue
         if feature == "transcript":
             annotation.transcript_spans[transcript_id] = (columns[0], start, end, number)
+            if is_canonical(attributes):
+                tagged.add(transcript_id)
             continue
         add_transcript(annotation, transcript_id, gene_id, is_canonical(attributes))
         annotation.exons.append((columns[0], start, end, strand, transcript_id, number))
         note_exon_biotype(annotation, gene_id, columns[0], strand, biotype_of(attributes), number)
+    for transcript_id in tagged & annotation.transcripts.keys():
+        annotation.transcripts[transcript_id]["canonical"] = True
     return annotation
 
 
