@@ -11,6 +11,7 @@ import yaml
 
 from tests.calls_fixtures import scores_workdir
 from tests.workflow_helpers import snakemake
+from workflow_scripts.calling.known_models import describe_weights
 from workflow_scripts.config.sections import schema
 from workflow_scripts.config.validate import validate_config
 from workflow_scripts.errors import InputError
@@ -63,7 +64,7 @@ def test_made_calls_hash_annotation_and_weights_and_count_the_calls(tmp_path):
     weights = tmp_path / "models"
     weights.mkdir()
     for name in ("spliceai1.h5", "spliceai2.h5"):
-        write(weights / name)
+        (weights / name).write_bytes(b"\x89HDF\r\n\x1a\n" + name.encode())  # an HDF5 signature
     calling = {
         "start": "annotation",
         "annotation": write(tmp_path / "genes.gtf"),
@@ -80,6 +81,8 @@ def test_made_calls_hash_annotation_and_weights_and_count_the_calls(tmp_path):
         str(weights / "spliceai1.h5"),
         str(weights / "spliceai2.h5"),
     ]
+    assert document["base_model"]["family"] == "keras-spliceai"
+    assert document["base_model"]["species"] == document["base_model"]["flank"] == "unknown"
     assert document["region"] == "chr1:1-5000"
     assert document["calling"]["settings"]["threshold"] == 0.5  # the schema's default
     assert document["calling"]["counts"] == {
@@ -149,3 +152,18 @@ def test_summarize_reads_the_calls_counts_only_when_the_pipeline_made_the_calls(
     plan = snakemake(tmp_path, "-n", SUMMARY)
     assert plan.returncode == 0, plan.stderr[-3000:]
     assert "results/calls/summary.json" not in summarize_inputs(plan.stdout)
+
+
+def test_published_checkpoints_name_their_species_and_copies():
+    """OpenSpliceAI's arabidopsis rs11 and rs14 are the same bytes: four distinct models of five."""
+    digests = {
+        "rs11": "8275618fdedccd959f7e80feba0c3489c76676299210e44035d7ecba0b9ee0b2",
+        "rs12": "de0c9a27281a04716f50223eca1928db938e16633e320cf28ed03523280ea4ac",
+        "rs14": "8275618fdedccd959f7e80feba0c3489c76676299210e44035d7ecba0b9ee0b2",
+    }
+    files = [{"path": f"{name}.pt", "bytes": 1, "sha256": digest} for name, digest in digests.items()]
+    facts = describe_weights(files, "openspliceai")
+    assert facts["species"] == "Arabidopsis thaliana" and facts["flank"] == 10_000
+    assert facts["identical_files"] == [["rs11.pt", "rs14.pt"]] and facts["distinct_models"] == 2
+    stranger = describe_weights([*files, {"path": "mine.pt", "bytes": 1, "sha256": "0" * 64}], "openspliceai")
+    assert stranger["species"] == "unknown" and stranger["models"][-1] is None

@@ -13,7 +13,10 @@ the job, what only the files can say: each input's size and sha256, the calls' c
     inputs        genome, sequences, annotation: a FileFact each, or null where not used
     region        calling.region (null: every gene), or "not applied" (the calls were given)
     base_model    source ("calls table given", "scores table given", "sequences table given",
-                  "weights") and files: the calls, scores or weight files (FileFacts)
+                  "weights") and files: the calls, scores or weight files (FileFacts); for
+                  weights also family (keras-spliceai | openspliceai), species and flank (of
+                  published checkpoints known by sha256, else "unknown"), models, the
+                  identical_files (byte-for-byte copies) and distinct_models
     calling       start, settings (null when the calls were given) and counts
                   {splice_type: {TP, FP, FN, TN}} (null when the calls were given)
     hashing       how the files were hashed, their bytes and the seconds it took
@@ -36,7 +39,8 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 
-from workflow_scripts.calling.model_files import weight_files
+from workflow_scripts.calling.known_models import describe_weights
+from workflow_scripts.calling.model_files import model_family, weight_files
 from workflow_scripts.errors import InputError
 from workflow_scripts.io_utils import sha256_file
 
@@ -163,7 +167,8 @@ def base_model(facts: Mapping, hasher: Hasher) -> dict:
     if calling["start"] == "scores":
         return {"source": SCORES_GIVEN, "files": [hasher.fact(calling["scores"])]}
     weights = weight_files(calling["base_model"]["weights"])
-    return {"source": WEIGHTS, "files": [hasher.fact(path) for path in weights]}
+    files = [hasher.fact(path) for path in weights]
+    return {"source": WEIGHTS, "files": files, **describe_weights(files, model_family(weights))}
 
 
 def provenance(facts: Mapping, calls_summary: str | Path | None = None, checkout: Path = CHECKOUT) -> dict:
