@@ -22,7 +22,8 @@ the bootstrap intervals of their differences, and the answer in a sentence.
     transfer_probability in scores (with the source's deep models transfer_errorseq and
     transfer_errorseq_probability), their pairs in differences, and `transfer`: the rescorer file,
     its source genome and thresholds: sites/rescorer.py)
-    answer        the sentence the log ends with
+    recommended   the predictor whose calls to use here, and why (sites/recommend.py)
+    answer        the sentence the log ends with, and the recommendation
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from workflow_scripts.sites.diagnostics import fp_vs_tp
 from workflow_scripts.sites.intervals import bootstrap_facts, difference_intervals
 from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.predictors import OutOfFold
+from workflow_scripts.sites.recommend import recommend, recommendation_sentence
 from workflow_scripts.sites.settings import SiteSettings
 from workflow_scripts.sites.site_metrics import metric_report
 
@@ -101,5 +103,6 @@ def site_report(
         report["kmer"] = kmer
     if transfer is not None:
         report["transfer"] = transfer
-    report["answer"] = answer(report)
+    report["recommended"] = recommend(report)
+    report["answer"] = answer(report) + recommendation_sentence(report["recommended"])
     return report
