@@ -5,9 +5,7 @@ real SpliceAI models: tests/workflow/test_scoring.py."""
 
 from __future__ import annotations
 
-import io
 import json
-import re
 
 import numpy as np
 import polars as pl
@@ -20,9 +18,7 @@ from workflow_scripts.calling.regions import plan_regions, read_genes
 from workflow_scripts.calling.scoring import (
     BLOCK_BATCHES,
     SCORE_SCHEMA,
-    Progress,
     RegionScorer,
-    duration,
     resolve_device,
     score_genes,
 )
@@ -215,34 +211,6 @@ def test_writer_joins_parts_in_order(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["out.parquet"]  # no output, no parts
 
 
-def test_progress_reports_genes_nucleotides_per_second_and_time_left():
-    stream = io.StringIO()
-    progress = Progress(
-        n_genes=10, total_nt=5000, every_s=0, stream=stream, label="score_base_model shard 2 of 3"
-    )
-    progress.began -= 10  # 2,000 nt in about 10 s: 3,000 nt left take about 15 s
-    progress.add(4, 2000)
-    rates = progress.report("done")
-    lines = stream.getvalue().splitlines()
-    assert len(lines) == 2 and lines[0].startswith("score_base_model shard 2 of 3 progress: 4/10 genes")
-    assert "2,000/5,000 nt" in lines[0] and re.search(r"time left 1[45] s$", lines[0]), lines[0]
-    assert "genes/s" in lines[1] and "nt/s" in lines[1] and rates["nt_per_s"] > 0
-
-
-@pytest.mark.parametrize(
-    "seconds,text",
-    [
-        (0.4, "0 s"),
-        (59.6, "1 min 00 s"),
-        (250, "4 min 10 s"),
-        (3900, "1 h 05 min"),
-        (float("inf"), "unknown"),
-    ],
-)
-def test_time_left_reads_as_hours_minutes_seconds(seconds, text):
-    assert duration(seconds) == text
-
-
 def test_device_choice():
     assert resolve_device("cpu") == torch.device("cpu")
     assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
@@ -300,7 +268,8 @@ def test_entry_point_writes_scores_and_logs_rates(tmp_path, genome, weights, cap
     scores = pl.read_parquet(out)
     assert scores.height == int((GENES["end"] - GENES["start"] + 1).sum())
     log = capsys.readouterr().err
-    assert "2 models" in log and "score_base_model shard 1 of 1 done: 7/7 genes" in log and "nt/s" in log
+    assert "2 models" in log and "score_base_model shard 1 of 1 done: 100.0% (7/7 genes, " in log
+    assert "gene nt/s in " in log
 
 
 def test_start_annotation_needs_the_model_files(tmp_path, weights):

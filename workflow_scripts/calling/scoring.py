@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import itertools
 import sys
-import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +45,7 @@ from workflow_scripts.calling.spliceai import ACCEPTOR, DONOR, SpliceAIEnsemble,
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.data.tables import ParquetParts
 from workflow_scripts.errors import InputError
+from workflow_scripts.progress import Console, Progress, announce
 
 SCORE_SCHEMA = {
     "gene_id": pl.String,
@@ -129,6 +130,7 @@ class RegionScorer:
         self.batch_size, self.chunk_length = batch_size, chunk_length
         self.chunk_step = CUDA_CHUNK_STEP if device.type == "cuda" else 1
         self.block_nt = BLOCK_BATCHES * batch_size * chunk_length if device.type == "cuda" else 0
+        self.on_batch: Callable[[int], None] = lambda input_nt: None  # progress: the nt a batch read
 
     def chunk_input(self, region: Region, offset: int) -> np.ndarray:
         """The chunk's bases in genome order; its first scored position is chunk_genome_start."""
@@ -166,7 +168,9 @@ class RegionScorer:
         with torch.inference_mode(), torch.autocast(self.device.type, self.dtype, enabled=reduced):
             probabilities = self.ensemble(x)[:, [DONOR, ACCEPTOR]]
         probabilities = torch.where(flip[:, None, None], probabilities.flip(2), probabilities)
-        return probabilities.float().cpu().numpy()
+        scores = probabilities.float().cpu().numpy()
+        self.on_batch(codes.size)
+        return scores
 
     def blocks(self, regions: list[Region]):
         """Runs of consecutive regions holding at least block_nt positions (one region at least)."""
@@ -219,56 +223,6 @@ class RegionScorer:
             pending[index] = (scores, left - 1)
 
 
-class Progress:
-    """A log line every `every_s` seconds and at the end: genes and nt done of the total, nt/s and
-    the time left at that rate. `label` starts each line (e.g. "score_base_model shard 2 of 8")."""
-
-    def __init__(
-        self, n_genes: int, total_nt: int, every_s: float = 30.0, stream=None, label: str = "score_base_model"
-    ):
-        self.n_genes, self.total_nt, self.every_s, self.label = n_genes, total_nt, every_s, label
-        self.stream = stream or sys.stderr
-        self.genes = self.nt = 0
-        self.began = self.last = time.perf_counter()
-
-    def add(self, genes: int, nt: int) -> None:
-        self.genes += genes
-        self.nt += nt
-        if time.perf_counter() - self.last >= self.every_s:
-            self.report("progress")
-
-    def report(self, what: str) -> dict:
-        self.last = now = time.perf_counter()
-        elapsed = max(now - self.began, 1e-9)
-        rates = {
-            "genes": self.genes,
-            "nt": self.nt,
-            "seconds": round(elapsed, 2),
-            "genes_per_s": self.genes / elapsed,
-            "nt_per_s": self.nt / elapsed,
-        }
-        left = (self.total_nt - self.nt) / rates["nt_per_s"] if self.nt else float("inf")
-        print(
-            f"{self.label} {what}: {self.genes:,}/{self.n_genes:,} genes, {self.nt:,}/{self.total_nt:,} nt "
-            f"in {elapsed:.1f} s: {rates['genes_per_s']:.2f} genes/s, {rates['nt_per_s']:,.0f} nt/s, "
-            f"time left {duration(left)}",
-            file=self.stream,
-            flush=True,
-        )
-        return rates
-
-
-def duration(seconds: float) -> str:
-    """'1 h 05 min', '4 min 10 s', '12 s'; 'unknown' before any rate is known."""
-    if seconds == float("inf"):
-        return "unknown"
-    whole = round(seconds)
-    hours, minutes, secs = whole // 3600, whole // 60 % 60, whole % 60
-    if hours:
-        return f"{hours} h {minutes:02d} min"
-    return f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"
-
-
 SCORE_PART_ROWS = 4_000_000  # rows gathered per parquet part (~100 MB of scores)
 
 
@@ -304,9 +258,11 @@ def score_genes(
     settings: dict,
     progress_every_s: float = 30.0,
     shard: tuple[int, int] = (1, 1),
+    console: Console | None = None,
 ) -> dict:
     """Score the genes of shard `shard` = (i, n), 1-based (calling/shards.py), of `genes` (gene_id,
-    chrom, start, end, strand; checked) into `out`; (1, 1) scores every gene."""
+    chrom, start, end, strand; checked) into `out`; (1, 1) scores every gene. Progress goes to
+    stderr every `progress_every_s` and to `console` (workflow_scripts/progress.py)."""
     index, count = shard
     device = resolve_device(settings["device"])
     scorer = RegionScorer(
@@ -325,15 +281,31 @@ def score_genes(
         f"batch {settings['batch_size']} x {settings['chunk_length']:,} nt",
         file=sys.stderr,
     )
-    progress = Progress(len(rows), total_nt, progress_every_s, label=label)
+    announce(console, label, f"{len(rows):,} genes ({total_nt:,} nt) on {device}")
+    progress = Progress(
+        label,
+        scorer.input_nt(regions),
+        "input nt",
+        tallies={"genes": len(rows), "gene_nt": total_nt},
+        rate_of="gene_nt",
+        console=console,
+        log_every_s=progress_every_s,
+    )
+    scorer.on_batch = progress.advance  # the time left from the nt the model read, with flanks
     with ParquetParts(out, pl.DataFrame(schema=SCORE_SCHEMA), part_rows=SCORE_PART_ROWS) as writer:
         for region, scores in scorer.scores(regions):
             frame = gene_rows(spans, region, scores, genome)
             writer.add(frame)
-            progress.add(len(region.genes), frame.height)
+            progress.advance(0, genes=len(region.genes), gene_nt=frame.height)
         writer.close()
+    done = progress.finish()
+    seconds = max(done["seconds"], 1e-9)
     return {
-        **progress.report("done"),
+        "genes": done["genes"],
+        "nt": done["gene_nt"],
+        "seconds": round(seconds, 2),
+        "genes_per_s": done["genes"] / seconds,
+        "nt_per_s": done["gene_nt"] / seconds,
         "device": str(device),
         "regions": len(regions),
         "chunks": sum(len(scorer.chunk_starts(r)) for r in regions),

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 import torch
 
 from workflow_scripts.artifacts import check_step_record
+from workflow_scripts.progress import TimeLeft, duration
 
 CONSOLE_INTERVAL_S = 300  # a console line at least this often within a long epoch
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -72,7 +73,8 @@ class Progress:
     """Rank 0's progress. In the log (stderr): a bar line at most every `min_interval_s`, and at
     the end of every epoch however short. On the console, where the rule gives one (Snakemake's
     own stderr, which the job's log redirection leaves out): a start line, a line per epoch and,
-    within long epochs, one every CONSOLE_INTERVAL_S."""
+    within long epochs, one every CONSOLE_INTERVAL_S, with the time left at the rate of the steps
+    since the first (workflow_scripts/progress.py). `clock` is time.monotonic but in tests."""
 
     def __init__(
         self,
@@ -80,24 +82,38 @@ class Progress:
         console: TextIO | None = None,
         label: str = "training",
         min_interval_s: float = 2.0,
+        clock=time.monotonic,
     ):
         self.enabled, self.console, self.label = enabled, console, label
         self.min_interval_s = min_interval_s
+        self.clock = clock
         self.total, self.epochs = 1, 1
-        self.started = self.last_report = self.last_console = time.monotonic()
+        self.started = self.last_report = self.last_console = clock()
         self.last_loss: float | None = None
+        self.first_step = 0
+        self.time_left = TimeLeft(1, self.started)
 
     def start(self, total_steps: int, epochs: int, step: int) -> None:
         self.total, self.epochs = max(total_steps, 1), epochs
-        self.started = self.last_console = time.monotonic()
+        self.started = self.last_console = self.clock()
+        self.first_step = step
+        self.time_left = TimeLeft(self.total - step, self.started)
         resumed = f", resuming at step {step}" if step else ""
         self.say(f"{self.total} optimizer steps in {epochs} epochs{resumed}")
 
+    def left(self, step: int) -> str:
+        """', 3 min 10 s left' while steps are left; nothing once none is."""
+        return f", {duration(self.time_left.seconds())} left" if step < self.total else ""
+
     def update(self, step: int, epoch: int, metrics: dict, force: bool = False) -> None:
-        now = time.monotonic()
+        now = self.clock()
+        self.time_left.record(now, step - self.first_step)
         self.last_loss = metrics["loss"]
         if self.enabled and now - self.last_console >= CONSOLE_INTERVAL_S:
-            self.say(f"epoch {epoch}/{self.epochs}, step {step}/{self.total}, loss {metrics['loss']:.4f}")
+            self.say(
+                f"epoch {epoch}/{self.epochs}, step {step}/{self.total}, loss {metrics['loss']:.4f}"
+                f"{self.left(step)}"
+            )
         if not self.enabled or (not force and now - self.last_report < self.min_interval_s):
             return
         self.last_report = now
@@ -117,18 +133,18 @@ class Progress:
         measured = ", ".join(
             f"{key} {value:.4f}" for key, value in validation.items() if isinstance(value, float)
         )
-        self.say(f"epoch {epoch}/{self.epochs}, step {step}/{self.total}, {loss}{measured}")
+        self.say(f"epoch {epoch}/{self.epochs}, step {step}/{self.total}, {loss}{measured}{self.left(step)}")
 
     def say(self, text: str) -> None:
         """One console line, labelled with the rule and experiment, with the time since start."""
         if not (self.enabled and self.console):
             return
-        elapsed = int(time.monotonic() - self.started)
+        elapsed = int(self.clock() - self.started)
         try:
             print(f"{self.label}: {text} [{elapsed // 60}:{elapsed % 60:02d}]", file=self.console, flush=True)
         except OSError:  # the console went away (a closed terminal): the log still has it all
             self.console = None
-        self.last_console = time.monotonic()
+        self.last_console = self.clock()
 
 
 def open_console(path: str | None) -> TextIO | None:
