@@ -24,6 +24,7 @@ from pathlib import Path
 
 from benchmarks.catalogue import BENCHMARKS, Benchmark, by_name, missing
 from benchmarks.tables import load_line, print_table
+from workflow_scripts.errors import run_cli
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -104,4 +105,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)  # a benchmark's bad input (a missing folder, an unreadable table): one line, exit 2

@@ -7,8 +7,10 @@
     # `sites.transfer: /tmp/xsp/atha/results/sites/rescorer.pkl` for the targets), and
     python -m benchmarks.cross_species print /tmp/xsp/atha /tmp/xsp/aaren2 /tmp/xsp/dmel4
 
-`subset` writes scores.parquet (the tables concatenated) and annotation.gtf (the lines of the
-genes they score), the inputs of a `calling.start: scores` run. `print` reads each work
+`subset` writes scores.parquet (the tables concatenated: parquet, TSV or CSV, read and checked as
+calling.scores is) and annotation.gtf (the lines of the genes they score), the inputs of a
+`calling.start: scores` run; it reads every input before writing, writes each output under a
+temporary name, and refuses an --out-dir whose outputs would overwrite an input. `print` reads each work
 directory's results/sites/site_metrics.json: site-level F1 of every predictor, out of fold within
 the genome and, with sites.transfer, the source genome's tree and thresholds applied unchanged,
 with the 95% gene-cluster bootstrap intervals of the differences.
@@ -19,12 +21,19 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import re
+import zlib
 from pathlib import Path
 
 import polars as pl
 
 from benchmarks.tables import print_table
+from workflow_scripts.calling.contract import SCORE_COLUMNS
+from workflow_scripts.calling.scores import typed_scores
+from workflow_scripts.data.tables import GZIP_MAGIC, numbered_rows, read_table
+from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.io_utils import atomic_path, write_parquet
 
 PREDICTORS = (
     "base_threshold",
@@ -57,20 +66,58 @@ PROBABILITIES = (
 GENE_ID = re.compile(r'gene_id "([^"]+)"')
 
 
+def same_file(first: Path, second: Path) -> bool:
+    if first.exists() and second.exists():
+        return os.path.samefile(first, second)
+    return os.path.realpath(first) == os.path.realpath(second)
+
+
+def refuse_inputs_as_outputs(outputs: list[Path], inputs: dict[Path, str]) -> None:
+    """InputError when an output would overwrite an input (the user's GTF was truncated to 0 lines)."""
+    for output in outputs:
+        for path, flag in inputs.items():
+            if same_file(output, path):
+                raise InputError(
+                    path, flag, f"is also an output of this command ({output}); choose another --out-dir"
+                )
+
+
+def read_scores(path: Path) -> pl.DataFrame:
+    """A scores table as calling.scores reads it (TSV, CSV or parquet; the rules' reader and checks)."""
+    frame = numbered_rows(
+        read_table(path, required=SCORE_COLUMNS, columns=SCORE_COLUMNS, field="scores table")
+    )
+    typed = typed_scores(frame, path)
+    return typed.select(pl.Series("gene_id", frame["gene_id"].cast(pl.String)), *SCORE_COLUMNS[1:])
+
+
+def gene_lines(annotation: Path, genes: set[str]) -> list[str]:
+    """The GTF's lines (plain or gzip, told by content) whose gene_id is one of `genes`."""
+    if not annotation.is_file():
+        raise InputError(annotation, "--annotation", "file not found")
+    with open(annotation, "rb") as handle:
+        compressed = handle.read(2) == GZIP_MAGIC
+    try:
+        with (gzip.open if compressed else open)(annotation, "rt", encoding="utf-8") as source:
+            return [line for line in source if (found := GENE_ID.search(line)) and found[1] in genes]
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as error:
+        raise InputError(annotation, "--annotation", f"cannot be read as a GTF ({error})") from None
+
+
 def subset(out_dir: Path, annotation: Path, tables: list[Path]) -> None:
-    scores = pl.concat([pl.read_parquet(path) for path in tables])
+    """scores.parquet and annotation.gtf in `out_dir`: every input read whole first, each output
+    written under a temporary name and renamed, never onto an input."""
+    outputs = [out_dir / "scores.parquet", out_dir / "annotation.gtf"]
+    refuse_inputs_as_outputs(outputs, {annotation: "--annotation", **{t: "scores table" for t in tables}})
+    scores = pl.concat([read_scores(path) for path in tables])
     genes = set(scores["gene_id"].unique().to_list())
-    out_dir.mkdir(parents=True, exist_ok=True)
-    scores.write_parquet(out_dir / "scores.parquet")
-    opener = gzip.open if annotation.suffix == ".gz" else open
-    kept = 0
-    with opener(annotation, "rt") as source, open(out_dir / "annotation.gtf", "w") as out:
-        for line in source:
-            found = GENE_ID.search(line)
-            if found and found[1] in genes:
-                out.write(line)
-                kept += 1
-    print(f"{len(genes):,} genes, {scores.height:,} scored positions, {kept:,} GTF lines in {out_dir}")
+    kept = gene_lines(annotation, genes)
+    if not kept:
+        raise InputError(annotation, "gene_id", f"no line of the {len(genes):,} scored genes")
+    write_parquet(scores, outputs[0])
+    with atomic_path(outputs[1]) as tmp:
+        tmp.write_text("".join(kept))
+    print(f"{len(genes):,} genes, {scores.height:,} scored positions, {len(kept):,} GTF lines in {out_dir}")
 
 
 def difference_cell(entry: dict | None) -> str:
@@ -97,27 +144,59 @@ def diagnostic_row(name: str, report: dict) -> list:
     return [name, found["n"], found["n_positive"], *cells]
 
 
+SITE_METRICS = "results/sites/site_metrics.json"
+
+
+def read_site_metrics(work_dir: Path) -> dict:
+    """A work directory's site_metrics.json; InputError when it is missing or not JSON."""
+    path = work_dir / SITE_METRICS
+    if not path.is_file():
+        raise InputError(work_dir, SITE_METRICS, "not found: give the work directory of a site_calls run")
+    try:
+        report = json.loads(path.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(path, "json", f"not readable JSON ({error})") from None
+    if not isinstance(report, dict):
+        raise InputError(path, "json", "not a site_calls site_metrics.json (not a JSON object)")
+    return report
+
+
+def run_rows(name: str, report: dict) -> tuple[list, list, list]:
+    """One run's rows of the three tables."""
+    counts = report["counts"]
+    f1 = [report["calls"].get(p, {}).get("overall", {}).get("f1") for p in PREDICTORS]
+    shown = [f"{value:.3f}" if value is not None else "–" for value in f1]
+    differences = report["differences"]
+    pairs = [difference_cell(differences.get(p, {}).get("overall", {}).get("f1")) for p in PAIRS]
+    return (
+        [name, counts["genes"], counts["gene_clusters"], counts["sites"], *shown],
+        [name, *pairs],
+        diagnostic_row(name, report),
+    )
+
+
 def print_runs(work_dirs: list[Path]) -> None:
-    metrics = {d.name: json.loads((d / "results/sites/site_metrics.json").read_text()) for d in work_dirs}
-    f1_rows, pair_rows = [], []
-    for name, report in metrics.items():
-        counts = report["counts"]
-        f1 = [report["calls"].get(p, {}).get("overall", {}).get("f1") for p in PREDICTORS]
-        shown = [f"{value:.3f}" if value is not None else "–" for value in f1]
-        f1_rows.append([name, counts["genes"], counts["gene_clusters"], counts["sites"], *shown])
-        differences = report["differences"]
-        pair_rows.append(
-            [name, *(difference_cell(differences.get(p, {}).get("overall", {}).get("f1")) for p in PAIRS)]
-        )
+    rows, answers = [], []
+    for work_dir in work_dirs:
+        report = read_site_metrics(work_dir)
+        try:
+            rows.append(run_rows(work_dir.name, report))
+            answers.append(f"{work_dir.name}: {report['answer']}\n")
+        except (KeyError, TypeError, AttributeError, ValueError) as error:
+            problem = f"no {error}" if isinstance(error, KeyError) else str(error)
+            raise InputError(
+                work_dir / SITE_METRICS, "json", f"not a site_calls site_metrics.json ({problem})"
+            ) from None
+    f1_rows, pair_rows, diagnostic_rows = (list(column) for column in zip(*rows))
     print_table("Site-level F1 (overall)", ["run", "genes", "clusters", "sites", *PREDICTORS], f1_rows)
     print_table("F1 differences, 95% gene-cluster bootstrap intervals", ["run", *PAIRS], pair_rows)
     print_table(
         "FP vs TP among the base model's calls: ROC-AUC out of fold, 95% intervals",
         ["run", "calls", "FP", *PROBABILITIES],
-        [diagnostic_row(name, report) for name, report in metrics.items()],
+        diagnostic_rows,
     )
-    for name, report in metrics.items():
-        print(f"{name}: {report['answer']}\n")
+    for line in answers:
+        print(line)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -137,4 +216,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

@@ -28,8 +28,10 @@ from benchmarks.inputs import demo_genome_index
 from benchmarks.runner import run_with_peak_memory
 from benchmarks.tables import load_line, print_table
 from workflow_scripts.command_line import path_flags
+from workflow_scripts.config.sections import complete_section
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.data.quality import experiment_labels
+from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.models.trained_on import trained_on
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
@@ -74,6 +76,17 @@ def calls_table(work: Path, genome: Genome, n: int, file_format: str) -> Path:
     for piece in pieces:
         piece.unlink()
     return path
+
+
+def model_section(text: str) -> dict:
+    """--model: a JSON model: section, completed and checked by the schema; InputError if not."""
+    try:
+        values = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError("--model", "json", f"not JSON ({error})") from None
+    if not isinstance(values, dict):
+        raise InputError("--model", "json", "not a JSON object (the model: section)")
+    return complete_section("model", values)
 
 
 def tiny_model(work: Path, model: dict, flank: int) -> dict[str, Path]:
@@ -143,11 +156,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default=TINY_MODEL, help="the model: section (JSON)")
     parser.add_argument("--work-dir", default="/tmp/errorseq-bench-predict")
     args = parser.parse_args(argv)
+    model_section(args.model)  # a bad --model fails before the demo genome is made
     work = Path(args.work_dir)
     work.mkdir(parents=True, exist_ok=True)
     index = demo_genome_index(work / "demo")
     genome = Genome.open_cached(index)
-    model = tiny_model(work, json.loads(args.model), args.flank)
+    model = tiny_model(work, model_section(args.model), args.flank)
     rows = [
         table_row(work, index, calls_table(work, genome, n, file_format), model, args, n, file_format)
         for file_format in args.formats
@@ -172,4 +186,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

@@ -25,6 +25,7 @@ import yaml
 from benchmarks.inputs import package_dir
 from benchmarks.runner import ROOT, snakemake, write_config
 from benchmarks.tables import load_line, print_table
+from workflow_scripts.errors import InputError, run_cli
 
 EXAMPLE = ROOT / "config" / "athaliana_chr1.yaml"
 BASELINES = ("base_score", "kmer", "length", "dinucleotide")
@@ -40,21 +41,38 @@ def example_config(region: str, overrides: list[str]) -> dict:
     config["calling"]["base_model"]["weights"] = str(models)
     config["calling"]["region"] = region
     for item in overrides:
-        path, _, text = item.partition("=")
+        path, value = override(item)
         *parents, key = path.split(".")
         section = config
         for name in parents:
             section = section.setdefault(name, {})
-        section[key] = yaml.safe_load(text)
+            if not isinstance(section, dict):
+                raise InputError("--set", item, f"{name} is a value, not a section")
+        section[key] = value
     return config
+
+
+def override(item: str) -> tuple[str, object]:
+    """`--set section.key=value`: the key path and the value as YAML reads it."""
+    path, equals, text = item.partition("=")
+    if not equals or not path.strip() or "" in path.split("."):
+        raise InputError("--set", item, "write section.key=value")
+    try:
+        return path.strip(), yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise InputError("--set", item, f"the value is not YAML ({' '.join(str(error).split())})") from None
 
 
 def run_rows(work_dir: Path) -> dict[str, dict]:
     """metrics.json's comparison of every run in `work_dir`, by run name."""
     runs = {}
     for path in sorted(work_dir.glob("results/*/evaluation/metrics.json")):
-        metrics = json.loads(path.read_text())
-        runs[path.parent.parent.name] = metrics["comparison"]["overall"]
+        try:
+            runs[path.parent.parent.name] = json.loads(path.read_text())["comparison"]["overall"]
+        except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
+            raise InputError(
+                path, "comparison.overall", f"not an evaluate metrics.json ({error!r})"
+            ) from None
     return runs
 
 
@@ -113,7 +131,11 @@ def pooled_rows(runs: dict[str, dict]) -> list[list]:
 def print_results(work_dir: Path) -> None:
     runs = run_rows(work_dir)
     if not runs:
-        raise SystemExit(f"{work_dir}: no results/*/evaluation/metrics.json")
+        raise InputError(
+            work_dir,
+            "results/*/evaluation/metrics.json",
+            "no results found: give a finished run's work directory",
+        )
     header = [
         "run",
         "test windows",
@@ -153,4 +175,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

@@ -2,12 +2,16 @@
 
 import re
 import statistics
+import subprocess
+import sys
 
 import pytest
 
 from benchmarks import real_data
 from benchmarks.tables import read_tables
 from tests.evaluation_fixtures import make_windows, run_evaluate, write_buckets, write_untrained_model
+from tests.workflow_helpers import ROOT
+from workflow_scripts.errors import InputError
 
 FAST = {"evaluate": {"batch_size": 64, "bootstrap_replicates": 50, "kmer_max_k": 3}}
 
@@ -48,8 +52,60 @@ def test_each_run_has_its_intervals_and_targets_and_the_folds_are_pooled(work_di
 
 
 def test_a_directory_without_results_is_refused(tmp_path):
-    with pytest.raises(SystemExit, match="no results"):
+    with pytest.raises(InputError, match="no results found"):
         real_data.print_results(tmp_path)
+
+
+def test_an_edited_metrics_json_is_one_line_not_a_traceback(tmp_path):
+    (tmp_path / "results/fp_vs_tp/evaluation").mkdir(parents=True)
+    (tmp_path / "results/fp_vs_tp/evaluation/metrics.json").write_text('{"threshold": 0.5}')
+    result = run_program("benchmarks.real_data", "--print-only", str(tmp_path))
+    assert result.returncode == 2 and result.stderr.splitlines() == [
+        f"errorseq: error: {tmp_path}/results/fp_vs_tp/evaluation/metrics.json: comparison.overall: "
+        "not an evaluate metrics.json (KeyError('comparison'))"
+    ]
+
+
+@pytest.mark.parametrize(
+    "item, problem",
+    [
+        ("flank", "write section.key=value"),
+        ("window.=3", "write section.key=value"),
+        ("train.lr=[", "the value is not YAML"),
+    ],
+)
+def test_a_bad_override_is_one_line_naming_it(item, problem):
+    with pytest.raises(InputError) as refused:
+        real_data.override(item)
+    assert (refused.value.source, refused.value.field) == ("--set", item)
+    assert refused.value.message.startswith(problem)
+
+
+def run_program(module: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, cwd=ROOT)
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (
+            ("benchmarks.predict_memory", "--model", "{arch: cnn}"),
+            "errorseq: error: --model: json: not JSON (",
+        ),
+        (
+            ("benchmarks.predict_memory", "--model", '{"arch": "rnn"}'),
+            "errorseq: error: config: model.arch: 'rnn' is not one of",
+        ),
+        (
+            ("benchmarks", "run", "cross-species", "--", "print", "/nonexistent/run"),
+            "errorseq: error: /nonexistent/run: results/sites/site_metrics.json: not found",
+        ),
+    ],
+)
+def test_the_benchmark_programs_refuse_bad_input_in_one_line(args, expected):
+    result = run_program(*args)
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2 and len(errors) == 1 and errors[0].startswith(expected), result.stderr
 
 
 def test_the_example_config_takes_the_region_and_overrides(tmp_path, monkeypatch):
