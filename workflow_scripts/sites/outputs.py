@@ -2,9 +2,10 @@
 
 corrected_calls.parquet: one row per candidate and one per missed annotated site (no candidate
 within ±w: `is_candidate` false, never called), in genome order. BED (6 columns, 0-based start,
-a `track` line; IGV and the UCSC browser load it): one line per called candidate, named
-`<splice_type>:annotated` or `<splice_type>:new` (no annotated site within ±w), its score the
-predictor's probability × 1000.
+a `track` line; IGV and the UCSC browser load it): one line per called candidate, the single base
+at its position (start = position - 1), named `<splice_type>:annotated` or `<splice_type>:new`
+(no annotated site within ±w; the splice type alone without an annotation), its score the
+predictor's probability × 1000. The same calls as GFF3: sites/gff3.py.
 """
 
 from __future__ import annotations
@@ -136,19 +137,30 @@ def corrected_calls(found: Candidates, predictions: OutOfFold) -> pl.DataFrame:
     return rows.sort(chrom_order, "position", "strand", "splice_type").select(table_columns(predictions))
 
 
+def called(table: pl.DataFrame, predictor: str, score_column: str) -> pl.DataFrame:
+    """The candidates `predictor` calls, their `score_column` as `probability` (the tracks' score)."""
+    return table.filter(pl.col(CALL_COLUMNS[predictor])).with_columns(
+        pl.col(score_column).cast(pl.Float64).alias("probability")
+    )
+
+
 def bed_text(table: pl.DataFrame, predictor: str, score_column: str, description: str) -> str:
-    """A BED6 track of the candidates `predictor` calls, scored by `score_column`."""
-    called = table.filter(pl.col(CALL_COLUMNS[predictor]))
+    """A BED6 track of the candidates `predictor` calls, scored by `score_column`; without an
+    `is_true_site` column (no annotation) each is named by its splice type alone."""
+    calls = called(table, predictor, score_column)
     header = f'track name="{predictor}" description="{description}" useScore=1\n'
-    scores = np.clip(np.rint(called[score_column].to_numpy().astype(float) * 1000), 0, 1000).astype(int)
-    names = [
-        f"{t}:{'annotated' if true else 'new'}"
-        for t, true in zip(called["splice_type"], called["is_true_site"])
-    ]
+    scores = np.clip(np.rint(calls["probability"].to_numpy() * 1000), 0, 1000).astype(int)
+    if "is_true_site" in calls.columns:
+        names = [
+            f"{t}:{'annotated' if true else 'new'}"
+            for t, true in zip(calls["splice_type"], calls["is_true_site"])
+        ]
+    else:
+        names = calls["splice_type"].to_list()
     lines = [
         f"{chrom}\t{position - 1}\t{position}\t{name}\t{score}\t{strand}\n"
         for chrom, position, strand, name, score in zip(
-            called["chrom"], called["position"], called["strand"], names, scores
+            calls["chrom"], calls["position"], calls["strand"], names, scores
         )
     ]
     return header + "".join(lines)
