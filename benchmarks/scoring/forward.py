@@ -3,9 +3,11 @@
     python -m benchmarks.scoring.forward [--chunk-length 40000] [--batch-sizes 4,32]
                                  [--precisions fp32,bf16,fp16] [--seconds 5] [--device auto]
 
-Runs `RegionScorer.run` (one-hot on the device, reverse complement, the five SpliceAI-10k models,
-the scores copied back to the host) on random chunks of `--chunk-length` scored positions plus the
-model's context, as many batches as fit in `--seconds`, after a warm-up. Nothing else of
+Runs score_base_model's batches (`RegionScorer.runner`, calling/batch_runner.py: the bases copied
+to the device, one-hot and reverse complement there, the five SpliceAI-10k models, the scores
+copied back to the host; on a GPU asynchronously, batches queued ahead as in scoring) on random
+chunks of `--chunk-length` scored positions plus the model's context, as many batches as fit in
+`--seconds`, after a warm-up. Nothing else of
 score_base_model runs: no regions, no reading of the genome, no tables. Prints scored nt per second,
 the convolution arithmetic achieved and the time per batch; the precision benchmark's nt per wall
 second over real genes, set beside this, says how much of the scoring time is the model's.
@@ -29,15 +31,25 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
+def run_batch(scorer, codes: np.ndarray, minus: np.ndarray) -> None:
+    """Stage one batch and queue it (the batches `depth` back are read as scoring reads them)."""
+    staged_codes, staged_minus = scorer.runner.stage(*codes.shape)
+    staged_codes[:], staged_minus[:] = codes, minus
+    scorer.runner.launch(list(range(len(codes))), codes.shape[1])
+
+
 def time_batches(scorer, codes: np.ndarray, minus: np.ndarray, seconds: float) -> tuple[int, float]:
-    """(batches run, wall seconds) of `scorer.run` on the same batch, after two warm-up batches."""
+    """(batches run, wall seconds) of the same batch, after two warm-up batches; every batch's
+    scores are back on the host when the clock stops."""
     for _ in range(2):
-        scorer.run(codes, minus)
+        run_batch(scorer, codes, minus)
+    scorer.runner.drain()
     synchronize(scorer.device)
     batches, began = 0, time.perf_counter()
     while batches == 0 or time.perf_counter() - began < seconds:
-        scorer.run(codes, minus)
+        run_batch(scorer, codes, minus)
         batches += 1
+    scorer.runner.drain()
     synchronize(scorer.device)
     return batches, time.perf_counter() - began
 
@@ -90,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
         for batch_size in args.batch_sizes.split(",")
     ]
     print_table(
-        f"Base-model forward alone (5 SpliceAI-10k models, RegionScorer.run) on random chunks of "
+        f"Base-model forward alone (5 SpliceAI-10k models, RegionScorer.runner) on random chunks of "
         f"{args.chunk_length:,} nt + {ensemble.context:,} context; {load_line()}",
         ["precision", "device", "batch", "batches", "scored nt per s", "conv TFLOP/s", "ms per batch"],
         rows,

@@ -123,14 +123,15 @@ def test_gpu_layout_batches_chunks_by_length_and_changes_no_score(
         init(scorer, *args, **kwargs)
         scorer.chunk_step, scorer.block_nt = 8, BLOCK_BATCHES * scorer.batch_size * scorer.chunk_length
 
-    score_batch = RegionScorer.score_batch
+    planned_batches = RegionScorer.batches
 
-    def recorded(scorer, batch, regions, pending):
-        batches.append({scorer.chunk_size(regions[index]) for index, _ in batch} | {-len(batch)})
-        score_batch(scorer, batch, regions, pending)
+    def recorded(scorer, regions):
+        for chunks, size in planned_batches(scorer, regions):
+            batches.append({scorer.chunk_size(regions[index]) for index, _ in chunks} | {-len(chunks)})
+            yield chunks, size
 
     monkeypatch.setattr(RegionScorer, "__init__", gpu_layout)
-    monkeypatch.setattr(RegionScorer, "score_batch", recorded)
+    monkeypatch.setattr(RegionScorer, "batches", recorded)
     ensemble = load_ensemble(weights)
     out = tmp_path / "scores.parquet"
     score_genes(ensemble, genome, GENES, out, settings(batch_size, chunk_length), progress_every_s=1e9)
@@ -140,9 +141,12 @@ def test_gpu_layout_batches_chunks_by_length_and_changes_no_score(
     regions = plan_regions(GENES, genome, merge_gap=ensemble.context)
     blocks = list(scorer.blocks(regions))
     needed = sum(
-        -(-sum(len(scorer.chunk_starts(r)) for r in block if scorer.chunk_size(r) == size) // batch_size)
+        -(
+            -sum(len(scorer.chunk_starts(regions[i])) for i in block if scorer.chunk_size(regions[i]) == size)
+            // scorer.chunks_per_batch(size)
+        )
         for block in blocks
-        for size in {scorer.chunk_size(r) for r in block}
+        for size in {scorer.chunk_size(regions[i]) for i in block}
     )
     assert len(batches) == needed
     assert len(blocks) > 1 if chunk_length == 16 else len({length[0] for length in lengths}) > 2

@@ -8,11 +8,21 @@ models (SpliceAI's own averaging).
 
 How the work is cut: genes on the same chromosome and strand that lie less than one context apart
 are scored as one region (scoring the gap costs less than a second pair of flanks), and regions are
-cut into the fewest chunks of at most `chunk_length` scored positions, all of one length (so the
-last is not mostly past the region's end), each read with its flanks, batched `batch_size` at a
-time; on a GPU chunk lengths are multiples of CUDA_CHUNK_STEP and chunks of one length are batched
-together across a block of regions, so that the many short genes fill whole batches. A position's score depends only on the sequence around it, so the cutting
-changes no score (tests/unit/test_scoring.py checks this against one pass over each whole gene).
+cut into the fewest chunks of one length (so the last is not mostly past the region's end): one
+chunk up to `chunk_length` scored positions, and a longer region into chunks of up to what a
+whole batch holds (batch_size × (chunk_length + context) nt read), so that long genes read fewer
+flanks in the same memory. Each chunk is read with its flanks, batched `batch_size` at a time (longer
+chunks as many as fit); on a GPU chunk lengths are multiples of CUDA_CHUNK_STEP and chunks of one
+length are batched together across a block of regions, so that the many short genes fill whole
+batches. A position's score depends only on the sequence around it, so the cutting changes no score
+(tests/unit/test_scoring.py checks this against one pass over each whole gene).
+
+How the host keeps out of the device's way (docs/performance.md, "host feed"): a batch travels as
+the genome's bytes and becomes a one-hot on the device (model_input.py); on a GPU it is queued
+with asynchronous copies from and to page-locked memory while the host prepares the next batches
+and scatters finished ones (batch_runner.py); the rows of the table are made and written to
+parquet on a writer thread (score_writer.py). tests/unit/test_scoring_overlap.py checks that this
+gives the table of a plain gene-by-gene pass.
 
 A whole genome is scored in shards (calling.base_model.shards): every job plans the same regions,
 splits them with calling/shards.py and scores only its own shard, so shards run as separate jobs
@@ -22,9 +32,9 @@ Output: a scores table per shard, one row per gene position (a position inside t
 strand is a row of each): gene_id, chrom, strand, position (1-based), donor, acceptor (float32).
 Why parquet: it is the same table format users give when they bring their own model's scores
 (`calling.scores`), it is typed (Int64 positions and float32 probabilities come back exactly, no
-text parsing) and columnar (calls reads only the columns it needs, compressed). Rows are written
-in parts and joined at the end, so memory stays bounded on a whole genome, and the file appears
-only when complete (io_utils.atomic_path).
+text parsing) and columnar (calls reads only the columns it needs, compressed). Rows are streamed into the
+file as regions finish, so memory stays bounded on a whole genome, and the file appears only when
+complete (io_utils.atomic_path).
 """
 
 from __future__ import annotations
@@ -33,17 +43,21 @@ import itertools
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import polars as pl
 import torch
 
+from workflow_scripts.calling import batch_runner
+from workflow_scripts.calling.batch_runner import BatchRunner, Launched
 from workflow_scripts.calling.contract import SCORE_COLUMNS
 from workflow_scripts.calling.regions import Region, plan_regions
+from workflow_scripts.calling.score_writer import ScoreWriter
 from workflow_scripts.calling.shards import plan_shards
-from workflow_scripts.calling.spliceai import ACCEPTOR, DONOR, SpliceAIEnsemble, one_hot
+from workflow_scripts.calling.spliceai import SpliceAIEnsemble
+from workflow_scripts.calling.stage_times import StageTimes
 from workflow_scripts.data.genome import Genome
-from workflow_scripts.data.tables import ParquetParts
 from workflow_scripts.errors import InputError
 from workflow_scripts.progress import Console, Progress, announce
 
@@ -97,20 +111,27 @@ def fast_on(precision: str, device: torch.device) -> bool:
     return bool(torch.ops.mkldnn._is_mkldnn_fp16_supported())
 
 
-def read_window(genome: Genome, chrom: int, start: int, end: int) -> np.ndarray:
-    """Bases [start, end) of a chromosome as uint8; positions outside the chromosome are N."""
-    window = np.full(end - start, N_BYTE, dtype=np.uint8)
+def fill_window(window: np.ndarray, genome: Genome, chrom: int, start: int) -> None:
+    """Write bases [start, start + len(window)) of a chromosome into `window` (uint8); positions
+    outside the chromosome are N."""
+    end = start + len(window)
     inside_start, inside_end = max(start, 0), min(end, int(genome.lengths[chrom]))
-    if inside_end > inside_start:
-        offset = int(genome.offsets[chrom])
-        window[inside_start - start : inside_end - start] = genome.sequence[
-            offset + inside_start : offset + inside_end
-        ]
-    return window
+    if inside_end <= inside_start:
+        window[:] = N_BYTE
+        return
+    window[: inside_start - start] = N_BYTE
+    window[inside_end - start :] = N_BYTE
+    offset = int(genome.offsets[chrom])
+    window[inside_start - start : inside_end - start] = genome.sequence[
+        offset + inside_start : offset + inside_end
+    ]
 
 
 class RegionScorer:
-    """Chunks regions, runs the ensemble batch by batch, hands back each finished region's scores."""
+    """Chunks regions, runs the ensemble batch by batch (batch_runner.py: `in_flight` batches
+    queued ahead of the one being read, by default DEPTH_ON_CUDA on a GPU and none on a CPU),
+    hands back each finished region's scores. `plan_for`: the device type whose chunk plan to use (default: the device's;
+    the host benchmark plans as on a GPU while it runs on the CPU)."""
 
     def __init__(
         self,
@@ -120,6 +141,8 @@ class RegionScorer:
         batch_size: int,
         chunk_length: int,
         precision: str = "fp32",
+        in_flight: int | None = None,
+        plan_for: str | None = None,
     ):
         self.ensemble = ensemble.to(device)
         if device.type == "cuda":
@@ -128,17 +151,27 @@ class RegionScorer:
         self.dtype = precision_dtype(precision, device)
         self.genome, self.device = genome, device
         self.batch_size, self.chunk_length = batch_size, chunk_length
-        self.chunk_step = CUDA_CHUNK_STEP if device.type == "cuda" else 1
-        self.block_nt = BLOCK_BATCHES * batch_size * chunk_length if device.type == "cuda" else 0
+        gpu_plan = (plan_for or device.type) == "cuda"
+        self.chunk_step = CUDA_CHUNK_STEP if gpu_plan else 1
+        self.block_nt = BLOCK_BATCHES * batch_size * chunk_length if gpu_plan else 0
+        # nn.Module's attributes read as tensors or modules to mypy: the flanks are ints
+        self.flank_left, self.flank_right = cast(int, ensemble.flank_left), cast(int, ensemble.flank_right)
+        self.context = self.flank_left + self.flank_right
+        self.batch_input_nt = batch_size * (chunk_length + self.context)
+        if in_flight is None:
+            in_flight = batch_runner.DEPTH_ON_CUDA if device.type == "cuda" else batch_runner.DEPTH_ON_CPU
+        self.times = StageTimes()
+        self.runner = BatchRunner(
+            self.ensemble,
+            self.context,
+            device,
+            self.dtype,
+            batch_size,
+            self.batch_input_nt,
+            in_flight,
+            self.times,
+        )
         self.on_batch: Callable[[int], None] = lambda input_nt: None  # progress: the nt a batch read
-
-    def chunk_input(self, region: Region, offset: int) -> np.ndarray:
-        """The chunk's bases in genome order; its first scored position is chunk_genome_start."""
-        first = self.chunk_genome_start(region, offset)
-        left, right = self.ensemble.flank_left, self.ensemble.flank_right
-        if region.minus:  # the model reads right to left: its left flank lies to our right
-            left, right = right, left
-        return read_window(self.genome, region.chrom, first - left, first + self.chunk_size(region) + right)
 
     def chunk_genome_start(self, region: Region, offset: int) -> int:
         if region.minus:  # chunk 0 holds the region's right end (the transcript's start)
@@ -146,37 +179,40 @@ class RegionScorer:
         return region.start + offset
 
     def chunk_size(self, region: Region) -> int:
-        """The fewest chunks of at most chunk_length that cover the region, of one length (rounded up
-        to chunk_step): the last chunk is not mostly past the region's end (docs/performance.md)."""
+        """The fewest chunks that cover the region, of one length (rounded up to chunk_step): the
+        last chunk is not mostly past the region's end. A region of at most chunk_length is one
+        chunk; a longer one is cut into chunks of up to what a whole batch holds (batch_size ×
+        (chunk_length + context) nt read, less one context): fewer flanks read per scored nt, in
+        the memory of a batch (docs/performance.md)."""
         length = region.end - region.start
-        even = -(-length // -(-length // self.chunk_length))
-        return min(self.chunk_length, -(-even // self.chunk_step) * self.chunk_step)
+        limit = self.chunk_length if length <= self.chunk_length else self.long_chunk
+        even = -(-length // -(-length // limit))
+        return min(limit, -(-even // self.chunk_step) * self.chunk_step)
+
+    @property
+    def long_chunk(self) -> int:
+        fits = (self.batch_input_nt - self.context) // self.chunk_step * self.chunk_step
+        return max(self.chunk_length, fits)
+
+    def chunks_per_batch(self, size: int) -> int:
+        """batch_size chunks of up to chunk_length; longer ones as many as the batch's nt allow."""
+        if size <= self.chunk_length:
+            return self.batch_size
+        return max(1, self.batch_input_nt // (size + self.context))
 
     def chunk_starts(self, region: Region) -> range:
         return range(0, region.end - region.start, self.chunk_size(region))
 
     def input_nt(self, regions: list[Region]) -> int:
         """Nucleotides the model reads for these regions: every chunk with its flanks."""
-        return sum(len(self.chunk_starts(r)) * (self.chunk_size(r) + self.ensemble.context) for r in regions)
-
-    def run(self, codes: np.ndarray, minus: np.ndarray) -> np.ndarray:
-        """(batch, input length) bases in genome order → (batch, 2, chunk size) donor, acceptor in genome order."""
-        x = one_hot(torch.from_numpy(codes).to(self.device))
-        flip = torch.from_numpy(minus).to(self.device)
-        x = torch.where(flip[:, None, None], x.flip(1, 2), x)  # reverse complement: ACGT → TGCA, 3' → 5'
-        reduced = self.dtype != torch.float32
-        with torch.inference_mode(), torch.autocast(self.device.type, self.dtype, enabled=reduced):
-            probabilities = self.ensemble(x)[:, [DONOR, ACCEPTOR]]
-        probabilities = torch.where(flip[:, None, None], probabilities.flip(2), probabilities)
-        scores = probabilities.float().cpu().numpy()
-        self.on_batch(codes.size)
-        return scores
+        return sum(len(self.chunk_starts(r)) * (self.chunk_size(r) + self.context) for r in regions)
 
     def blocks(self, regions: list[Region]):
-        """Runs of consecutive regions holding at least block_nt positions (one region at least)."""
-        block, block_nt = [], 0
-        for region in regions:
-            block.append(region)
+        """Runs of consecutive region indices holding at least block_nt positions (one region at least)."""
+        block: list[int] = []
+        block_nt = 0
+        for index, region in enumerate(regions):
+            block.append(index)
             block_nt += region.end - region.start
             if block_nt >= self.block_nt:
                 yield block
@@ -184,70 +220,74 @@ class RegionScorer:
         if block:
             yield block
 
-    def scores(self, regions: list[Region]):
-        """Yield (region, float32 array (2, region length): donor, acceptor), in the order of `regions`.
-        A batch holds chunks of one length; within a block the chunks are batched by length, so that
-        on a GPU (few lengths, CUDA_CHUNK_STEP) short regions fill whole batches."""
+    def batches(self, regions: list[Region]):
+        """Yield (chunks [(region index, offset)], chunk size): every chunk of every region once.
+        A batch holds chunks of one length; within a block the chunks are batched by length, so
+        that on a GPU (few lengths, CUDA_CHUNK_STEP) short regions fill whole batches."""
         for block in self.blocks(regions):
-            pending = {
-                index: (
-                    np.zeros((2, region.end - region.start), dtype=np.float32),
-                    len(self.chunk_starts(region)),
-                )
-                for index, region in enumerate(block)
-            }
             chunks = sorted(
-                (self.chunk_size(region), index, offset)
-                for index, region in enumerate(block)
-                for offset in self.chunk_starts(region)
+                (self.chunk_size(regions[index]), index, offset)
+                for index in block
+                for offset in self.chunk_starts(regions[index])
             )
-            next_out = 0
-            for _, same_length in itertools.groupby(chunks, key=lambda chunk: chunk[0]):
+            for size, same_length in itertools.groupby(chunks, key=lambda chunk: chunk[0]):
                 same = [(index, offset) for _, index, offset in same_length]
-                for first in range(0, len(same), self.batch_size):
-                    self.score_batch(same[first : first + self.batch_size], block, pending)
-                    while next_out < len(block) and pending[next_out][1] == 0:
-                        yield block[next_out], pending.pop(next_out)[0]
-                        next_out += 1
+                per_batch = self.chunks_per_batch(size)
+                for first in range(0, len(same), per_batch):
+                    yield same[first : first + per_batch], size
 
-    def score_batch(self, batch, regions, pending) -> None:
-        codes = np.stack([self.chunk_input(regions[i], offset) for i, offset in batch])
-        minus = np.array([regions[i].minus for i, _ in batch])
-        output = self.run(codes, minus)
-        for (index, offset), chunk in zip(batch, output):
-            region = regions[index]
-            scores, left = pending[index]
-            first = self.chunk_genome_start(region, offset) - region.start
-            keep = slice(max(first, 0), min(first + self.chunk_size(region), region.end - region.start))
-            scores[:, keep] = chunk[:, keep.start - first : keep.stop - first]
-            pending[index] = (scores, left - 1)
+    def scores(self, regions: list[Region]):
+        """Yield (region, float32 array (2, region length): donor, acceptor), in the order of
+        `regions`, as each is finished. The host gathers a batch's bases and scatters finished
+        batches' scores while the device runs the batches queued after them."""
+        chunks_left = [len(self.chunk_starts(region)) for region in regions]
+        pending: dict[int, np.ndarray] = {}
+        next_out = 0
+        for chunks, size in self.batches(regions):
+            self.stage(regions, chunks, size)
+            with self.times("launch"):
+                finished = self.runner.launch(chunks, size + self.context)
+            for launched in finished:
+                self.scatter(regions, launched, pending, chunks_left)
+            while next_out < len(regions) and chunks_left[next_out] == 0:
+                yield regions[next_out], pending.pop(next_out)
+                next_out += 1
+        for launched in self.runner.drain():
+            self.scatter(regions, launched, pending, chunks_left)
+        while next_out < len(regions):
+            yield regions[next_out], pending.pop(next_out)
+            next_out += 1
 
+    def stage(self, regions: list[Region], chunks: list, size: int) -> None:
+        """A batch's bases in genome order (each chunk with its flanks) and strands, into the runner's slot."""
+        with self.times("bases"):
+            left, right = self.flank_left, self.flank_right
+            codes, minus = self.runner.stage(len(chunks), size + left + right)
+            for row, (index, offset) in enumerate(chunks):
+                region = regions[index]
+                before = right if region.minus else left  # the model reads a minus chunk right to left
+                fill_window(
+                    codes[row], self.genome, region.chrom, self.chunk_genome_start(region, offset) - before
+                )
+                minus[row] = region.minus
 
-SCORE_PART_ROWS = 4_000_000  # rows gathered per parquet part (~100 MB of scores)
-
-
-def gene_rows(genes: pl.DataFrame, region: Region, scores: np.ndarray, genome: Genome) -> pl.DataFrame:
-    """One row per position of each of the region's genes."""
-    frames = []
-    for row in region.genes:
-        gene_id, start, end, strand = genes.row(row)[:4]
-        part = scores[:, start - 1 - region.start : end - region.start]
-        frames.append(
-            pl.DataFrame(
-                {
-                    "gene_id": pl.repeat(gene_id, end - start + 1, dtype=pl.String, eager=True),
-                    "chrom": pl.repeat(
-                        genome.names[region.chrom], end - start + 1, dtype=pl.String, eager=True
-                    ),
-                    "strand": pl.repeat(strand, end - start + 1, dtype=pl.String, eager=True),
-                    "position": np.arange(start, end + 1, dtype=np.int64),
-                    "donor": part[0],
-                    "acceptor": part[1],
-                },
-                schema=SCORE_SCHEMA,
-            )
-        )
-    return pl.concat(frames)
+    def scatter(
+        self, regions: list[Region], launched: Launched, pending: dict, chunks_left: list[int]
+    ) -> None:
+        """A finished batch's scores into their regions' arrays, in genome order: donor, acceptor."""
+        with self.times("scatter"):
+            for (index, offset), chunk, minus in zip(launched.chunks, launched.scores, launched.minus):
+                region = regions[index]
+                length = region.end - region.start
+                if index not in pending:
+                    pending[index] = np.empty((2, length), dtype=np.float32)  # the chunks cover every column
+                # the batch's channels are acceptor, donor in the model's reading order
+                in_genome_order = chunk[::-1, ::-1] if minus else chunk[::-1]
+                first = self.chunk_genome_start(region, offset) - region.start
+                keep = slice(max(first, 0), min(first + in_genome_order.shape[1], length))
+                pending[index][:, keep] = in_genome_order[:, keep.start - first : keep.stop - first]
+                chunks_left[index] -= 1
+        self.on_batch(launched.input_nt)
 
 
 def score_genes(
@@ -259,18 +299,25 @@ def score_genes(
     progress_every_s: float = 30.0,
     shard: tuple[int, int] = (1, 1),
     console: Console | None = None,
+    plan_for: str | None = None,
 ) -> dict:
     """Score the genes of shard `shard` = (i, n), 1-based (calling/shards.py), of `genes` (gene_id,
     chrom, start, end, strand; checked) into `out`; (1, 1) scores every gene. Progress goes to
-    stderr every `progress_every_s` and to `console` (workflow_scripts/progress.py)."""
+    stderr every `progress_every_s` and to `console` (workflow_scripts/progress.py). The summary
+    says where the host's time went (`stages`, seconds; RegionScorer.times and the writer's)."""
     index, count = shard
     device = resolve_device(settings["device"])
     scorer = RegionScorer(
-        ensemble, genome, device, settings["batch_size"], settings["chunk_length"], settings["precision"]
+        ensemble,
+        genome,
+        device,
+        settings["batch_size"],
+        settings["chunk_length"],
+        settings["precision"],
+        plan_for=plan_for,
     )
     planned = plan_regions(genes, genome, merge_gap=ensemble.context)
     regions = plan_shards(planned, count)[index - 1]
-    spans = genes.select(gene_id="gene_id", start="start", end="end", strand="strand")
     rows = [row for region in regions for row in region.genes]
     total_nt = int((genes["end"] - genes["start"] + 1).gather(rows).sum())
     label = f"score_base_model shard {index} of {count}"
@@ -292,14 +339,21 @@ def score_genes(
         log_every_s=progress_every_s,
     )
     scorer.on_batch = progress.advance  # the time left from the nt the model read, with flanks
-    with ParquetParts(out, pl.DataFrame(schema=SCORE_SCHEMA), part_rows=SCORE_PART_ROWS) as writer:
+    spans = genes.select("gene_id", "start", "end", "strand")
+    with ScoreWriter(out, spans, genome.names, SCORE_SCHEMA) as writer:
         for region, scores in scorer.scores(regions):
-            frame = gene_rows(spans, region, scores, genome)
-            writer.add(frame)
-            progress.advance(0, genes=len(region.genes), gene_nt=frame.height)
-        writer.close()
+            with scorer.times("hand-over"):
+                gene_nt = writer.add(region, scores)
+            progress.advance(0, genes=len(region.genes), gene_nt=gene_nt)
+        with scorer.times("writer finishing"):
+            writer.close()
     done = progress.finish()
     seconds = max(done["seconds"], 1e-9)
+    stages = {**scorer.times.seconds, "writer: tables (CPU s)": writer.tables_cpu_s}
+    print(
+        f"{label} host seconds by stage: {', '.join(f'{k} {v:.2f}' for k, v in stages.items())}",
+        file=sys.stderr,
+    )
     return {
         "genes": done["genes"],
         "nt": done["gene_nt"],
@@ -310,4 +364,5 @@ def score_genes(
         "regions": len(regions),
         "chunks": sum(len(scorer.chunk_starts(r)) for r in regions),
         "input_nt": scorer.input_nt(regions),
+        "stages": stages,
     }
