@@ -126,6 +126,13 @@ BENCHMARKS = [
         needs=SPLICEAI,
     ),
     Benchmark(
+        "cross-species-orthologs",
+        "benchmarks.cross_species_orthologs",
+        "Transfer between species as shipped and with each target gene's orthologs held out",
+        None,
+        needs=SPLICEAI,
+    ),
+    Benchmark(
         "multinode",
         "benchmarks.multinode",
         "train over 1-2 nodes × 1-2 ranks on the two-node test cluster (CPU, gloo)",
