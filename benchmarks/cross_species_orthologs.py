@@ -31,6 +31,7 @@ from threadpoolctl import threadpool_limits
 from benchmarks.tables import print_table
 from workflow_scripts.config.types import complete_typed_section
 from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.evaluation.provenance import WEIGHTS
 from workflow_scripts.io_utils import write_json
 from workflow_scripts.sites.held_out_deep import fold_model_probabilities
 from workflow_scripts.sites.ortholog_transfer import (
@@ -76,6 +77,31 @@ def log(line: str) -> None:
     print(f"cross_species_orthologs: {line}", file=sys.stderr, flush=True)
 
 
+def base_model_files(run: SiteRun) -> list[str] | None:
+    """The sha256 of the base model's weight files (site_metrics.json's provenance), or None where
+    it records none (an older run, or a scores table given)."""
+    model = (run.metrics.get("provenance") or {}).get("base_model") or {}
+    if model.get("source") != WEIGHTS:
+        return None
+    return sorted(str(entry.get("sha256")) for entry in model.get("files", []))
+
+
+def check_same_base_model(source: SiteRun, target: SiteRun) -> None:
+    """Scores of another base model would give the source's predictors other features."""
+    mine, theirs = base_model_files(target), base_model_files(source)
+    if mine is not None and theirs is not None and mine != theirs:
+        named = {
+            name: (run.metrics["provenance"]["base_model"].get("family") or "weights")
+            for name, run in (("source", source), ("target", target))
+        }
+        raise InputError(
+            target.root / "results/sites/site_metrics.json",
+            "provenance.base_model",
+            f"the target was scored by other base-model files ({named['target']}) than the source "
+            f"({named['source']}, {source.root}): transfer needs the same base model",
+        )
+
+
 def check_same_features(source: SiteRun, target: SiteRun) -> None:
     """The tree reads features these settings shape: the two runs must agree on them."""
     for key in FEATURE_SETTINGS:
@@ -93,6 +119,7 @@ def measure(args: argparse.Namespace) -> dict:
     source = read_site_run(args.source, args.source_scores, progress=log)
     target = read_site_run(args.target, args.target_scores, progress=log)
     check_same_features(source, target)
+    check_same_base_model(source, target)
     pairs = exonic_kmer_pairs(target.exons, target.inputs.genome, source.exons, source.inputs.genome)
     log(f"{pairs.height:,} gene pairs share >= 20 exonic 16-mers ({time.perf_counter() - began:.1f} s)")
     fold_probability = None

@@ -131,3 +131,19 @@ def test_bad_run_folders_are_refused_in_one_line_naming_the_file(runs, tmp_path,
     line = one_line_error(capsys, [str(source), str(narrower)])
     assert "site_metrics.json: settings.flank: 5, the source's 10" in line
     assert "--min-share: value" in one_line_error(capsys, [str(source), str(target), "--min-share", "0"])
+
+
+def with_base_model(root, sha256: str, family: str) -> None:
+    path = root / "results/sites/site_metrics.json"
+    metrics = json.loads(path.read_text())
+    files = [{"path": "model.pt", "bytes": 1, "sha256": sha256}]
+    metrics["provenance"] = {"base_model": {"source": "weights", "files": files, "family": family}}
+    path.write_text(json.dumps(metrics))
+
+
+def test_a_target_scored_by_another_base_model_is_refused_naming_both(runs, tmp_path, capsys):
+    source, target = (shutil.copytree(root, tmp_path / root.name) for root in runs)
+    with_base_model(source, "a" * 64, "openspliceai")
+    with_base_model(target, "b" * 64, "spliceai")
+    line = one_line_error(capsys, [str(source), str(target), "--replicates", "0"])
+    assert "provenance.base_model" in line and "(spliceai)" in line and "(openspliceai," in line
