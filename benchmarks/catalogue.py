@@ -106,6 +106,13 @@ BENCHMARKS = [
         needs=SPLICEAI,
     ),
     Benchmark(
+        "host-feed",
+        "benchmarks.scoring.host_feed",
+        "What score_base_model's host can feed a GPU: gene nt/s with a zero-cost stand-in network, and where the time goes",
+        "--mb 3 --repeats 1",
+        default=True,
+    ),
+    Benchmark(
         "genome-scale",
         "benchmarks.scale.genome_scale",
         "Annotation to windows on growing synthetic genomes: seconds and peak RSS per job",

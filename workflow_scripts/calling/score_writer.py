@@ -39,7 +39,8 @@ class WriterStopped(Exception):
 class ScoreWriter:
     """Rows of `genes` (gene_id, start, end, strand; row i = gene index i of the regions) with the
     scores of their regions, written to `out` with `schema`. Use as a context manager; `close`
-    finishes the file. `tables_cpu_s`: the writer thread's CPU seconds building rows."""
+    finishes the file. `seconds`: the writer's wall time building rows, waiting for the scorer
+    (idle) and the rest of the sink (encoding and writing parquet)."""
 
     def __init__(self, out: str | Path, genes: pl.DataFrame, chrom_names: list[str], schema: dict):
         self.out, self.schema = Path(out), pl.Schema(schema)
@@ -52,8 +53,7 @@ class ScoreWriter:
         self.bundle_rows = 0
         self.queue: queue.Queue = queue.Queue(maxsize=QUEUED_BUNDLES)
         self.error: BaseException | None = None
-        self.tables_cpu_s = 0.0
-        self.wait_s = 0.0  # the scorer's seconds waiting for a full queue
+        self.rows_s = self.idle_s = self.sink_s = 0.0
         self.thread = threading.Thread(target=self.write, name="score-writer", daemon=True)
         self.thread.start()
 
@@ -88,15 +88,18 @@ class ScoreWriter:
         if self.error is not None:
             raise self.error
 
+    @property
+    def seconds(self) -> dict[str, float]:
+        parquet = self.sink_s - self.rows_s - self.idle_s
+        return {"writer: rows": self.rows_s, "writer: parquet": parquet, "writer: idle": self.idle_s}
+
     def put(self, item, raise_error: bool = True) -> None:
-        began = time.perf_counter()
         while self.thread.is_alive():
             try:
                 self.queue.put(item, timeout=HANDOVER_POLL_S)
                 break
             except queue.Full:
                 continue
-        self.wait_s += time.perf_counter() - began
         if raise_error and self.error is not None:
             raise self.error
 
@@ -104,23 +107,27 @@ class ScoreWriter:
         """The writer thread: the bundles, as they come, into `out`."""
         from polars.io.plugins import register_io_source
 
+        began = time.perf_counter()
         try:
             with atomic_path(self.out) as tmp:
                 register_io_source(self.frames, schema=self.schema).sink_parquet(tmp)
         except BaseException as error:  # handed to the scorer's thread, raised there
             self.error = error
+        self.sink_s = time.perf_counter() - began
 
     def frames(self, with_columns, predicate, n_rows, batch_size):
         """polars' source: one frame per bundle until DONE (ABORT: stop without output)."""
         while True:
+            began = time.perf_counter()
             item = self.queue.get()
+            self.idle_s += time.perf_counter() - began
             if item is DONE:
                 return
             if item is ABORT:
                 raise WriterStopped("scoring failed")
-            began = time.thread_time()
+            began = time.perf_counter()
             frame = self.rows(item)
-            self.tables_cpu_s += time.thread_time() - began
+            self.rows_s += time.perf_counter() - began
             yield frame
 
     def rows(self, bundle: list[tuple[Region, np.ndarray]]) -> pl.DataFrame:

@@ -304,7 +304,8 @@ def score_genes(
     """Score the genes of shard `shard` = (i, n), 1-based (calling/shards.py), of `genes` (gene_id,
     chrom, start, end, strand; checked) into `out`; (1, 1) scores every gene. Progress goes to
     stderr every `progress_every_s` and to `console` (workflow_scripts/progress.py). The summary
-    says where the host's time went (`stages`, seconds; RegionScorer.times and the writer's)."""
+    says where the host's time went: `stages`, wall seconds (RegionScorer.times and the writer's),
+    and `stages_cpu`, the main thread's CPU seconds per stage."""
     index, count = shard
     device = resolve_device(settings["device"])
     scorer = RegionScorer(
@@ -349,7 +350,7 @@ def score_genes(
             writer.close()
     done = progress.finish()
     seconds = max(done["seconds"], 1e-9)
-    stages = {**scorer.times.seconds, "writer: tables (CPU s)": writer.tables_cpu_s}
+    stages = {**scorer.times.seconds, **writer.seconds}
     print(
         f"{label} host seconds by stage: {', '.join(f'{k} {v:.2f}' for k, v in stages.items())}",
         file=sys.stderr,
@@ -365,4 +366,5 @@ def score_genes(
         "chunks": sum(len(scorer.chunk_starts(r)) for r in regions),
         "input_nt": scorer.input_nt(regions),
         "stages": stages,
+        "stages_cpu": dict(scorer.times.cpu_seconds),
     }

@@ -9,22 +9,19 @@ from contextlib import contextmanager
 
 
 class StageTimes:
-    """`with times("stage"):` adds the block's wall seconds to that stage (on the calling thread;
-    on a GPU a stage that only queues device work counts the queueing, not the device's time)."""
+    """`with times("stage"):` adds the block's wall seconds (`seconds`) and the calling thread's CPU
+    seconds (`cpu_seconds`) to that stage. On a GPU a stage that only queues device work counts the
+    queueing, not the device's time."""
 
     def __init__(self):
         self.seconds: dict[str, float] = defaultdict(float)
+        self.cpu_seconds: dict[str, float] = defaultdict(float)
 
     @contextmanager
     def __call__(self, stage: str) -> Iterator[None]:
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), time.thread_time()
         try:
             yield
         finally:
             self.seconds[stage] += time.perf_counter() - began
-
-    def add(self, stage: str, seconds: float) -> None:
-        self.seconds[stage] += seconds
-
-    def text(self) -> str:
-        return ", ".join(f"{stage} {seconds:.2f}" for stage, seconds in self.seconds.items())
+            self.cpu_seconds[stage] += time.thread_time() - cpu
