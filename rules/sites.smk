@@ -2,7 +2,8 @@
 # local score maxima called out of fold over gene clusters by the base model at its threshold, the
 # base model with per-type thresholds tuned on training genes, a tree on the score profiles and a
 # k-mer baseline on the sequence around each candidate (window.flank, evaluate.kmer_max_k);
-# rescorer.pkl (that tree and those thresholds on all genes) is what sites.transfer applies elsewhere.
+# the folder rescorer/ (that tree and those thresholds on all genes, as plain data) is what
+# sites.transfer applies elsewhere.
 
 
 rule site_calls:
@@ -21,7 +22,7 @@ rule site_calls:
         tree_bed=f"{SITES_DIR}/tree_calls.bed",
         base_bed=f"{SITES_DIR}/base_calls.bed",
         metrics=f"{SITES_DIR}/site_metrics.json",
-        rescorer=f"{SITES_DIR}/rescorer.pkl",
+        rescorer=directory(f"{SITES_DIR}/rescorer"),
         errorseq_bed=f"{SITES_DIR}/errorseq_calls.bed",
     log:
         "logs/site_calls.log",
@@ -34,7 +35,7 @@ rule site_calls:
     threads: 1
     params:
         code=rule_code("site_calls"),
-        inputs=user_input_digests(scores_tables(), site_transfer_inputs()),
+        inputs=user_input_digests(scores_tables(), site_transfer_manifest()),
         config=site_calls_config(),
         genome=genome_args,
         errorseq=site_model_args,

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +29,29 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+@contextlib.contextmanager
+def atomic_folder(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield an empty temporary folder next to `path`; only on success does it take the place of
+    `path` (an older folder there is moved aside, then removed)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp makes 0700; give what mkdir would
+    older = target.parent / f"{tmp.name}.old"
+    try:
+        with system_errors_naming(target, instead_of=tmp):
+            yield tmp
+            if target.exists() or target.is_symlink():
+                os.replace(target, older)
+            os.replace(tmp, target)
+    finally:
+        for leftover in (tmp, older):
+            if leftover.is_dir() and not leftover.is_symlink():
+                shutil.rmtree(leftover, ignore_errors=True)
+            elif leftover.exists() or leftover.is_symlink():
+                leftover.unlink()
 
 
 OS_ERROR_IN_TEXT = re.compile(r"\(os error (\d+)\)")  # how Rust libraries (polars) report errno

@@ -5,6 +5,8 @@ makes the calls, and a run of its target with every output readable."""
 from __future__ import annotations
 
 import json
+import pickle
+import shutil
 
 import numpy as np
 import polars as pl
@@ -65,13 +67,13 @@ def test_site_calls_runs_on_the_slice_and_writes_calls_beds_and_metrics(tmp_path
 
 
 def check_rule_all_remakes_a_missing_site_calls_output(tmp_path, *configs) -> None:
-    """A work directory from an errorseq whose site_calls lacked an output (rescorer.pkl): rule
+    """A work directory from an errorseq whose site_calls lacked an output (the rescorer folder): rule
     all plans site_calls again, since it asks for every output, not only site_metrics.json.
     `configs`: those of the last run, so the missing file is the only change."""
     same = ("--configfile", *map(str, configs))
     before = snakemake(tmp_path, "-n", *same)
     assert before.returncode == 0 and "site_calls" not in planned_rules(before.stdout), before.stdout[-2000:]
-    (tmp_path / "results/sites/rescorer.pkl").unlink()
+    shutil.rmtree(tmp_path / "results/sites/rescorer")
     planned = snakemake(tmp_path, "-n", *same)
     assert planned.returncode == 0, planned.stderr[-3000:]
     assert "site_calls" in planned_rules(planned.stdout)
@@ -87,11 +89,16 @@ def check_turning_the_model_on_reruns_site_calls(tmp_path, config) -> None:
 
 
 def check_transfer_of_its_own_rescorer(tmp_path, config, sites, metrics) -> None:
-    """sites.transfer with this run's rescorer.pkl (copied: a rule cannot read its own output)
+    """sites.transfer with this run's re-scorer folder (copied: a rule cannot read its own output)
     reruns site_calls alone and adds the transferred predictors; the fitted tree, applied to the
-    genes it was fitted on, calls at least as well as the out-of-fold one."""
-    source = tmp_path / "source_rescorer.pkl"
-    source.write_bytes((tmp_path / "results/sites/rescorer.pkl").read_bytes())
+    genes it was fitted on, calls at least as well as the out-of-fold one. A pickle or a folder
+    of other settings fails the dry run in one line."""
+    source = tmp_path / "source_rescorer"
+    shutil.copytree(tmp_path / "results/sites/rescorer", source)
+    manifest = json.loads((source / "rescorer.json").read_text())
+    assert manifest["results"]["answer"] == metrics["answer"] and "base_model" in manifest["source"]
+    assert set(manifest["files"]) == {"tree.npz"} and manifest["tree"]["n_features"] == 103
+    check_a_wrong_transfer_fails_the_dry_run(tmp_path, config, sites, source)
     transfer = write_config(tmp_path, "transfer.yaml", {"sites": {**SITES["sites"], "transfer": str(source)}})
     configs = ("--configfile", str(config), str(sites), str(transfer))
     planned = snakemake(tmp_path, "-n", TARGET, *configs)
@@ -105,6 +112,21 @@ def check_transfer_of_its_own_rescorer(tmp_path, config, sites, metrics) -> None
     assert moved["calls"]["transfer_tree"]["overall"]["f1"] >= metrics["calls"]["tree"]["overall"]["f1"]
     calls = pl.read_parquet(tmp_path / "results/sites/corrected_calls.parquet")
     assert tuple(calls.columns) == TABLE_COLUMNS + KMER_COLUMNS + TRANSFER_COLUMNS
+
+
+def check_a_wrong_transfer_fails_the_dry_run(tmp_path, config, sites, source) -> None:
+    """While the workflow is parsed: one line naming the file and the field, no job planned."""
+    pickled = tmp_path / "rescorer.pkl"
+    pickled.write_bytes(pickle.dumps({"format": "errorseq-site-rescorer/2"}))
+    wrong = {"sites.transfer": (pickled, {}), "settings.flank": (source, {"flank": 10})}
+    for field, (path, changed) in wrong.items():
+        transfer = write_config(
+            tmp_path, "wrong.yaml", {"sites": {**SITES["sites"], **changed, "transfer": str(path)}}
+        )
+        planned = snakemake(tmp_path, "-n", TARGET, "--configfile", str(config), str(sites), str(transfer))
+        errors = [line for line in planned.stderr.splitlines() if line.startswith("errorseq: error:")]
+        assert planned.returncode != 0 and len(errors) == 1, planned.stderr[-3000:]
+        assert f": {field}: " in errors[0], errors
 
 
 # sites.model: a tiny model, one epoch; 3 folds: 3 runs
@@ -163,13 +185,14 @@ def test_sites_model_rescores_site_calls_candidates_in_the_same_folds(tmp_path):
 
 
 def check_transfer_of_its_deep_models(tmp_path, config, model) -> None:
-    """sites.transfer of a rescorer.pkl written with sites.model carries the fold runs' models:
+    """sites.transfer of a re-scorer written with sites.model carries the fold runs' models:
     applied here, each candidate's transfer_errorseq_probability is the mean of the three models'
     probabilities of the very windows site_windows cut for it (sequence and score profiles)."""
     from workflow_scripts.inference.predict_calls import TrainedModel
 
-    source = tmp_path / "deep_rescorer.pkl"
-    source.write_bytes((tmp_path / "results/sites/rescorer.pkl").read_bytes())
+    source = tmp_path / "deep_rescorer"
+    shutil.copytree(tmp_path / "results/sites/rescorer", source)
+    assert {"fold1.safetensors", "fold3.json"} <= {path.name for path in source.iterdir()}
     transfer = write_config(
         tmp_path, "deep_transfer.yaml", {"sites": {**SITE_MODEL["sites"], "transfer": str(source)}}
     )
@@ -186,7 +209,7 @@ def check_transfer_of_its_deep_models(tmp_path, config, model) -> None:
     probabilities = []
     for fold in (1, 2, 3):
         run = tmp_path / f"results/site_candidates_fold{fold}/model"
-        trained = TrainedModel(str(run / "model.pt"), str(run / "model.json"), batch_size=64)
+        trained = TrainedModel.from_files(str(run / "model.pt"), str(run / "model.json"), batch_size=64)
         features, profiles = trained.features(windows, "windows"), trained.profiles(windows, "windows")
         probabilities.append(
             trained.p_error(windows["sequence"].to_list(), windows["length"].to_numpy(), features, profiles)

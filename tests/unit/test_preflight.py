@@ -1,6 +1,7 @@
 """Pre-flight checks of the input files (run while the workflow is parsed)."""
 
 import gzip
+import json
 import os
 
 import polars as pl
@@ -190,11 +191,35 @@ def test_an_absolute_path_or_a_link_into_results_is_refused_too(scored):
         check(genome="genome.fa", calling={**calling, "base_model": base_model})
 
 
+def a_rescorer_folder(folder) -> None:
+    """The smallest re-scorer the preflight takes: a source of one class, no tree file
+    (sites/rescorer_manifest.py), fitted with the default settings."""
+    sites, calling = section_defaults("sites"), section_defaults("calling")
+    settings = {key: sites[key] for key in ("flank", "floor", "peak_radius")}
+    tree = {"file": None, "n_features": None, "trees": 0, "constant": 0.5}
+    manifest = {
+        "format": "errorseq-site-rescorer",
+        "version": 3,
+        "settings": {**settings, "consensus_window": calling["consensus_window"]},
+        "thresholds": {
+            "base_tuned": {"donor": 0.5, "acceptor": 0.5},
+            "tree": {"donor": 0.5, "acceptor": 0.5},
+        },
+        "tree": tree,
+        "deep_models": [],
+        "source": {"source": "chr1", "source_sites": 1},
+        "packages": {},
+        "results": {},
+        "files": {},
+    }
+    folder.mkdir(parents=True)
+    (folder / "rescorer.json").write_text(json.dumps(manifest))
+
+
 def test_another_runs_results_are_an_input_like_any_other(scored, tmp_path_factory):
     other = tmp_path_factory.mktemp("source_run")
-    (other / "results/sites").mkdir(parents=True)
-    (other / "results/sites/rescorer.pkl").write_bytes(b"x")
-    check(**scores_config(transfer=str(other / "results/sites/rescorer.pkl")))
+    a_rescorer_folder(other / "results/sites/rescorer")
+    check(**scores_config(transfer=str(other / "results/sites/rescorer")))
 
 
 def test_a_missing_transfer_file_is_one_line_at_validation(scored):

@@ -1,14 +1,15 @@
 """sites.transfer: a re-scorer fitted on one genome, saved, loaded and applied unchanged to another
-(sites/rescorer.py): it carries what it learnt, and it is refused where its features would differ."""
+(sites/rescorer.py): it carries what it learnt. Its folder on disk: test_rescorer_files.py."""
 
 from __future__ import annotations
 
-import pickle
+import json
 from dataclasses import replace
 
 import numpy as np
 import polars as pl
 import pytest
+import torch
 from threadpoolctl import threadpool_limits
 
 from tests.site_fixtures import profile_genome, settings
@@ -27,7 +28,7 @@ from workflow_scripts.sites.predictors import (
     predict_out_of_fold,
 )
 from workflow_scripts.sites.report import site_report
-from workflow_scripts.sites.rescorer import fit_rescorer, load_rescorer, save_rescorer, with_transfer
+from workflow_scripts.sites.rescorer import fit_rescorer, with_transfer
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -95,39 +96,6 @@ def test_corrected_calls_carry_the_transferred_columns_with_the_source_threshold
     assert np.array_equal(donors["call_transfer_tree"].to_numpy(), expected)
 
 
-def test_a_saved_rescorer_loads_to_the_same_probabilities(source, tmp_path):
-    path = tmp_path / "rescorer.pkl"
-    save_rescorer(source, str(path))
-    loaded = load_rescorer(str(path), settings())
-    features = folded(seed=2).features
-    assert np.array_equal(loaded.probability(features), source.probability(features))
-    assert loaded.thresholds == source.thresholds
-
-
-def test_a_rescorer_whose_features_would_differ_is_refused_naming_the_setting(source, tmp_path):
-    path = tmp_path / "rescorer.pkl"
-    save_rescorer(source, str(path))
-    with pytest.raises(InputError, match="flank") as refused:
-        load_rescorer(str(path), settings(flank=10))
-    assert str(path) in str(refused.value)
-
-
-@pytest.mark.parametrize(
-    "payload, field",
-    [
-        (b"not a pickle", "rescorer"),
-        (pickle.dumps({"format": "something else"}), "format"),
-        (pickle.dumps({"format": "errorseq-site-rescorer/1"}), "format.*older errorseq"),
-        (pickle.dumps({"format": "errorseq-site-rescorer/2", "sklearn": "0.1"}), "sklearn"),
-    ],
-)
-def test_a_file_that_is_not_a_current_rescorer_is_refused(tmp_path, payload, field):
-    path = tmp_path / "rescorer.pkl"
-    path.write_bytes(payload)
-    with pytest.raises(InputError, match=field):
-        load_rescorer(str(path), settings())
-
-
 def truth_probability(found, right: float) -> np.ndarray:
     """A probability that is `right` on true sites and 1 - `right` on false candidates."""
     truth = found.table["is_true_site"].to_numpy()
@@ -139,7 +107,8 @@ def with_deep_models(seed: int):
     test_site_calls_workflow.py) separates its candidates; its rescorer carries two models."""
     found, items, predictions = fitted(seed)
     predictions = replace(predictions, errorseq_probability=truth_probability(found, 0.8))
-    deep = DeepModels(weights=(b"w1", b"w2"), configs=({"window": {"flank": 50}},) * 2)
+    states = ({"w": torch.ones(2)}, {"w": torch.zeros(2)})
+    deep = DeepModels(states=states, configs=({"window": {"flank": 50}},) * 2)
     return fit_rescorer(found, items, predictions, settings(), {"source": "chr1", "source_sites": 1}, deep)
 
 
@@ -177,7 +146,8 @@ def test_fold_models_of_different_windows_are_refused(tmp_path):
     for fold, flank in ((1, 50), (2, 40)):
         model = tmp_path / f"fold{fold}/model"
         model.mkdir(parents=True)
-        (model / "model.pt").write_bytes(b"weights")
-        (model / "model.json").write_text(f'{{"window": {{"flank": {flank}}}}}')
+        torch.save({"w": torch.ones(2)}, model / "model.pt")
+        window = {"flank": flank, "length": 2 * flank + 1, "site_offset": flank}
+        (model / "model.json").write_text(json.dumps({"window": window}))
     with pytest.raises(InputError, match="window.flank"):
         read_deep_models([str(tmp_path / "fold1"), str(tmp_path / "fold2")])

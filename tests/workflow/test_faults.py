@@ -182,13 +182,9 @@ NOT_OUTPUTS = {
         "write_parquet(self.parts[-1])",
     ): "ParquetParts: parts in a scratch folder; close() joins them into the output through atomic_path",
     (
-        "sites/deep_transfer.py",
-        "model_path.write_bytes(weights)",
-    ): "a transferred fold model unpacked into a TemporaryDirectory for predict's loader: scratch",
-    (
-        "sites/deep_transfer.py",
-        "config_path.write_text(json.dumps(config))",
-    ): "its model.json beside it in the same TemporaryDirectory: scratch",
+        "sites/rescorer_files.py",
+        "safetensors.torch.save(tensors)",
+    ): "safetensors' bytes in memory; the re-scorer folder is written through io_utils.atomic_folder",
 }
 TEMPORARY = re.compile(r"\b(tmp|with_tmp|partial|handle)\b")
 

@@ -94,10 +94,24 @@ def check_input_files(config: dict) -> None:
     transfer = config.get("sites", {}).get("transfer")
     if transfer and calling["start"] != "calls":
         check_exists(transfer, "sites.transfer")
+        check_transfer_rescorer(transfer, config)
     deepspeed_json = config["train"].get("deepspeed_config")
     if deepspeed_json and is_user_file(deepspeed_json):
         check_readable_file(deepspeed_json, "train.deepspeed_config")
         check_user_file(config["train"])  # valid JSON; the keys train: decides agree with it
+
+
+def check_transfer_rescorer(path: str, config: dict) -> None:
+    """sites.transfer: the re-scorer folder's manifest and every file's sha256, its settings and
+    the tree's feature count against this run (sites/rescorer_manifest.py; site_calls checks
+    the rest, the tree's nodes and the deep models' tensors, before its own work)."""
+    from workflow_scripts.config.sections import complete_section
+    from workflow_scripts.sites.candidates import feature_names  # polars: only with sites.transfer
+    from workflow_scripts.sites.rescorer_manifest import FEATURE_SETTINGS, read_manifest
+
+    sites, calling = complete_section("sites", config["sites"]), config["calling"]
+    here = {key: calling[key] if key == "consensus_window" else sites[key] for key in FEATURE_SETTINGS}
+    read_manifest(path, here, len(feature_names(sites["flank"])))
 
 
 def check_calling_inputs(calling: dict) -> None:

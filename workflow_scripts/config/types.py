@@ -110,7 +110,7 @@ class SitesSection(Section):
     tree: TreeSection
     bootstrap_replicates: int
     seed: int
-    transfer: str | None  # another genome's rescorer.pkl
+    transfer: str | None  # another genome's re-scorer folder
     model: bool
 
 

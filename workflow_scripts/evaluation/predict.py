@@ -33,6 +33,12 @@ def load_trained_model(model_path: str, config_path: str) -> tuple[torch.nn.Modu
             raise InputError(path, "model", "file does not exist (has train finished?)")
     saved = json.loads(Path(config_path).read_text())
     check_weights_digest(model_path, saved, config_path)
+    return model_with_weights(saved, load_state_dict(model_path), model_path, config_path), saved
+
+
+def model_with_weights(saved: dict, state: dict, model_path: str, config_path: str) -> torch.nn.Module:
+    """The model model.json (`saved`) describes, holding the tensors of `state` (read from
+    `model_path`); a state of another shape (say another input_columns) is one line naming both."""
     tokenizer = load_tokenizer(saved["tokenizer"])
     # pretrained=False: a Hugging Face backbone is rebuilt from its config, weights come from model.pt
     model = build_model(
@@ -43,15 +49,8 @@ def load_trained_model(model_path: str, config_path: str) -> tuple[torch.nn.Modu
         n_features=feature_width(saved_input_columns(saved)),
         n_score_channels=len(saved_score_channels(saved)),
     )
-    load_weights(model, model_path, config_path)
-    return model.eval(), saved
-
-
-def load_weights(model: torch.nn.Module, model_path: str, config_path: str) -> None:
-    """model.pt into the model model.json describes; a model.pt of another shape (say another
-    input_columns) is one line naming both files."""
     try:
-        model.load_state_dict(load_state_dict(model_path))
+        model.load_state_dict(state)
     except RuntimeError as error:
         found = [line.strip() for line in str(error).splitlines()[1:] if line.strip()]
         raise InputError(
@@ -59,6 +58,7 @@ def load_weights(model: torch.nn.Module, model_path: str, config_path: str) -> N
             "model",
             f"does not fit the model {config_path} describes ({found[0] if found else 'other tensors'})",
         ) from None
+    return model.eval()
 
 
 def check_weights_digest(model_path: str, saved: dict, config_path: str) -> None:

@@ -123,7 +123,7 @@ def window_scores(
     chosen: pl.DataFrame, paths: ExplainPaths, cfg: ExplainSection
 ) -> tuple[list[np.ndarray], list[np.ndarray] | None]:
     """Per-base attribution of each window, and of its score channels (gradient × input only)."""
-    model = TrainedModel(paths.model, paths.model_config, cfg.batch_size)
+    model = TrainedModel.from_files(paths.model, paths.model_config, cfg.batch_size)
     features = model.features(chosen, paths.windows)
     profiles = model.profiles(chosen, paths.windows)
     data = model.as_split(chosen["sequence"].to_list(), chosen["length"].to_numpy(), features, profiles)

@@ -25,13 +25,19 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import torch
 
 from workflow_scripts.artifacts import MODEL_INPUT_COLUMNS_FIELD, NEW_CALL_PREDICTION_COLUMNS
 from workflow_scripts.config.types import ExperimentSection
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.tables import ParquetParts
 from workflow_scripts.errors import InputError
-from workflow_scripts.evaluation.predict import evaluation_device, load_trained_model, predict
+from workflow_scripts.evaluation.predict import (
+    evaluation_device,
+    load_trained_model,
+    model_with_weights,
+    predict,
+)
 from workflow_scripts.inference.new_calls import (
     call_columns,
     calls_schema,
@@ -70,10 +76,22 @@ class PredictSettings:
 class TrainedModel:
     """A trained model with the tokenizer and device evaluate uses; `p_error(sequences)`."""
 
-    def __init__(self, model_path: str, config_path: str, batch_size: int):
-        self.model, self.saved = load_trained_model(model_path, config_path)
+    def __init__(self, model: torch.nn.Module, saved: dict, batch_size: int):
+        self.model, self.saved = model, saved
         self.tokenizer = load_tokenizer(self.saved["tokenizer"])
         self.batch_size, self.device = batch_size, evaluation_device()
+
+    @classmethod
+    def from_files(cls, model_path: str, config_path: str, batch_size: int) -> TrainedModel:
+        """model.pt (tensors only) and model.json as train wrote them."""
+        return cls(*load_trained_model(model_path, config_path), batch_size)
+
+    @classmethod
+    def from_weights(
+        cls, state: dict, saved: dict, batch_size: int, model_path: str, config_path: str
+    ) -> TrainedModel:
+        """Weights already read (sites.transfer: safetensors) and their model.json."""
+        return cls(model_with_weights(saved, state, model_path, config_path), saved, batch_size)
 
     @property
     def input_columns(self) -> list[str]:
@@ -171,7 +189,7 @@ def predict_calls(
 ) -> dict:
     """Write the scored calls (every input column, then NEW_CALL_PREDICTION_COLUMNS); return counts.
     `experiment_section`: the run's experiments: entry, which the model must have been trained for."""
-    model = TrainedModel(paths.model, paths.model_config, settings.batch_size)
+    model = TrainedModel.from_files(paths.model, paths.model_config, settings.batch_size)
     check_trained_on(model.saved, paths.model_config, experiment_section, settings.flank, model.tokenizer)
     check_header(paths.calls, [*model.input_columns, *model.score_channels], paths.model_config)
     experiment = experiment_section.name

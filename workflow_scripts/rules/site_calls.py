@@ -13,26 +13,32 @@ calling/contract.SITE_CALLS_KEYS), the `sites` section, window.flank and evaluat
 site_candidates_fold1..k (results/<run>/: windows, buckets, model, evaluation), whose deep model
 is one more predictor, `errorseq` (sites/errorseq.py), with its BED track `--out-errorseq-bed`
 (without sites.model, a track line that says so).
-Always writes `--out-rescorer`, the tree and thresholds fitted on all of this genome (and with
-sites.model the runs' models); with sites.transfer, `--transfer` names another genome's, applied
-unchanged (sites/rescorer.py, sites/deep_transfer.py).
+Always writes the folder `--out-rescorer`, the tree and thresholds fitted on all of this genome
+(and with sites.model the runs' models) as plain data, with where they came from (the run's
+provenance: the base model and its files' sha256) and what they reached here; with
+sites.transfer, `--transfer` names another genome's, checked whole before any other work and
+applied unchanged (sites/rescorer.py, sites/rescorer_files.py, sites/deep_transfer.py).
 docs/sites.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import platform
 import sys
 import time
+from dataclasses import dataclass, replace
+from importlib import metadata
 
 import polars as pl
 
 from workflow_scripts.config.sections import add_config_argument
 from workflow_scripts.config.types import parse_typed_config
 from workflow_scripts.errors import run_cli
+from workflow_scripts.evaluation.provenance import errorseq_source
 from workflow_scripts.io_utils import write_json, write_parquet, write_text
 from workflow_scripts.rules.site_windows import add_site_input_arguments
-from workflow_scripts.sites.deep_transfer import read_deep_models, transferred_probability
+from workflow_scripts.sites.deep_transfer import read_deep_models, trained_models, transferred_probability
 from workflow_scripts.sites.diagnostics import fp_vs_tp_line
 from workflow_scripts.sites.inputs import folded_candidates, read_site_inputs
 from workflow_scripts.sites.items import Items
@@ -40,7 +46,8 @@ from workflow_scripts.sites.kmer import KmerSettings, kmer_baseline
 from workflow_scripts.sites.outputs import bed_text, corrected_calls
 from workflow_scripts.sites.predictors import BASE_THRESHOLD, ERRORSEQ, TREE, OutOfFold, predict_out_of_fold
 from workflow_scripts.sites.report import site_report
-from workflow_scripts.sites.rescorer import fit_rescorer, load_rescorer, save_rescorer, with_transfer
+from workflow_scripts.sites.rescorer import Rescorer, fit_rescorer, with_transfer
+from workflow_scripts.sites.rescorer_files import load_rescorer, save_rescorer
 from workflow_scripts.sites.settings import SiteSettings
 
 
@@ -54,9 +61,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--out-metrics", required=True, help="site_metrics.json")
     parser.add_argument(
-        "--out-rescorer", required=True, help="rescorer.pkl: tree and thresholds on all genes"
+        "--out-rescorer", required=True, help="re-scorer folder: tree and thresholds on all genes"
     )
-    parser.add_argument("--transfer", help="sites.transfer: another genome's rescorer.pkl")
+    parser.add_argument("--transfer", help="sites.transfer: another genome's re-scorer folder")
     parser.add_argument("--errorseq", nargs="+", default=[], help="sites.model: the runs' directories")
     parser.add_argument("--out-errorseq-bed", required=True, help="BED of errorseq's calls (sites.model)")
     add_config_argument(parser, "calling", "sites", "evaluate", "window")
@@ -84,27 +91,41 @@ def write_outputs(args: argparse.Namespace, table: pl.DataFrame, report: dict, t
     write_json(args.out_metrics, report)
 
 
-def transferred(
-    args: argparse.Namespace, batch_size: int, settings: SiteSettings, found, inputs, predictions: OutOfFold
-):
+@dataclass(frozen=True)
+class Transfer:
+    """sites.transfer: another genome's re-scorer, checked, with its deep models built."""
+
+    path: str
+    rescorer: Rescorer
+    models: list  # inference/predict_calls.TrainedModel of each fold ([]: the source ran no sites.model)
+
+
+def read_transfer(path: str, settings: SiteSettings, batch_size: int) -> Transfer:
+    """Every part of the re-scorer checked before any other work (sites/rescorer_files.py)."""
+    rescorer = load_rescorer(path, settings)
+    models = trained_models(rescorer.deep, batch_size, path) if rescorer.deep is not None else []
+    log(f"transfer: the re-scorer of {rescorer.source['source']} ({path}) checked, {len(models)} deep models")
+    return Transfer(path, rescorer, models)
+
+
+def transferred(transfer: Transfer, found, inputs, predictions: OutOfFold):
     """sites.transfer: the predictions with the other genome's predictors, and what to report."""
-    rescorer = load_rescorer(args.transfer, settings)
-    facts = {"file": args.transfer, **rescorer.source, "source_thresholds": rescorer.thresholds}
-    log(f"transfer: the tree and thresholds of {rescorer.source['source']} ({args.transfer})")
+    rescorer = transfer.rescorer
+    facts = {"file": transfer.path, **rescorer.source, "source_thresholds": rescorer.thresholds}
     deep = None
     if rescorer.deep is not None:
         began = time.perf_counter()
-        deep = transferred_probability(rescorer.deep, found, inputs, batch_size, args.transfer)
-        facts["source_models"] = len(rescorer.deep.weights)
+        deep = transferred_probability(transfer.models, rescorer.deep.flank, found, inputs, transfer.path)
+        facts["source_models"] = len(transfer.models)
         log(
-            f"transfer: {len(rescorer.deep.weights)} deep models on {len(deep):,} candidates "
+            f"transfer: {len(transfer.models)} deep models on {len(deep):,} candidates "
             f"in {time.perf_counter() - began:.1f} s"
         )
     return with_transfer(predictions, found, rescorer, deep), facts
 
 
 def source_facts(found, inputs) -> dict:
-    """What rescorer.pkl says of the genome it was fitted on."""
+    """What the re-scorer says of the genome it was fitted on."""
     chromosomes = sorted(set(found.sites["chrom"].to_list()))
     shown = ", ".join(chromosomes[:3]) + (f" and {len(chromosomes) - 3} more" if len(chromosomes) > 3 else "")
     return {
@@ -113,6 +134,33 @@ def source_facts(found, inputs) -> dict:
         "source_candidates": found.table.height,
         "source_scores": inputs.scores,
     }
+
+
+def results_summary(report: dict) -> dict:
+    """What the re-scorer's predictors reached on their own genome (site_metrics.json)."""
+    return {
+        "answer": report["answer"],
+        "counts": report["counts"],
+        "calls": {name: metrics["overall"] for name, metrics in report["calls"].items()},
+    }
+
+
+def with_provenance(rescorer: Rescorer, provenance: dict | None) -> Rescorer:
+    """The source facts with the run's base model (provenance.json's base_model: its source,
+    files with sha256 and what they tell of it; null in a job run by hand)."""
+    base = provenance.get("base_model") if provenance else None
+    return replace(rescorer, source={**rescorer.source, "base_model": base})
+
+
+def rescorer_packages() -> dict:
+    """errorseq's version and commit and the versions of what reads and writes a re-scorer."""
+    versions: dict[str, object] = {"errorseq": errorseq_source(), "python": platform.python_version()}
+    for package in ("numpy", "scikit-learn", "torch", "safetensors"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return versions
 
 
 def errorseq_predictions(
@@ -133,6 +181,7 @@ def main(argv: list[str] | None = None) -> None:
     config = parse_typed_config(args.config, required=("calling", "sites", "evaluate", "window"))
     settings = SiteSettings.from_config(config["calling"], config["sites"])
     batch_size: int = config["evaluate"].batch_size  # the deep models' (sites.model, sites.transfer)
+    transfer = read_transfer(args.transfer, settings, batch_size) if args.transfer else None
     began = time.perf_counter()
     inputs = read_site_inputs(args.scores, args.sites, args.genes, args.gene_clusters, args.genome)
     found = folded_candidates(inputs, settings, progress=log)
@@ -147,13 +196,14 @@ def main(argv: list[str] | None = None) -> None:
         predictions = errorseq_predictions(args, batch_size, found, items, predictions)
     deep = read_deep_models(args.errorseq) if args.errorseq else None
     rescorer = fit_rescorer(found, items, predictions, settings, source_facts(found, inputs), deep)
-    transfer = None
-    if args.transfer:
-        predictions, transfer = transferred(args, batch_size, settings, found, inputs, predictions)
+    moved = None
+    if transfer is not None:
+        predictions, moved = transferred(transfer, found, inputs, predictions)
     unscored = inputs.sites.height - found.sites.height
-    report = site_report(found, items, predictions, settings, unscored, transfer, kmer)
+    report = site_report(found, items, predictions, settings, unscored, moved, kmer)
     write_outputs(args, corrected_calls(found, predictions), report, settings.threshold)
-    save_rescorer(rescorer, args.out_rescorer)
+    rescorer = with_provenance(rescorer, report.get("provenance"))
+    save_rescorer(rescorer, args.out_rescorer, rescorer_packages(), results_summary(report))
     log(fp_vs_tp_line(report["diagnostics"]["fp_vs_tp"]))
     print(f"{report['answer']}; {time.perf_counter() - began:.1f} s", file=sys.stderr)
 

@@ -1,32 +1,34 @@
-"""sites.model's deep models carried in rescorer.pkl and applied unchanged to another genome.
+"""sites.model's deep models carried in the re-scorer and applied unchanged to another genome.
 
-The source genome's site_calls packs the model of every fold run (site_candidates_fold<i>:
-model.pt and model.json, as evaluate wrote them) with the per-type thresholds of their
-out-of-fold probabilities. On the other genome every candidate is cut into a window as
+The source genome's site_calls packs the model of every fold run (site_candidates_fold<i>: its
+model.pt read as tensors only, and model.json, as evaluate wrote them) with the per-type
+thresholds of their out-of-fold probabilities; the re-scorer folder holds them as safetensors and
+JSON (sites/rescorer_files.py). On the other genome every candidate is cut into a window as
 site_windows cuts it (the models' window.flank, the base model's score profiles along it),
-scored by each fold model with predict's own loading and batching (inference/predict_calls.py),
-and the fold models' probabilities are averaged: `transfer_errorseq`'s P(true site).
+scored by each fold model with predict's own model building and batching
+(inference/predict_calls.py), and the fold models' probabilities are averaged:
+`transfer_errorseq`'s P(true site).
 """
 
 from __future__ import annotations
 
 import json
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from workflow_scripts.errors import InputError
+from workflow_scripts.json_fields import field, typed
 from workflow_scripts.sites.candidates import Candidates
 from workflow_scripts.sites.inputs import SiteInputs, profiled_windows
 
 
 @dataclass(frozen=True)
 class DeepModels:
-    """The fold runs' models: weights (model.pt bytes) and model.json, one pair per fold."""
+    """The fold runs' models: weights (name -> torch tensor) and model.json, one pair per fold."""
 
-    weights: tuple[bytes, ...]
+    states: tuple[dict, ...]
     configs: tuple[dict, ...]
 
     @property
@@ -35,32 +37,78 @@ class DeepModels:
 
 
 def read_deep_models(run_dirs: list[str]) -> DeepModels:
-    """The models of sites.model's runs (results/site_candidates_fold<i>/model/)."""
-    weights, configs = [], []
+    """The models of sites.model's runs (results/site_candidates_fold<i>/model/): model.pt as
+    tensors only (torch weights_only), checked against the sha256 train recorded."""
+    from workflow_scripts.evaluation.predict import check_weights_digest, load_state_dict
+
+    states, configs = [], []
     for run in map(Path, run_dirs):
-        weights.append((run / "model/model.pt").read_bytes())
-        configs.append(json.loads((run / "model/model.json").read_text()))
-    flanks = {int(config["window"]["flank"]) for config in configs}
+        weights, config = run / "model/model.pt", run / "model/model.json"
+        saved = json.loads(config.read_text())
+        check_weights_digest(str(weights), saved, str(config))
+        states.append(load_state_dict(str(weights)))
+        configs.append(saved)
+    flanks = {window_flank(config, f"{run}/model/model.json") for config, run in zip(configs, run_dirs)}
     if len(flanks) != 1:
         raise InputError(run_dirs[0], "window.flank", f"the fold runs' models differ: {sorted(flanks)}")
-    return DeepModels(tuple(weights), tuple(configs))
+    return DeepModels(tuple(states), tuple(configs))
+
+
+def window_flank(config: dict, source: str) -> int:
+    """The flank of the windows a model.json says its model was trained on: `window` holds flank,
+    length = 2 * flank + 1 and site_offset = flank."""
+    window = field(config, "window", dict, source)
+    flank = field(window, "flank", int, source, "window")
+    length = field(window, "length", int, source, "window")
+    offset = field(window, "site_offset", int, source, "window")
+    if flank < 0 or length != 2 * flank + 1 or offset != flank:
+        raise InputError(
+            source,
+            "window",
+            f"flank {flank}, length {length}, site_offset {offset}: want length 2 * flank + 1 "
+            "and the site at offset flank",
+        )
+    return flank
+
+
+def check_no_remote_code(config: dict, source: str) -> None:
+    """A transferred model.json may not ask for code from outside the re-scorer."""
+    for section in ("model", "tokenizer"):
+        part = field(config, section, dict, source)
+        if part.get("trust_remote_code"):
+            raise InputError(
+                source,
+                f"{section}.trust_remote_code",
+                "a transferred model may not run code from its Hugging Face folder: refused",
+            )
+
+
+def trained_models(models: DeepModels, batch_size: int, source: str) -> list:
+    """Each fold's model built from its model.json and holding its weights (predict's own
+    TrainedModel), checked before any candidate is scored: the tensors must fit the model."""
+    from workflow_scripts.inference.predict_calls import TrainedModel
+
+    built = []
+    for fold, (state, config) in enumerate(zip(models.states, models.configs, strict=True), 1):
+        check_no_remote_code(config, f"{source}: fold{fold}.json")
+        typed(config.get("max_tokens"), int, f"{source}: fold{fold}.json", "max_tokens")
+        built.append(
+            TrainedModel.from_weights(
+                state, config, batch_size, f"{source}: fold{fold}.safetensors", f"{source}: fold{fold}.json"
+            )
+        )
+    return built
 
 
 def transferred_probability(
-    models: DeepModels, found: Candidates, inputs: SiteInputs, batch_size: int, source: str
+    models: list, flank: int, found: Candidates, inputs: SiteInputs, source: str
 ) -> np.ndarray:
-    """The fold models' mean P(true site) of every candidate of this genome, in table order."""
-    from workflow_scripts.inference.predict_calls import TrainedModel
-
-    windows, _ = profiled_windows(found, inputs, models.flank)
+    """The fold models' (`trained_models`) mean P(true site) of every candidate of this genome,
+    in table order."""
+    windows, _ = profiled_windows(found, inputs, flank)
     sequences, lengths = windows["sequence"].to_list(), windows["length"].to_numpy()
     probabilities = []
-    with tempfile.TemporaryDirectory(prefix="errorseq-transfer-") as folder:
-        for fold, (weights, config) in enumerate(zip(models.weights, models.configs, strict=True), 1):
-            model_path, config_path = Path(folder) / f"fold{fold}.pt", Path(folder) / f"fold{fold}.json"
-            model_path.write_bytes(weights)
-            config_path.write_text(json.dumps(config))
-            model = TrainedModel(str(model_path), str(config_path), batch_size)
-            features, profiles = model.features(windows, source), model.profiles(windows, source)
-            probabilities.append(model.p_error(sequences, lengths, features, profiles))
+    for model in models:
+        features, profiles = model.features(windows, source), model.profiles(windows, source)
+        probabilities.append(model.p_error(sequences, lengths, features, profiles))
     return np.mean(probabilities, axis=0) if probabilities else np.empty(0)
