@@ -479,6 +479,40 @@ def test_the_converter_refuses_a_pickle_that_calls_anything_else(hostile):
     assert not marker.exists() and not (path.parent / "new").exists()
 
 
+def an_old_rescorer_pkl(path: Path, found, thresholds: dict) -> HistGradientBoostingClassifier:
+    """A rescorer.pkl as site_calls wrote it before the folder: the scikit-learn tree itself and
+    the fold models' model.pt bytes, pickled with the Rescorer and DeepModels records."""
+    from workflow_scripts.sites.rescorer import Rescorer
+
+    labels = found.table["is_true_site"].to_numpy()
+    estimator = HistGradientBoostingClassifier(max_iter=20, early_stopping=False, random_state=0)
+    estimator.fit(found.features, labels)
+    buffer = io.BytesIO()
+    torch.save(tiny_state(1), buffer)
+    deep = object.__new__(DeepModels)  # the old record's fields: model.pt bytes, model.json
+    object.__setattr__(deep, "__dict__", {"weights": (buffer.getvalue(),), "configs": (tiny_model_json(),)})
+    chosen = {"flank": 25, "floor": 0.005, "peak_radius": 2, "consensus_window": 2}
+    old = Rescorer(estimator, 0.5, thresholds, chosen, {"source": "chr1", "source_sites": 1}, deep)
+    payload = {"format": "errorseq-site-rescorer/2", "sklearn": "1.9.1", "rescorer": old}
+    path.write_bytes(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+    return estimator
+
+
+def test_the_converter_turns_an_old_pickle_into_a_folder_that_scores_the_same(deep_source, tmp_path):
+    from workflow_scripts.sites.convert_rescorer import main
+
+    found = fitted(seed=0)[0]
+    estimator = an_old_rescorer_pkl(tmp_path / "rescorer.pkl", found, deep_source.thresholds)
+    main([str(tmp_path / "rescorer.pkl"), str(tmp_path / "converted")])
+    loaded = load_rescorer(str(tmp_path / "converted"), settings())
+    probe = fitted(seed=2)[0].features
+    assert np.array_equal(loaded.probability(probe), estimator.predict_proba(probe)[:, 1])
+    assert loaded.thresholds == deep_source.thresholds
+    assert all(torch.equal(loaded.deep.states[0][name], tensor) for name, tensor in tiny_state(1).items())
+    manifest = json.loads((tmp_path / "converted/rescorer.json").read_text())
+    assert manifest["packages"]["converted_from"]["path"] == str(tmp_path / "rescorer.pkl")
+
+
 # ---- at DAG time ---------------------------------------------------------------------------------
 @pytest.fixture
 def scores_run(tmp_path, monkeypatch):
