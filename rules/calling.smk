@@ -62,6 +62,7 @@ rule score_base_model:
         weights=base_model_weights(),
     output:
         scores=SCORE_SHARD,
+        regions=SCORE_SHARD_RECORD,
     log:
         "logs/score_base_model/{shard}-of-{shards}.log",
     benchmark:

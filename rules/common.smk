@@ -251,7 +251,19 @@ def all_outputs():
         "results/{experiment}/evaluation/metrics.json", experiment=EXPERIMENTS
     )
     summary = [f"{SUMMARY_DIR}/summary.tsv", f"{SUMMARY_DIR}/provenance.json"]
-    return plots + metrics + summary + site_outputs()
+    return plots + metrics + summary + site_outputs() + score_shard_outputs()
+
+
+def score_shard_outputs():
+    """calling.start annotation: every score_base_model shard and its record, targets of their own:
+    Snakemake does not redo a deleted file that only feeds jobs whose outputs are there, so a
+    shard deleted after a run would stay missing (make_calls, site_calls and extract read them)."""
+    if uses_sequences_table() or calling_start() != "annotation":
+        return []
+    shards = config["calling"]["base_model"]["shards"]
+    return expand(
+        [SCORE_SHARD, SCORE_SHARD_RECORD], shard=range(1, shards + 1), shards=shards
+    )
 
 
 def experiment_rule_config(*sections):
@@ -302,6 +314,8 @@ def calls_table():
 
 
 SCORE_SHARD = "results/base_model/shards/{shard}-of-{shards}.parquet"
+# each shard's record beside it: its regions (calling/shards.py: record_path, the readers' check)
+SCORE_SHARD_RECORD = "results/base_model/shards/{shard}-of-{shards}.regions.json"
 
 
 def scores_tables():
@@ -407,15 +421,9 @@ def site_model_args(wildcards):
 
 
 def site_transfer_inputs():
-    """sites.transfer: another genome's re-scorer folder, applied unchanged; [] when unset."""
+    """sites.transfer: another genome's rescorer.pkl, applied unchanged; [] when unset."""
     path = config["sites"].get("transfer")
     return [path] if path else []
-
-
-def site_transfer_manifest():
-    """The re-scorer's rescorer.json, for the content digest (a folder has none): it holds
-    every other file's sha256, and site_calls refuses a file that differs from it."""
-    return [os.path.join(path, "rescorer.json") for path in site_transfer_inputs()]
 
 
 def calling_config(keys):

@@ -5,8 +5,10 @@ shards equal the calls of one."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -87,3 +89,52 @@ def test_killed_run_resumes_with_its_shards_and_gathers_the_unsharded_calls(tmp_
         assert (three[column] - one[column]).abs().max() < 1e-6
     shards = [pl.read_parquet(sharded / SHARD.format(n, 3)) for n in range(1, 4)]
     assert [part["gene_id"].n_unique() for part in shards] == [1, 1, 1]  # three regions, one each
+
+
+def planned_outputs(dry_run_output: str) -> set[str]:
+    """Every output path `snakemake -n` lists."""
+    found = re.findall(r"^\s+output: (.+)$", dry_run_output, re.MULTILINE)
+    return {path.strip() for line in found for path in line.split(",")}
+
+
+def test_a_deleted_shard_is_scored_again_and_one_copied_over_another_is_named(tmp_path):
+    """Snakemake does not redo a deleted file that only feeds jobs whose outputs are there: a shard
+    deleted after a finished run stayed missing until site_calls reran. The shards are targets of
+    their own now. A shard's table copied over another's is refused by make_calls in one line
+    naming the file and the regions it should hold (it advised to "score both strands")."""
+    config = annotation_workdir(tmp_path, shards=3)
+    calls = snakemake(tmp_path, CALLS, "--configfile", str(config))
+    assert calls.returncode == 0, calls.stderr[-4000:]
+    # the rest of a finished run (training and all), as placeholders Snakemake takes as up to date
+    every = snakemake(tmp_path, "-n", "--forceall", "--configfile", str(config))
+    for path in planned_outputs(every.stdout + every.stderr):
+        placeholder = tmp_path / path
+        if not placeholder.exists():
+            placeholder.parent.mkdir(parents=True, exist_ok=True)
+            placeholder.touch()
+    touched = snakemake(tmp_path, "--touch", "--configfile", str(config))
+    assert touched.returncode == 0, touched.stderr[-3000:]
+    finished = snakemake(tmp_path, "-n", "--configfile", str(config))
+    assert "Nothing to be done" in finished.stdout + finished.stderr, finished.stdout[-3000:]
+
+    (tmp_path / SHARD.format(2, 3)).unlink()
+    again = snakemake(tmp_path, "-n", "--configfile", str(config))
+    assert again.returncode == 0, again.stderr[-3000:]
+    jobs = job_counts(again.stdout)
+    assert jobs.get("score_base_model") == 1 and jobs.get("make_calls") == 1, again.stdout[-3000:]
+    assert f"reason: Missing output files: {SHARD.format(2, 3)}" in again.stdout
+
+    rescored = snakemake(
+        tmp_path, "--until", "make_calls", "--configfile", str(config)
+    )  # not the placeholders' jobs
+    assert rescored.returncode == 0 and (tmp_path / SHARD.format(2, 3)).exists(), rescored.stderr[-3000:]
+    record = json.loads((tmp_path / SHARD.format(1, 3).replace(".parquet", ".regions.json")).read_text())
+    chrom, strand, start, end = record["regions"][0]
+    shutil.copyfile(tmp_path / SHARD.format(2, 3), tmp_path / SHARD.format(1, 3))
+    refused = snakemake(tmp_path, CALLS, "--configfile", str(config))
+    assert refused.returncode != 0
+    errors = [line for line in (tmp_path / "logs/make_calls.log").read_text().splitlines() if "error" in line]
+    assert len(errors) == 1 and errors[0].startswith(
+        f"errorseq: error: {SHARD.format(1, 3)}: column 'position' row 1: "
+    )
+    assert f"is not in shard 1 of 3, which scores {chrom}:{start:,}-{end:,} ({strand})" in errors[0], errors

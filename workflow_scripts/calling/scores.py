@@ -7,7 +7,9 @@ the same strand) are dropped; a position scored in several genes must carry one 
 chromosome strand that holds selected genes must be scored, positions lie within their
 chromosome, and at least MIN_SCORED_SHARE of the genes' positions are scored (a table of peaks
 only would leave no TN to draw). Several tables (one per score_base_model shard) are read as one:
-a position may lie in two of them, with one score.
+a position may lie in two of them, with one score. A shard's rows must lie in the regions its
+record lists (calling/shards.py: a table copied over another shard's is named, with the regions it
+should hold).
 
 Positions are handled as int64 keys `group << 40 | position`, one group per (chromosome,
 strand), so "within ±w nt on the same chromosome and strand" is one `searchsorted`.
@@ -23,6 +25,7 @@ import numpy as np
 import polars as pl
 
 from workflow_scripts.calling.contract import SCORE_COLUMNS
+from workflow_scripts.calling.shards import check_rows_in_shard, read_shard_record
 from workflow_scripts.data.tables import ROW, collect_batches, collect_table, fail_on_first, scan_table
 from workflow_scripts.errors import InputError
 
@@ -320,6 +323,7 @@ class ScoreTables:
             )
             for path in self.paths
         ]
+        self.records = [read_shard_record(path) for path in self.paths]  # score_base_model's shards
         self.label = source_label(self.paths)
         self.rows = table_rows(self.tables)
         if self.rows == 0:
@@ -327,6 +331,8 @@ class ScoreTables:
         self.groups = genome_groups(list(chrom_lengths))
         self.scored: set[tuple[str, str]] = set()
         self.scored_chroms: list[str] | None = None
+        self.read_chroms: set[str] = set()
+        self.scored_by: list[set[tuple[str, str]]] = [set() for _ in self.paths]  # per table
         self.inside_rows = self.positions = 0
 
     def by_chromosome(self, only: set[str] | None = None) -> Iterator[tuple[str, Scores]]:
@@ -334,9 +340,12 @@ class ScoreTables:
         reads the ones its windows lie on; report() then counts only what was read)."""
         if self.scored_chroms is None:
             self.scored_chroms = scored_chromosomes(self.tables, list(self.chrom_lengths))
+        if only is None:
+            self.read_chroms |= set(self.chrom_lengths)  # every chromosome looked at
         for chrom in self.scored_chroms:
             if only is not None and chrom not in only:
                 continue
+            self.read_chroms.add(chrom)
             keys, donor, acceptor = unique_positions(self.inside_rows_of(chrom), self.paths)
             scores = Scores(keys, donor, acceptor, self.groups)
             self.positions += len(scores)
@@ -347,17 +356,40 @@ class ScoreTables:
         genes, parts = self.genes.filter(pl.col("chrom") == chrom), []
         for source, batch in chromosome_batches(self.tables, chrom):
             check_within_chromosome(batch, self.chrom_lengths[chrom], self.paths[source])
+            record = self.records[source]
+            if record is not None:
+                check_rows_in_shard(batch, record, self.paths[source])
             inside = batch.filter(inside_genes(batch, genes))
             self.inside_rows += inside.height
-            self.scored |= set(inside.select("chrom", "strand").unique().iter_rows())
+            pairs = set(inside.select("chrom", "strand").unique().iter_rows())
+            self.scored |= pairs
+            self.scored_by[source] |= pairs
             parts.append(ScoredRows.of(inside, self.groups, source))
         return ScoredRows.joined(parts)
+
+    def check_shards_scored(self) -> None:
+        """A shard whose table holds no row on a strand its record's regions lie on (an emptied or
+        truncated table) is named, with those regions, before the general strand check."""
+        for path, record, scored in zip(self.paths, self.records, self.scored_by):
+            if record is None:
+                continue
+            unscored = [r for r in record.regions if (r[0], r[1]) not in scored and r[0] in self.read_chroms]
+            if unscored:
+                chrom, strand, start, end = unscored[0]
+                raise InputError(
+                    path,
+                    "rows",
+                    f"no scored position on chromosome '{chrom}' strand '{strand}', where shard {record.shard} of "
+                    f"{record.shards} scores {chrom}:{start:,}-{end:,} ({record.path.name}): this table is not "
+                    "that shard's whole output; delete it and rerun to score it again",
+                )
 
     def report(self) -> dict:
         if self.inside_rows == 0:
             raise InputError(
                 self.label, "position", "no scored position lies inside a selected gene of the annotation"
             )
+        self.check_shards_scored()
         check_strands_scored(self.label, self.scored, self.genes)
         check_scored_share(self.label, self.positions, self.genes)
         return {

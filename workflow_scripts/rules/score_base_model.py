@@ -16,10 +16,12 @@ import torch
 
 from workflow_scripts.calling.regions import read_genes
 from workflow_scripts.calling.scoring import score_genes
+from workflow_scripts.calling.shards import shard_record, shard_regions
 from workflow_scripts.calling.spliceai import load_ensemble
 from workflow_scripts.config.sections import add_config_argument, parse_rule_config
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.io_utils import write_json
 
 SECTIONS = ("calling",)
 
@@ -36,6 +38,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--weights", required=True, nargs="+", help="SpliceAI .h5 or OpenSpliceAI .pt models, or one directory of them"
     )
     parser.add_argument("--out-scores", required=True, help="output scores parquet")
+    parser.add_argument(
+        "--out-regions", help="the shard's record: its shard and regions (JSON; calling/shards.py)"
+    )
     parser.add_argument("--shard", type=int, default=1, help="which shard to score, 1..--shards")
     parser.add_argument("--shards", type=int, default=1, help="how many shards the genes are split into")
     add_config_argument(parser, *SECTIONS)
@@ -59,7 +64,11 @@ def main(argv: list[str] | None = None) -> None:
         f"{torch.get_num_threads()} CPU threads",
         file=sys.stderr,
     )
-    score_genes(ensemble, genome, genes, args.out_scores, settings, shard=(args.shard, args.shards))
+    shard = (args.shard, args.shards)
+    score_genes(ensemble, genome, genes, args.out_scores, settings, shard=shard)
+    if args.out_regions:  # what the readers check this table against (a shard copied over another)
+        regions = shard_regions(genes, genome, ensemble.context, *shard)
+        write_json(args.out_regions, shard_record(regions, genome, *shard))
 
 
 if __name__ == "__main__":
