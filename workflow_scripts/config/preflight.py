@@ -41,6 +41,7 @@ USER_PATH_KEYS = (  # every config value that names a file or folder errorseq re
     "calling.annotation",
     "calling.scores",
     "calling.base_model.weights",
+    "calling.regions",
     "sites.transfer",
     "tokenizer.path",
     "model.path",
@@ -115,14 +116,17 @@ def check_transfer_rescorer(path: str, config: dict) -> None:
 
 
 def check_calling_inputs(calling: dict) -> None:
-    """The annotation, the scores table (calling.start scores) and the model files (annotation)."""
+    """The annotation, the scores table (calling.start scores), the model files (annotation,
+    regions) and the BED of regions (regions)."""
     start = calling["start"]
     if start != "calls" and calling.get("annotation") and is_user_file(calling["annotation"]):
         check_readable_file(calling["annotation"], "calling.annotation")
     if start == "scores" and calling.get("scores") and is_user_file(calling["scores"]):
         check_table(calling["scores"], "calling.scores", SCORE_COLUMNS)
-    if start == "annotation" and calling.get("base_model", {}).get("weights"):
+    if start in ("annotation", "regions") and calling.get("base_model", {}).get("weights"):
         weight_files(calling["base_model"]["weights"])
+    if start == "regions" and calling.get("regions") and is_user_file(calling["regions"]):
+        check_readable_file(calling["regions"], "calling.regions")
 
 
 def is_user_file(path: str) -> bool:

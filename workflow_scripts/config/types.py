@@ -77,11 +77,12 @@ class BaseModelSection(Section):
 
 @dataclass(frozen=True, kw_only=True)
 class CallingSection(Section):
-    start: str  # calls | scores | annotation
+    start: str  # calls | scores | annotation | regions
     annotation: str | None
     biotypes: str | list[str]  # "all" or the biotypes kept
     transcripts: str
     region: str | None
+    regions: str | None  # start regions: a BED of the regions to score
     paralogs: ParalogsSection
     scores: str | None
     threshold: float

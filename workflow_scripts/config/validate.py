@@ -6,6 +6,7 @@ Every problem is an InputError naming the config key, e.g. `config: train.strate
 from __future__ import annotations
 
 import copy
+import difflib
 import math
 import re
 from pathlib import Path
@@ -112,6 +113,14 @@ def fill_defaults(value, schema: dict):
     return value
 
 
+def unknown_key_message(error: jsonschema.ValidationError) -> str:
+    """'unknown key', and the schema's key it is closest to where one is close (difflib)."""
+    known = list(error.schema.get("properties", {}))
+    extra = sorted(set(error.instance) - set(known))
+    close = difflib.get_close_matches(str(extra[0]), known, n=1) if extra else []
+    return f"unknown key; did you mean '{close[0]}'?" if close else "unknown key"
+
+
 def key_path(error: jsonschema.ValidationError, prefix: str = "") -> str:
     parts = ([prefix] if prefix else []) + [str(p) for p in error.absolute_path]
     if error.validator == "additionalProperties":
@@ -142,7 +151,7 @@ def validate_section(values, schema: dict, prefix: str = ""):
     errors = sorted(validator.iter_errors(values), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]
-        message = "unknown key" if first.validator == "additionalProperties" else first.message
+        message = unknown_key_message(first) if first.validator == "additionalProperties" else first.message
         if "propertyNames" in first.relative_schema_path:
             message = f"{first.instance!r} is not a valid environment variable name"
         raise InputError("config", key_path(first, prefix), message)
@@ -228,6 +237,9 @@ def check_input_mode(config: dict) -> None:
         )
     if "genome" not in config:
         raise InputError("config", "genome", f"calling.start {start} needs the genome FASTA")
+    if start == "regions":
+        check_regions_start(config)
+        return
     if not calling.get("annotation"):
         raise InputError(
             "config", "calling.annotation", f"calling.start {start} needs a GTF or GFF3 annotation"
@@ -243,10 +255,47 @@ def check_input_mode(config: dict) -> None:
         )
 
 
+def check_regions_start(config: dict) -> None:
+    """calling.start regions: a genome without an annotation, scored by the base model and
+    re-scored by another genome's re-scorer (rules/rescore.smk, docs/sites.md)."""
+    calling, sites = config["calling"], config.get("sites") or {}
+    if not (calling.get("base_model") or {}).get("weights"):
+        raise InputError(
+            "config",
+            "calling.base_model.weights",
+            "calling.start regions needs the base model's weights: SpliceAI's Keras .h5 or "
+            "OpenSpliceAI's .pt files (a directory or a list), e.g. the spliceai package's models/ folder",
+        )
+    if not sites.get("transfer"):
+        raise InputError(
+            "config",
+            "sites.transfer",
+            "calling.start regions needs a re-scorer fitted on another genome (its results/sites/rescorer "
+            "folder): without an annotation there is nothing to fit one on here",
+        )
+    if sites.get("model"):
+        raise InputError(
+            "config", "sites.model", "trains on annotated sites, and calling.start regions has none: drop it"
+        )
+    if calling.get("region"):
+        raise InputError(
+            "config",
+            "calling.region",
+            "selects annotated genes, and calling.start regions has none: give calling.regions, a BED",
+        )
+
+
 IGNORED_BY_START = {  # calling.start -> the inputs it would silently ignore
-    "calls": ("calling.annotation", "calling.scores", "calling.base_model.weights", "sites.transfer"),
-    "scores": ("calling.base_model.weights",),
-    "annotation": ("calling.scores",),
+    "calls": (
+        "calling.annotation",
+        "calling.scores",
+        "calling.base_model.weights",
+        "calling.regions",
+        "sites.transfer",
+    ),
+    "scores": ("calling.base_model.weights", "calling.regions"),
+    "annotation": ("calling.scores", "calling.regions"),
+    "regions": ("calling.annotation", "calling.scores"),
 }  # `calls` is not among them: config.yaml's demo calls are merged under every --configfile
 
 
@@ -256,6 +305,7 @@ def given_inputs(config: dict) -> dict[str, object]:
         "calling.annotation": calling.get("annotation"),
         "calling.scores": calling.get("scores"),
         "calling.base_model.weights": (calling.get("base_model") or {}).get("weights"),
+        "calling.regions": calling.get("regions"),  # start regions: the BED to score
         "sites.transfer": (config.get("sites") or {}).get("transfer"),  # site_calls: start scores, annotation
     }
 
@@ -268,7 +318,7 @@ def check_no_ignored_inputs(config: dict, start: str) -> None:
     if not named:
         return
     if start == "calls":
-        advice = "set calling.start to scores or annotation to make calls from them (docs/calling.md), or drop them"
+        advice = "set calling.start to scores, annotation or regions to make calls from them (docs/calling.md), or drop them"
         raise InputError(
             "config",
             "calling.start",
