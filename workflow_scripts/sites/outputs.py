@@ -137,6 +137,19 @@ def corrected_calls(found: Candidates, predictions: OutOfFold) -> pl.DataFrame:
     return rows.sort(chrom_order, "position", "strand", "splice_type").select(table_columns(predictions))
 
 
+# the column whose value a predictor's call thresholds: its BED score and GFF3 probability
+SCORE_COLUMNS = {
+    BASE_THRESHOLD: "base_score",
+    BASE_TUNED: "base_score",
+    TREE: "tree_probability",
+    KMER: "kmer_probability",
+    ERRORSEQ: "errorseq_probability",
+    TRANSFER_BASE_TUNED: "base_score",
+    TRANSFER_TREE: "transfer_probability",
+    TRANSFER_ERRORSEQ: "transfer_errorseq_probability",
+}
+
+
 def called(table: pl.DataFrame, predictor: str, score_column: str) -> pl.DataFrame:
     """The candidates `predictor` calls, their `score_column` as `probability` (the tracks' score)."""
     return table.filter(pl.col(CALL_COLUMNS[predictor])).with_columns(

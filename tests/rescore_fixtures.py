@@ -1,0 +1,77 @@
+"""A re-scorer folder for the tests of calling.start regions (rescore_sites): fitted by site_calls'
+own code on the made-up genome of site_fixtures.profile_genome, with the sites settings at the
+schema's defaults, and optionally two tiny fold CNNs on 11-nt windows as its deep models."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import torch
+
+from tests.site_fixtures import profile_genome, settings
+from workflow_scripts.calling.scores import decode
+from workflow_scripts.models.builtin import build_model
+from workflow_scripts.sites.candidates import find_candidates
+from workflow_scripts.sites.deep_transfer import DeepModels
+from workflow_scripts.sites.folds import assign_folds
+from workflow_scripts.sites.items import Items
+from workflow_scripts.sites.predictors import predict_out_of_fold
+from workflow_scripts.sites.rescorer import fit_rescorer
+from workflow_scripts.sites.rescorer_files import save_rescorer
+from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
+
+DEEP_FLANK = 5
+
+
+def tiny_model_json() -> dict:
+    """model.json of a one-layer CNN on 11-nt windows that reads the sequence alone."""
+    return {
+        "model": {"d_model": 8, "n_layers": 1},
+        "tokenizer": NucleotideTokenizer(1).to_dict(),
+        "max_tokens": 16,
+        "window": {"flank": DEEP_FLANK, "length": 2 * DEEP_FLANK + 1, "site_offset": DEEP_FLANK},
+        "input_columns": [],
+        "score_channels": [],
+    }
+
+
+def tiny_state(seed: int) -> dict:
+    torch.manual_seed(seed)
+    saved = tiny_model_json()
+    return build_model(
+        saved["model"], NucleotideTokenizer(1).vocab_size, saved["max_tokens"], pretrained=False
+    ).state_dict()
+
+
+def write_rescorer(folder: Path, deep: bool, seed: int = 0) -> Path:
+    """site_calls' re-scorer of profile_genome(seed), saved as its folder (sites/rescorer_files.py)."""
+    scores, sites, genes, clusters = profile_genome(seed=seed)
+    found = assign_folds(find_candidates([("chr1", scores)], sites, genes, settings()), clusters, 5, seed=0)
+    items = Items.from_candidates(found)
+    predictions = predict_out_of_fold(found, items, settings())
+    models = None
+    if deep:
+        truth = found.table["is_true_site"].to_numpy()
+        predictions = replace(predictions, errorseq_probability=np.where(truth, 0.8, 0.2))
+        models = DeepModels((tiny_state(1), tiny_state(2)), (tiny_model_json(), tiny_model_json()))
+    facts = {"source": "chr1", "source_sites": sites.height}
+    rescorer = fit_rescorer(found, items, predictions, settings(), facts, models)
+    save_rescorer(rescorer, str(folder), {"numpy": np.__version__}, {"answer": "made up"})
+    return folder
+
+
+def scores_frame(seed: int) -> pl.DataFrame:
+    """profile_genome(seed)'s scores as a scores table (SCORE_COLUMNS)."""
+    scores = profile_genome(seed=seed)[0]
+    where = decode(scores.keys, scores.groups)
+    return where.select(
+        pl.lit("made-up").alias("gene_id"),
+        "chrom",
+        "strand",
+        "position",
+        pl.Series("donor", scores.donor),
+        pl.Series("acceptor", scores.acceptor),
+    )

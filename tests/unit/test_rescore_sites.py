@@ -1,0 +1,187 @@
+"""calling.start regions' last step (sites/rescore.py, the rescore_sites program): candidates of a
+genome without an annotation, called by another genome's re-scorer exactly as site_calls'
+transferred predictors call the same candidates where the annotation is known; the corrected
+calls as parquet, BED and GFF3, and a report that says there are no metrics."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from threadpoolctl import threadpool_limits
+
+from tests.rescore_fixtures import DEEP_FLANK, scores_frame, write_rescorer
+from tests.site_fixtures import CHROM, profile_genome, settings
+from workflow_scripts.calling.target_regions import region_table
+from workflow_scripts.config.sections import section_defaults
+from workflow_scripts.data.genome import Genome
+from workflow_scripts.errors import run_cli
+from workflow_scripts.rules import rescore_sites
+from workflow_scripts.sites.candidates import find_candidates
+from workflow_scripts.sites.deep_transfer import trained_models, transferred_probability
+from workflow_scripts.sites.folds import assign_folds
+from workflow_scripts.sites.inputs import SiteInputs
+from workflow_scripts.sites.items import Items
+from workflow_scripts.sites.predictors import TRANSFER_ERRORSEQ, TRANSFER_TREE, predict_out_of_fold
+from workflow_scripts.sites.rescore import NO_METRICS
+from workflow_scripts.sites.rescorer import with_transfer
+from workflow_scripts.sites.rescorer_files import load_rescorer
+
+LENGTH = 40_000  # profile_genome's 40 genes of 500 nt, 1,000 nt apart
+TARGET_SEED = 1
+KEY = ["chrom", "position", "strand", "splice_type"]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_openmp_thread():
+    with threadpool_limits(limits=1, user_api="openmp"):
+        yield
+
+
+@pytest.fixture(scope="module")
+def deep_rescorer(tmp_path_factory) -> Path:
+    return write_rescorer(tmp_path_factory.mktemp("source") / "rescorer", deep=True)
+
+
+@pytest.fixture(scope="module")
+def tree_rescorer(tmp_path_factory) -> Path:
+    return write_rescorer(tmp_path_factory.mktemp("source") / "rescorer", deep=False)
+
+
+@pytest.fixture(scope="module")
+def target(tmp_path_factory) -> Path:
+    """The target genome's FASTA, scores and regions (its genes' spans, as a BED of them gives)."""
+    folder = tmp_path_factory.mktemp("target")
+    rng = np.random.default_rng(5)
+    (folder / "genome.fa").write_text(f">{CHROM}\n" + "".join(rng.choice(list("ACGT"), LENGTH)) + "\n")
+    scores_frame(TARGET_SEED).write_parquet(folder / "scores.parquet")
+    genes = profile_genome(seed=TARGET_SEED)[2]
+    genome = genome_of()
+    intervals = [
+        (CHROM, start - 1, end, strand)
+        for start, end, strand in genes.select("start", "end", "strand").iter_rows()
+    ]
+    region_table(intervals, genome).write_parquet(folder / "regions.parquet")
+    return folder
+
+
+def genome_of() -> Genome:
+    return Genome([CHROM], np.array([LENGTH]), np.zeros(LENGTH, dtype=np.uint8))
+
+
+def config(**sites) -> str:
+    sections = {name: section_defaults(name) for name in ("calling", "sites", "evaluate")}
+    sections["evaluate"]["batch_size"] = 64
+    sections["sites"].update(sites)
+    return json.dumps(sections)
+
+
+def run(target: Path, rescorer: Path, out: Path, **sites) -> None:
+    argv = ["--scores", str(target / "scores.parquet"), "--regions", str(target / "regions.parquet")]
+    argv += ["--genome", str(target / "genome.fa"), "--transfer", str(rescorer), "--config", config(**sites)]
+    for name in ("calls", "bed", "gff3", "report"):
+        argv += [f"--out-{name}", str(out / f"out.{name}")]
+    run_cli(rescore_sites.main, argv)
+
+
+def annotated_transfer(target: Path, rescorer: Path) -> pl.DataFrame:
+    """What site_calls' transferred predictors call on the same genome with its annotation."""
+    scores, sites, genes, clusters = profile_genome(seed=TARGET_SEED)
+    found = assign_folds(find_candidates([(CHROM, scores)], sites, genes, settings()), clusters, 5, seed=0)
+    items = Items.from_candidates(found)
+    loaded = load_rescorer(str(rescorer), settings())
+    deep = None
+    if loaded.deep is not None:
+        from workflow_scripts.data.fasta import load_fasta
+
+        inputs = SiteInputs(
+            load_fasta(target / "genome.fa"), sites, genes, clusters, [str(target / "scores.parquet")]
+        )
+        models = trained_models(loaded.deep, 64, str(rescorer))
+        deep = transferred_probability(models, DEEP_FLANK, found, inputs, str(rescorer))
+    moved = with_transfer(predict_out_of_fold(found, items, settings()), found, loaded, deep)
+    columns = {f"call_{name}": calls for name, calls in moved.calls.items() if name.startswith("transfer")}
+    table = found.table.select(KEY).with_columns(
+        transfer_probability=moved.transfer_probability, **{k: pl.Series(v) for k, v in columns.items()}
+    )
+    if deep is not None:
+        table = table.with_columns(transfer_errorseq_probability=deep)
+    return table
+
+
+def test_without_an_annotation_the_calls_are_site_calls_transferred_calls(tmp_path, target, deep_rescorer):
+    run(target, deep_rescorer, tmp_path)
+    calls = pl.read_parquet(tmp_path / "out.calls")
+    expected = annotated_transfer(target, deep_rescorer)
+    assert calls.height == expected.height > 100
+    joined = calls.join(expected, on=KEY, suffix="_annotated")
+    assert joined.height == calls.height
+    for column in ("call_transfer_base_tuned", "call_transfer_tree", "call_transfer_errorseq"):
+        assert joined[column].equals(joined[f"{column}_annotated"]), column
+    for column in ("transfer_probability", "transfer_errorseq_probability"):
+        assert np.allclose(joined[column], joined[f"{column}_annotated"], atol=1e-6), column
+    assert 0 < calls["call_transfer_errorseq"].sum() < calls.height
+    assert calls["region"].str.starts_with(f"{CHROM}:").all() and "is_true_site" not in calls.columns
+
+
+def test_the_corrected_calls_are_the_deep_models_as_bed_and_gff3(tmp_path, target, deep_rescorer):
+    run(target, deep_rescorer, tmp_path)
+    calls = pl.read_parquet(tmp_path / "out.calls")
+    chosen = calls.filter("call_transfer_errorseq")
+    bed = [line.split("\t") for line in (tmp_path / "out.bed").read_text().splitlines()[1:]]
+    assert [(c, int(e), s, n) for c, _, e, n, _, s in bed] == list(
+        chosen.select("chrom", "position", "strand", "splice_type").iter_rows()
+    )
+    gff3 = [line for line in (tmp_path / "out.gff3").read_text().splitlines() if not line.startswith("#")]
+    assert len(gff3) == chosen.height
+    assert all("predictor=transfer_errorseq;" in line and "annotated=" not in line for line in gff3)
+    report = json.loads((tmp_path / "out.report").read_text())
+    assert report["metrics"] is None and report["why_no_metrics"] == NO_METRICS
+    assert report["corrected_calls"]["predictor"] == TRANSFER_ERRORSEQ
+    assert report["corrected_calls"]["calls"] == chosen.height
+    assert report["rescorer"]["deep_models"] == 2 and report["rescorer"]["path"] == str(deep_rescorer)
+    assert len(report["rescorer"]["manifest_sha256"]) == 64
+    assert report["counts"]["regions"] == 40 and report["counts"]["candidates"] == calls.height
+    assert "corrected calls" in report["answer"] and "not measured" in report["answer"]
+    metadata = pl.read_parquet_metadata(tmp_path / "out.calls")
+    assert json.loads(metadata["errorseq_provenance"]) is None  # a run by hand: no run facts
+
+
+def test_a_rescorer_without_deep_models_corrects_with_its_tree(tmp_path, target, tree_rescorer):
+    run(target, tree_rescorer, tmp_path)
+    report = json.loads((tmp_path / "out.report").read_text())
+    assert report["corrected_calls"]["predictor"] == TRANSFER_TREE
+    calls = pl.read_parquet(tmp_path / "out.calls")
+    assert "transfer_errorseq_probability" not in calls.columns
+    assert len((tmp_path / "out.bed").read_text().splitlines()) == 1 + calls["call_transfer_tree"].sum()
+
+
+def refusal(tmp_path: Path, capsys, target: Path, rescorer: Path, **sites) -> str:
+    with pytest.raises(SystemExit) as exit_info:
+        run(target, rescorer, tmp_path, **sites)
+    assert exit_info.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert not any((tmp_path / f"out.{name}").exists() for name in ("calls", "bed", "gff3", "report"))
+    return lines[0]
+
+
+class Payload:
+    def __reduce__(self):
+        return (print, ("pickled code ran",))
+
+
+def test_a_pickle_is_refused_unread(tmp_path, capsys, target):
+    pickled = tmp_path / "rescorer.pkl"
+    pickled.write_bytes(pickle.dumps(Payload()))
+    line = refusal(tmp_path, capsys, target, pickled)
+    assert line.startswith(f"errorseq: error: {pickled}") and "pickled code ran" not in line
+
+
+def test_a_rescorer_of_other_feature_settings_is_refused(tmp_path, capsys, target, tree_rescorer):
+    line = refusal(tmp_path, capsys, target, tree_rescorer, flank=20)
+    assert line.startswith(f"errorseq: error: {tree_rescorer}") and "flank" in line

@@ -1,0 +1,137 @@
+"""The `rescore_sites` rule (calling.start regions): the base model's scores over regions of a genome
+without an annotation + another genome's re-scorer -> corrected calls (sites/rescore.py).
+
+Reads the scores tables (every score_base_model shard), the regions table (target_regions), the
+genome index and `--transfer`, sites.transfer's re-scorer folder, checked whole before any other
+work (sites/rescorer_files.py). Writes the calls of every candidate (`--out-calls`, parquet), the
+corrected calls as BED (`--out-bed`) and GFF3 (`--out-gff3`; sites/gff3.py) and `--out-report`,
+a JSON that says there are no metrics here and where the calls came from. `--config` holds the
+sections calling (threshold, consensus_window), sites (floor, peak_radius, flank: the re-scorer's
+features) and evaluate (batch_size: its deep models). docs/sites.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+
+from workflow_scripts.config.sections import add_config_argument
+from workflow_scripts.config.types import parse_typed_config
+from workflow_scripts.errors import run_cli
+from workflow_scripts.evaluation.provenance import (
+    errorseq_source,
+    run_facts_from_environment,
+)
+from workflow_scripts.evaluation.provenance import (
+    provenance as run_provenance,
+)
+from workflow_scripts.io_utils import atomic_path, sha256_file, write_json, write_text
+from workflow_scripts.sites.deep_transfer import trained_models, transferred_probability
+from workflow_scripts.sites.gff3 import gff3_text
+from workflow_scripts.sites.outputs import SCORE_COLUMNS, bed_text, called
+from workflow_scripts.sites.rescore import (
+    NO_METRICS,
+    answer,
+    call_counts,
+    corrected_predictor,
+    region_candidates,
+    region_inputs,
+    rescored_calls,
+)
+from workflow_scripts.sites.rescorer_files import MANIFEST, load_rescorer
+from workflow_scripts.sites.settings import SiteSettings
+
+PROVENANCE_KEY = "errorseq_provenance"  # the calls' parquet metadata, as site_calls writes it
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--scores", required=True, nargs="+", help="scores tables (score_base_model's shards)"
+    )
+    parser.add_argument(
+        "--regions", required=True, help="the scored regions (target_regions: regions.parquet)"
+    )
+    parser.add_argument(
+        "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
+    )
+    parser.add_argument("--transfer", required=True, help="sites.transfer: another genome's re-scorer folder")
+    parser.add_argument("--out-calls", required=True, help="every candidate and its calls (parquet)")
+    parser.add_argument("--out-bed", required=True, help="BED of the corrected calls")
+    parser.add_argument("--out-gff3", required=True, help="GFF3 of the corrected calls")
+    parser.add_argument("--out-report", required=True, help="JSON: no metrics, counts and provenance")
+    add_config_argument(parser, "calling", "sites", "evaluate")
+    return parser.parse_args(argv)
+
+
+def log(line: str) -> None:
+    print(f"rescore_sites: {line}", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    config = parse_typed_config(args.config, required=("calling", "sites", "evaluate"))
+    settings = SiteSettings.from_config(config["calling"], config["sites"])
+    began = time.perf_counter()
+    rescorer = load_rescorer(args.transfer, settings)
+    models = (
+        trained_models(rescorer.deep, config["evaluate"].batch_size, args.transfer) if rescorer.deep else []
+    )
+    log(
+        f"the re-scorer of {rescorer.source.get('source')} ({args.transfer}) checked, {len(models)} deep models"
+    )
+    inputs = region_inputs(args.scores, args.regions, args.genome)
+    found, scores_report = region_candidates(inputs, settings, progress=log)
+    tree = rescorer.probability(found.features)
+    deep = None
+    if rescorer.deep is not None:
+        deep = transferred_probability(models, rescorer.deep.flank, found, inputs, args.transfer)
+    table = rescored_calls(found, settings.threshold, rescorer.thresholds, tree, deep)
+    predictor = corrected_predictor(deep is not None)
+    calls = called(table, predictor, SCORE_COLUMNS[predictor])
+    gff3, outside = gff3_text(calls, predictor, inputs.genome.chrom_lengths(), annotated=None)
+    region_nt = int((inputs.genes["end"] - inputs.genes["start"] + 1).sum())
+    run = run_facts_from_environment()  # None in a job run by hand
+    report = {
+        "metrics": None,
+        "why_no_metrics": NO_METRICS,
+        "corrected_calls": {
+            "predictor": predictor,
+            "why": "the re-scorer's deep models"
+            if deep is not None
+            else "the re-scorer's tree (it has no deep models)",
+            **call_counts(table)[predictor],
+            "left_out_of_gff3": outside,
+        },
+        "calls": call_counts(table),
+        "counts": {"regions": inputs.genes.height, "region_nt": region_nt, "candidates": table.height},
+        "scores": scores_report,
+        "rescorer": {
+            "path": args.transfer,
+            "manifest_sha256": sha256_file(f"{args.transfer}/{MANIFEST}"),
+            "source": rescorer.source,
+            "thresholds": {  # inf (no site of a type to tune on at the source): null
+                name: {t: None if math.isinf(v) else v for t, v in by_type.items()}
+                for name, by_type in rescorer.thresholds.items()
+            },
+            "deep_models": len(models),
+        },
+        "settings": settings.summary(),
+        "errorseq": errorseq_source(),
+        "provenance": run_provenance(run) if run is not None else None,
+    }
+    report["answer"] = answer(predictor, table, inputs.genes.height, region_nt)
+    with atomic_path(args.out_calls) as tmp:
+        table.write_parquet(tmp, metadata={PROVENANCE_KEY: json.dumps(report["provenance"])})
+    description = f"{predictor}: {args.transfer} applied unchanged, no annotation"
+    write_text(args.out_bed, bed_text(table, predictor, SCORE_COLUMNS[predictor], description))
+    write_text(args.out_gff3, gff3)
+    write_json(args.out_report, report)
+    print(f"{report['answer']}; {time.perf_counter() - began:.1f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    run_cli(main)
