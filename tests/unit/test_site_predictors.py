@@ -171,5 +171,62 @@ def test_zero_bootstrap_replicates_give_estimates_and_say_plainly_there_is_no_in
     assert gain["reason"] == "0 bootstrap replicates asked for"
     roc = report["diagnostics"]["fp_vs_tp"]["predictors"]["tree_probability"]["roc_auc"]
     assert roc["estimate"] > 0.9 and roc["low"] is None and roc["reason"] == gain["reason"]
-    assert report["answer"].endswith("(no intervals: sites.bootstrap_replicates is 0)")
+    assert "(no intervals: sites.bootstrap_replicates is 0)" in report["answer"]
     assert "genes" not in gain["reason"] and "too few" not in report["answer"]
+
+
+def test_the_trees_cost_is_logged_before_the_first_fold_and_the_time_left_after_each(genome):
+    """sites.flank 1000 ran 30 min with nothing logged between the candidates and the first fold."""
+    items = Items.from_candidates(genome)
+    lines: list[str] = []
+    predict_out_of_fold(genome, items, settings(), progress=lines.append)
+    assert lines[0] == (
+        f"trees: 25 fits (5 folds, each 4 inner and 1 outer) on up to {genome.table.height:,} candidates "
+        "x 103 features, 30 rounds each"
+    )
+    folds = [line for line in lines if line.startswith("fold ")]
+    assert len(folds) == 5 and all("; trees: " in line and line.endswith(" left") for line in folds)
+    assert folds[-1].endswith("trees: 0 s left") and not any(line.startswith("warning") for line in lines)
+
+
+def test_a_large_flank_is_warned_with_its_features():
+    from workflow_scripts.sites.predictors import tree_cost_lines
+
+    scores, sites, genes, clusters = profile_genome(n_genes=4)
+    found = find_candidates([("chr1", scores)], sites, genes, settings(flank=1000))
+    cost, warning = tree_cost_lines(found, settings(flank=1000), 5)
+    assert "x 4,003 features" in cost
+    assert warning.startswith(
+        "warning: sites.flank 1000 gives 4,003 features per candidate, 39x those of flank 25: "
+        "the tree fits take roughly that many times as long"
+    )
+
+
+def test_slow_fits_show_progress_within_a_fold():
+    """A line where a fit ends 30 s or more after the last line, with the time left at the rate so far."""
+    from workflow_scripts.sites.predictors import FitClock
+
+    now, lines = [0.0], []
+    clock = FitClock(total_rows=1000, progress=lines.append, clock=lambda: now[0])
+    for when, rows in ((10, 100), (40, 100), (50, 100), (100, 200)):
+        now[0] = when
+        clock.fitted(rows, f"fit at {when}")
+    assert lines == [
+        "fit at 40 fitted on 100 candidates; trees: 4 min 00 s left",  # 100 rows in the 30 s since the first
+        "fit at 100 fitted on 200 candidates; trees: 1 min 52 s left",  # 400 rows in 90 s: 500 left
+    ]
+
+
+def test_a_feature_no_training_candidate_scores_does_not_break_the_tree():
+    """A flank past every training gene leaves a column all NaN; scikit-learn's binning raised
+    ValueError ("window shape cannot be larger than input array shape"), a traceback in site_calls."""
+    from workflow_scripts.sites.predictors import fit_and_predict
+
+    scores, sites, genes, clusters = profile_genome(n_genes=8)
+    found = assign_folds(
+        find_candidates([("chr1", scores)], sites, genes, settings(flank=1000)), clusters, 2, 0
+    )
+    assert (~np.isfinite(found.features).any(axis=0)).any()  # columns no candidate has a score in
+    fold = found.table["fold"].to_numpy()
+    probability = fit_and_predict(found, fold == 1, fold == 2, settings(flank=1000))
+    assert len(probability) == int((fold == 2).sum()) and np.isfinite(probability).all()

@@ -22,6 +22,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 
 from workflow_scripts.calling.scores import SPLICE_TYPES
 from workflow_scripts.evaluation.metrics import counts_at_distinct_scores
+from workflow_scripts.progress import LOG_EVERY_S, TimeLeft, duration
 from workflow_scripts.sites.candidates import Candidates
 from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.settings import SiteSettings
@@ -79,12 +80,29 @@ def fit_and_predict(
         return np.empty(0)
     if labels.size == 0 or labels.min() == labels.max():  # one class: its share is the best guess
         return np.full(int(test.sum()), float(labels.mean()) if labels.size else 0.0)
-    tree = new_tree(settings.tree, settings.seed).fit(found.features[train], labels)
-    return tree.predict_proba(found.features[test])[:, 1]
+    features = with_unscored_columns_constant(found.features, train)
+    tree = new_tree(settings.tree, settings.seed).fit(features[train], labels)
+    return tree.predict_proba(features[test])[:, 1]
+
+
+def with_unscored_columns_constant(features: np.ndarray, train: np.ndarray) -> np.ndarray:
+    """The features with every column that no `train` row scores (all NaN: a flank reaching past
+    every training gene) set to 0.0, a constant the tree never splits on: scikit-learn's binning
+    fails on an all-missing column ("window shape cannot be larger than input array shape")."""
+    empty = ~np.isfinite(features[train]).any(axis=0) if train.any() else np.zeros(features.shape[1], bool)
+    if not empty.any():
+        return features
+    filled = features.copy()
+    filled[:, empty] = 0.0
+    return filled
 
 
 def inner_probabilities(
-    found: Candidates, test_fold: int, folds: list[int], settings: SiteSettings
+    found: Candidates,
+    test_fold: int,
+    folds: list[int],
+    settings: SiteSettings,
+    clock: FitClock | None = None,
 ) -> np.ndarray:
     """Out-of-fold probabilities of the candidates outside `test_fold`, each from a tree fitted on
     the folds that are neither `test_fold` nor its own; NaN in `test_fold`."""
@@ -95,7 +113,64 @@ def inner_probabilities(
             continue
         train, test = (fold != test_fold) & (fold != inner), fold == inner
         result[test] = fit_and_predict(found, train, test, settings)
+        if clock is not None:
+            clock.fitted(int(train.sum()), f"fold {test_fold} of {len(folds)}: inner tree for fold {inner}")
     return result
+
+
+LARGE_FLANK = 100  # sites.flank above this: a warning that the tree's fits slow down in proportion
+REFERENCE_FLANK = 25  # the flank the warning compares with (103 features)
+
+
+def tree_cost_lines(found: Candidates, settings: SiteSettings, folds: int) -> list[str]:
+    """What the trees will cost, before the first fold: fits, candidates, features; with a large
+    sites.flank, a warning that the fits take about (its features / flank 25's) times as long."""
+    features = found.features.shape[1]
+    lines = [
+        f"trees: {folds * folds} fits ({folds} folds, each {folds - 1} inner and 1 outer) on up to "
+        f"{found.table.height:,} candidates x {features:,} features, {settings.tree['max_iter']} rounds each"
+    ]
+    if settings.flank > LARGE_FLANK:
+        reference = 2 * (2 * REFERENCE_FLANK + 1) + 1
+        lines.append(
+            f"warning: sites.flank {settings.flank} gives {features:,} features per candidate, "
+            f"{features / reference:.0f}x those of flank {REFERENCE_FLANK}: the tree fits take roughly that "
+            "many times as long; the time left is logged as the fits end"
+        )
+    return lines
+
+
+class FitClock:
+    """The tree fits' progress: work is training candidates (a fit's time grows with them), the
+    time left at the rate since the first fit (progress.TimeLeft); a line where a fit ends at least
+    LOG_EVERY_S after the last line, so slow fits (large flanks) show progress within a fold."""
+
+    def __init__(self, total_rows: int, progress: Callable[[str], None], clock=time.monotonic):
+        self.progress, self.clock = progress, clock
+        self.left = TimeLeft(total_rows, clock())
+        self.done, self.last_line = 0, clock()
+
+    def fitted(self, rows: int, what: str) -> None:
+        self.done += rows
+        now = self.clock()
+        self.left.record(now, self.done)
+        if now - self.last_line >= LOG_EVERY_S:
+            self.progress(f"{what} fitted on {rows:,} candidates; trees: {self.time_left()} left")
+            self.last_line = now
+
+    def time_left(self) -> str:
+        return duration(self.left.seconds())
+
+    def said(self) -> None:
+        self.last_line = self.clock()
+
+
+def training_rows(fold: np.ndarray, folds: list[int]) -> int:
+    """Candidates every tree fit of predict_out_of_fold trains on, summed (FitClock's total)."""
+    sizes = {f: int((fold == f).sum()) for f in folds}
+    total = len(fold)
+    inner = sum(total - sizes[t] - sizes[i] for t in folds for i in folds if i != t)
+    return inner + sum(total - sizes[t] for t in folds)
 
 
 @dataclass
@@ -120,21 +195,26 @@ def predict_out_of_fold(
     folds = sorted(set(fold.tolist()) | set(items.fold.tolist()))
     probability = np.full(len(fold), np.nan)
     tuned: dict[str, Thresholds] = {BASE_TUNED: {}, TREE: {}}
+    for line in tree_cost_lines(found, settings, len(folds)):
+        progress(line)
+    clock = FitClock(training_rows(fold, folds), progress)
     for test_fold in folds:
         began = time.perf_counter()
         training = items.fold != test_fold
         training_base = np.where(fold != test_fold, base, np.nan)  # no test-fold candidate counts
         tuned[BASE_TUNED][test_fold] = thresholds_by_type(items, items.scores(training_base), training)
-        inner = inner_probabilities(found, test_fold, folds, settings)
+        inner = inner_probabilities(found, test_fold, folds, settings, clock)
         tuned[TREE][test_fold] = thresholds_by_type(items, items.scores(inner), training)
         probability[fold == test_fold] = fit_and_predict(
             found, fold != test_fold, fold == test_fold, settings
         )
+        clock.fitted(int((fold != test_fold).sum()), f"fold {test_fold} of {len(folds)}: outer tree")
         progress(
             f"fold {test_fold} of {len(folds)}: {int((fold == test_fold).sum()):,} test candidates, "
             f"{len(folds)} trees on {int((fold != test_fold).sum()):,} training candidates "
-            f"in {time.perf_counter() - began:.1f} s"
+            f"in {time.perf_counter() - began:.1f} s; trees: {clock.time_left()} left"
         )
+        clock.said()
     calls = {
         BASE_THRESHOLD: base >= settings.threshold,
         BASE_TUNED: base >= per_candidate(tuned[BASE_TUNED], fold, types),
