@@ -189,6 +189,8 @@ BAD_CALLS = [
     third_row("g2\tchr2\t2\t+\tdonor\tTP\t0.7\t5\t3", "column 'gene_start' row 3", "gene_start > gene_end"),
     third_row(ROWS[1], "row 3", "duplicate call"),
     (HEADER, [ROWS[1], ROWS[2]], "experiment 'fp'", "no FP rows \\(error class\\) in calls.tsv"),
+    # 500 nt past the end: windows pad N past a chromosome end, but the site itself must lie on it
+    third_row("g2\tchr2\t512\t-\tdonor\tTP\t0.7\t\t", "column 'position' row 3", "outside the chromosome"),
 ]
 
 
