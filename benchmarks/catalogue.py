@@ -106,6 +106,13 @@ BENCHMARKS = [
         needs=SPLICEAI,
     ),
     Benchmark(
+        "side-by-side",
+        "benchmarks.scoring.side_by_side",
+        "CPU scoring gene nt per CPU-second of this checkout against another (--base, a git worktree), in turn",
+        None,
+        needs=SPLICEAI,
+    ),
+    Benchmark(
         "host-feed",
         "benchmarks.scoring.host_feed",
         "What score_base_model's host can feed a GPU: gene nt/s with a zero-cost stand-in network, and where the time goes",
