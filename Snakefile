@@ -13,6 +13,7 @@ report: "report/workflow.rst"
 
 include: "rules/common.smk"
 include: "rules/demo.smk"
+include: "rules/rescore.smk"
 include: "rules/calling.smk"
 include: "rules/sites.smk"
 include: "rules/extract.smk"

@@ -56,7 +56,7 @@ rule cluster_genes:
 
 rule score_base_model:
     input:
-        genes="results/annotation/genes.parquet",
+        genes=scored_spans(),  # the annotation's genes, or calling.start regions' spans
         index="results/genome/index.tsv",
         sequence="results/genome/sequence.npy",
         weights=base_model_weights(),

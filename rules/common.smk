@@ -251,14 +251,18 @@ def all_outputs():
         "results/{experiment}/evaluation/metrics.json", experiment=EXPERIMENTS
     )
     summary = [f"{SUMMARY_DIR}/summary.tsv", f"{SUMMARY_DIR}/provenance.json"]
+    # no annotation: no calls to train on, only the corrected calls
+    if calling_start() == "regions":
+        return rescore_outputs() + score_shard_outputs()
     return plots + metrics + summary + site_outputs() + score_shard_outputs()
 
 
 def score_shard_outputs():
-    """calling.start annotation: every score_base_model shard and its record, targets of their own:
-    Snakemake does not redo a deleted file that only feeds jobs whose outputs are there, so a
-    shard deleted after a run would stay missing (make_calls, site_calls and extract read them)."""
-    if uses_sequences_table() or calling_start() != "annotation":
+    """calling.start annotation or regions: every score_base_model shard and its record, targets
+    of their own: Snakemake does not redo a deleted file that only feeds jobs whose outputs are
+    there, so a shard deleted after a run would stay missing (make_calls, site_calls, extract and
+    rescore_sites read them)."""
+    if uses_sequences_table() or calling_start() not in ("annotation", "regions"):
         return []
     shards = config["calling"]["base_model"]["shards"]
     return expand(
@@ -332,8 +336,8 @@ def calling_annotation():
 
 
 def base_model_weights():
-    """The base model's .h5 files (calling.start annotation): the score_base_model rule's inputs."""
-    if calling_start() != "annotation":
+    """The base model's files (calling.start annotation or regions): score_base_model's inputs."""
+    if calling_start() not in ("annotation", "regions"):
         return []
     weights = config["calling"]["base_model"]["weights"]
     return [str(path) for path in weight_files(weights)]
@@ -359,7 +363,7 @@ def site_outputs():
     whatever the config: an output set that changes (with sites.model, or with an errorseq
     update) leaves a new file without metadata, and Snakemake then skips the params check of a
     target that exists ("Nothing to be done")."""
-    if uses_sequences_table() or calling_start() == "calls":
+    if uses_sequences_table() or calling_start() in ("calls", "regions"):
         return []
     return list(rules.site_calls.output)
 

@@ -1,9 +1,11 @@
 """A re-scorer folder for the tests of calling.start regions (rescore_sites): fitted by site_calls'
 own code on the made-up genome of site_fixtures.profile_genome, with the sites settings at the
-schema's defaults, and optionally two tiny fold CNNs on 11-nt windows as its deep models."""
+schema's defaults, and optionally two tiny fold CNNs on 11-nt windows as its deep models; and a
+working folder that runs the A. thaliana slice with no annotation through the workflow."""
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,7 +13,10 @@ import numpy as np
 import polars as pl
 import torch
 
+from tests.calls_fixtures import DATA, FASTA
 from tests.site_fixtures import profile_genome, settings
+from tests.spliceai_fixtures import write_spliceai_h5
+from tests.workflow_helpers import write_config
 from workflow_scripts.calling.scores import decode
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.sites.candidates import find_candidates
@@ -75,3 +80,25 @@ def scores_frame(seed: int) -> pl.DataFrame:
         pl.Series("donor", scores.donor),
         pl.Series("acceptor", scores.acceptor),
     )
+
+
+# + strand only, then both strands of the slice's last 3 kb (a gene pair lies there)
+BED = "track name=regions\nNC_003070.9\t3000\t6000\tAT1G01010\t0\t+\nNC_003070.9\t11000\t14000\n"
+
+
+def regions_workdir(directory: Path, bed: bool) -> Path:
+    """The slice's genome, two tiny SpliceAI-shaped models in two shards and a re-scorer with deep
+    models; calling.start regions over BED's regions (`bed`) or the whole slice."""
+    directory.mkdir(parents=True, exist_ok=True)
+    shutil.copy(DATA / FASTA, directory / FASTA)
+    (directory / "models").mkdir()
+    for seed in (1, 2):
+        write_spliceai_h5(directory / "models" / f"model{seed}.h5", seed=seed)
+    write_rescorer(directory / "source" / "rescorer", deep=True)
+    base_model = {"weights": "models", "shards": 2, "chunk_length": 500, "device": "cpu"}
+    calling = {"start": "regions", "base_model": base_model}
+    if bed:
+        (directory / "regions.bed").write_text(BED)
+        calling["regions"] = "regions.bed"
+    values = {"genome": FASTA, "calling": calling, "sites": {"transfer": "source/rescorer"}}
+    return write_config(directory, "regions.yaml", values)

@@ -1,7 +1,8 @@
 """Every rule's command line, as `snakemake -n -p` prints it, is accepted by its program's own
 parser: the paths the rules derive from their input and output names (rules/common.smk
-`path_args`, workflow_scripts/command_line.py) are the flags the programs take. Two dry runs
-between them plan every program of workflow_scripts/rules/."""
+`path_args`, workflow_scripts/command_line.py) are the flags the programs take. Three dry runs
+(calling.start annotation, the demo, calling.start regions) between them plan every program of
+workflow_scripts/rules/."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import importlib
 import shlex
 
 from tests.calls_fixtures import annotation_workdir
+from tests.rescore_fixtures import regions_workdir
 from tests.workflow_helpers import ROOT, merged_config, snakemake, stacked_config, write_config
 
 PROGRAM = "python -m workflow_scripts.rules."
@@ -61,4 +63,6 @@ def test_every_rule_command_line_parses_with_its_program(tmp_path):
     demo_programs = parsed_commands(
         demo, "all", "predict", "--configfile", str(write_config(demo, "c.yaml", demo_config))
     )
-    assert calling_programs | demo_programs == PROGRAMS
+    regions = tmp_path / "regions"
+    regions_programs = parsed_commands(regions, "--configfile", str(regions_workdir(regions, bed=True)))
+    assert calling_programs | demo_programs | regions_programs == PROGRAMS
