@@ -30,8 +30,7 @@ from workflow_scripts.evaluation.provenance import (
 )
 from workflow_scripts.io_utils import atomic_path, sha256_file, write_json, write_text
 from workflow_scripts.sites.deep_transfer import trained_models, transferred_probability
-from workflow_scripts.sites.gff3 import gff3_text
-from workflow_scripts.sites.outputs import SCORE_COLUMNS, bed_text, called
+from workflow_scripts.sites.outputs import call_tracks
 from workflow_scripts.sites.rescore import (
     NO_METRICS,
     answer,
@@ -91,8 +90,8 @@ def main(argv: list[str] | None = None) -> None:
         deep = transferred_probability(models, rescorer.deep.flank, found, inputs, args.transfer)
     table = rescored_calls(found, settings.threshold, rescorer.thresholds, tree, deep)
     predictor = corrected_predictor(deep is not None)
-    calls = called(table, predictor, SCORE_COLUMNS[predictor])
-    gff3, outside = gff3_text(calls, predictor, inputs.genome.chrom_lengths(), annotated=None)
+    description = f"{predictor}: {args.transfer} applied unchanged, no annotation"
+    bed, gff3, outside = call_tracks(table, predictor, inputs.genome.chrom_lengths(), description)
     region_nt = int((inputs.genes["end"] - inputs.genes["start"] + 1).sum())
     run = run_facts_from_environment()  # None in a job run by hand
     report = {
@@ -126,8 +125,7 @@ def main(argv: list[str] | None = None) -> None:
     report["answer"] = answer(predictor, table, inputs.genes.height, region_nt)
     with atomic_path(args.out_calls) as tmp:
         table.write_parquet(tmp, metadata={PROVENANCE_KEY: json.dumps(report["provenance"])})
-    description = f"{predictor}: {args.transfer} applied unchanged, no annotation"
-    write_text(args.out_bed, bed_text(table, predictor, SCORE_COLUMNS[predictor], description))
+    write_text(args.out_bed, bed)
     write_text(args.out_gff3, gff3)
     write_json(args.out_report, report)
     print(f"{report['answer']}; {time.perf_counter() - began:.1f} s", file=sys.stderr)

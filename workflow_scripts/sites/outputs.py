@@ -16,6 +16,7 @@ import polars as pl
 from workflow_scripts.calling.contract import GENE_CLUSTER
 from workflow_scripts.calling.scores import POSITION_BITS
 from workflow_scripts.sites.candidates import Candidates
+from workflow_scripts.sites.gff3 import gff3_text
 from workflow_scripts.sites.predictors import (
     BASE_THRESHOLD,
     BASE_TUNED,
@@ -177,3 +178,14 @@ def bed_text(table: pl.DataFrame, predictor: str, score_column: str, description
         )
     ]
     return header + "".join(lines)
+
+
+def call_tracks(
+    table: pl.DataFrame, predictor: str, chrom_lengths: dict[str, int], description: str
+) -> tuple[str, str, int]:
+    """`predictor`'s calls as BED and as GFF3 (annotated yes/no where the table has
+    is_true_site), and how many calls the GFF3 leaves out at chromosome ends (sites/gff3.py)."""
+    score_column = SCORE_COLUMNS[predictor]
+    annotated = "is_true_site" if "is_true_site" in table.columns else None
+    gff3, outside = gff3_text(called(table, predictor, score_column), predictor, chrom_lengths, annotated)
+    return bed_text(table, predictor, score_column, description), gff3, outside
