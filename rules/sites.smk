@@ -24,6 +24,8 @@ rule site_calls:
         metrics=f"{SITES_DIR}/site_metrics.json",
         rescorer=directory(f"{SITES_DIR}/rescorer"),
         errorseq_bed=f"{SITES_DIR}/errorseq_calls.bed",
+        corrected_bed=f"{SITES_DIR}/corrected_calls.bed",
+        corrected_gff3=f"{SITES_DIR}/corrected_calls.gff3",
     log:
         "logs/site_calls.log",
     benchmark:

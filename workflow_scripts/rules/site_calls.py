@@ -12,7 +12,8 @@ calling/contract.SITE_CALLS_KEYS), the `sites` section, window.flank and evaluat
 (with sites.model also its batch_size). With sites.model, `--errorseq` names the runs
 site_candidates_fold1..k (results/<run>/: windows, buckets, model, evaluation), whose deep model
 is one more predictor, `errorseq` (sites/errorseq.py), with its BED track `--out-errorseq-bed`
-(without sites.model, a track line that says so).
+(without sites.model, a track line that says so). `--out-corrected-bed` and
+`--out-corrected-gff3`: the calls of the predictor site_metrics.json recommends, as BED and GFF3.
 Always writes the folder `--out-rescorer`, the tree and thresholds fitted on all of this genome
 (and with sites.model the runs' models) as plain data, with where they came from (the run's
 provenance: the base model and its files' sha256) and what they reached here; with
@@ -43,7 +44,7 @@ from workflow_scripts.sites.diagnostics import fp_vs_tp_line
 from workflow_scripts.sites.inputs import folded_candidates, read_site_inputs
 from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.kmer import KmerSettings, kmer_baseline
-from workflow_scripts.sites.outputs import bed_text, corrected_calls
+from workflow_scripts.sites.outputs import bed_text, call_tracks, corrected_calls
 from workflow_scripts.sites.predictors import BASE_THRESHOLD, ERRORSEQ, TREE, OutOfFold, predict_out_of_fold
 from workflow_scripts.sites.report import site_report
 from workflow_scripts.sites.rescorer import Rescorer, fit_rescorer, with_transfer
@@ -66,6 +67,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--transfer", help="sites.transfer: another genome's re-scorer folder")
     parser.add_argument("--errorseq", nargs="+", default=[], help="sites.model: the runs' directories")
     parser.add_argument("--out-errorseq-bed", required=True, help="BED of errorseq's calls (sites.model)")
+    parser.add_argument("--out-corrected-bed", help="BED of the recommended predictor's calls")
+    parser.add_argument("--out-corrected-gff3", help="GFF3 of the recommended predictor's calls")
     add_config_argument(parser, "calling", "sites", "evaluate", "window")
     return parser.parse_args(argv)
 
@@ -89,6 +92,23 @@ def write_outputs(args: argparse.Namespace, table: pl.DataFrame, report: dict, t
     else:
         write_text(args.out_errorseq_bed, f'track name="{ERRORSEQ}" description="{MODEL_OFF}"\n')
     write_json(args.out_metrics, report)
+
+
+def write_corrected_tracks(
+    args: argparse.Namespace, table: pl.DataFrame, predictor: str, chrom_lengths: dict[str, int]
+) -> None:
+    """The calls of the predictor site_metrics.json recommends (sites/recommend.py) as BED and
+    GFF3 (sites/outputs.call_tracks), each where its flag is given."""
+    description = f"{predictor}: the calls site_metrics.json recommends on this genome"
+    bed, gff3, outside = call_tracks(table, predictor, chrom_lengths, description)
+    if args.out_corrected_bed:
+        write_text(args.out_corrected_bed, bed)
+    if args.out_corrected_gff3:
+        write_text(args.out_corrected_gff3, gff3)
+    if outside:
+        log(
+            f"{outside} {predictor} calls at a chromosome end, with no room for an intron, left out of the GFF3"
+        )
 
 
 @dataclass(frozen=True)
@@ -201,7 +221,9 @@ def main(argv: list[str] | None = None) -> None:
         predictions, moved = transferred(transfer, found, inputs, predictions)
     unscored = inputs.sites.height - found.sites.height
     report = site_report(found, items, predictions, settings, unscored, moved, kmer)
-    write_outputs(args, corrected_calls(found, predictions), report, settings.threshold)
+    table = corrected_calls(found, predictions)
+    write_outputs(args, table, report, settings.threshold)
+    write_corrected_tracks(args, table, report["recommended"]["predictor"], inputs.genome.chrom_lengths())
     rescorer = with_provenance(rescorer, report.get("provenance"))
     save_rescorer(rescorer, args.out_rescorer, rescorer_packages(), results_summary(report))
     log(fp_vs_tp_line(report["diagnostics"]["fp_vs_tp"]))
