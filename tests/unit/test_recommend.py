@@ -49,3 +49,13 @@ def test_a_transferred_rescorer_competes_on_f1():
         },
     }
     assert recommend(report)["predictor"] == "transfer_tree"
+
+
+def test_without_intervals_the_base_is_kept_and_the_reason_says_so():
+    report = {
+        "calls": calls(base_tuned=0.71, tree=0.76),
+        "differences": {"tree - base_tuned": gain(0.05, "not better")},
+        "bootstrap": {"replicates": 0},
+    }
+    choice = recommend(report)
+    assert choice["predictor"] == "base_tuned" and "no intervals" in choice["why"]
