@@ -41,13 +41,14 @@ def recommend(report: dict) -> dict:
             shown = "undefined" if gain["estimate"] is None else f"{gain['estimate']:+.3f}"
             passed_over[name] = f"its gain over {reference} ({shown} F1) is not above 0 with 95% confidence"
     best = max(chosen, key=lambda name: -1.0 if chosen[name] is None else chosen[name])
-    why = f"the highest F1 of the re-scorers that beat their re-tuned threshold ({RESCORERS[best]})"
-    if best == BASE_TUNED:
+    if report.get("bootstrap", {}).get("replicates") == 0:
+        why = "no intervals (sites.bootstrap_replicates is 0), so no re-scorer is shown to beat the base"
+    elif best == BASE_TUNED:
         why = (
             "no re-scorer beats the base model's re-tuned threshold here: the corrected calls are the base's"
         )
-    if report.get("bootstrap", {}).get("replicates") == 0:
-        why = "no intervals (sites.bootstrap_replicates is 0), so no re-scorer is shown to beat the base: the corrected calls are the base's"
+    else:
+        why = f"the highest F1 of the re-scorers that beat their re-tuned threshold ({RESCORERS[best]})"
     return {"predictor": best, "f1": chosen[best], "why": why, "passed_over": passed_over}
 
 
