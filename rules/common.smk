@@ -425,9 +425,15 @@ def site_model_args(wildcards):
 
 
 def site_transfer_inputs():
-    """sites.transfer: another genome's rescorer.pkl, applied unchanged; [] when unset."""
+    """sites.transfer: another genome's re-scorer folder, applied unchanged; [] when unset."""
     path = config["sites"].get("transfer")
     return [path] if path else []
+
+
+def site_transfer_manifest():
+    """The re-scorer's rescorer.json, for the content digest (a folder has none): it holds
+    every other file's sha256, and site_calls refuses a file that differs from it."""
+    return [os.path.join(path, "rescorer.json") for path in site_transfer_inputs()]
 
 
 def calling_config(keys):
