@@ -106,8 +106,11 @@ def score_once(ensemble, genome, genes, args) -> dict:
         "device": "cpu",
         "precision": "fp32",
     }
-    # an older checkout (the base of a comparison) plans as for its device
-    options = {"plan_for": args.plan_for} if "plan_for" in inspect.signature(score_genes).parameters else {}
+    options = {}
+    if "plan_for" in inspect.signature(score_genes).parameters:
+        options["plan_for"] = args.plan_for
+    elif args.plan_for == "cuda":  # an older checkout (the base of a comparison): its GPU plan set by hand
+        plan_as_on_a_gpu()
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "scores.parquet"
         cpu, main_cpu, wall = time.process_time(), time.thread_time(), time.perf_counter()
@@ -118,6 +121,24 @@ def score_once(ensemble, genome, genes, args) -> dict:
     assert rows == summary["nt"], (rows, summary["nt"])
     scored = summary["input_nt"] - summary["chunks"] * ensemble.context
     return {**summary, "wall": wall, "cpu": cpu, "main_cpu": main_cpu, "scored_nt": scored}
+
+
+def plan_as_on_a_gpu() -> None:
+    """Before plan_for existed, RegionScorer planned as its device: set the GPU's chunk step and
+    blocks after its __init__ (as that version's tests did)."""
+    from workflow_scripts.calling import scoring
+
+    init = scoring.RegionScorer.__init__
+    if getattr(init, "plans_as_on_a_gpu", False):
+        return
+
+    def gpu_plan(scorer, *args, **kwargs):
+        init(scorer, *args, **kwargs)
+        scorer.chunk_step = scoring.CUDA_CHUNK_STEP
+        scorer.block_nt = scoring.BLOCK_BATCHES * scorer.batch_size * scorer.chunk_length
+
+    gpu_plan.plans_as_on_a_gpu = True  # type: ignore[attr-defined]
+    scoring.RegionScorer.__init__ = gpu_plan
 
 
 def rate_rows(run: dict) -> list[list]:
