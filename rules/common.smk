@@ -436,6 +436,39 @@ def site_transfer_manifest():
     return [os.path.join(path, "rescorer.json") for path in site_transfer_inputs()]
 
 
+# ---- a genome without an annotation: calling.start regions (rules/rescore.smk, docs/calling.md) ----
+REGIONS_TABLE = "results/regions/regions.parquet"
+RESCORED_DIR = "results/rescored"
+
+
+def scored_spans():
+    """What score_base_model scores: the target regions (calling.start regions), else the
+    annotation's genes."""
+    if calling_start() == "regions":
+        return REGIONS_TABLE
+    return "results/annotation/genes.parquet"
+
+
+def calling_regions():
+    """calling.regions: the BED of the regions to score; [] = every chromosome."""
+    path = config["calling"].get("regions")
+    return [path] if path else []
+
+
+def rescore_sites_config():
+    """--config for rescore_sites: site_calls' calling keys, the sites section (the
+    re-scorer's feature settings must match it) and evaluate's batch_size."""
+    calling = {key: config["calling"][key] for key in SITE_CALLS_KEYS}
+    evaluate = {"batch_size": config["evaluate"]["batch_size"]}
+    sections = {"calling": calling, "sites": config["sites"], "evaluate": evaluate}
+    return json.dumps(sections, sort_keys=True)
+
+
+def rescore_outputs():
+    """The targets of `all` with calling.start regions, the corrected calls and their report."""
+    return list(rules.rescore_sites.output)
+
+
 def calling_config(keys):
     """--config for one calling rule: only its keys of calling: (calling/contract.py), so a
     change to another key (say the threshold) does not re-run it."""

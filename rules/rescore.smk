@@ -1,40 +1,7 @@
 # Corrected calls for a genome without an annotation (calling.start regions; docs/sites.md):
 # genome (+ calling.regions, a BED) -> target_regions -> [score_base_model, one job per shard]
 #   -> rescore_sites (sites.transfer: another genome's re-scorer) -> results/rescored/
-# Included before calling.smk: score_base_model reads scored_spans().
-REGIONS_TABLE = "results/regions/regions.parquet"
-RESCORED_DIR = "results/rescored"
-
-
-def scored_spans():
-    """What score_base_model scores: the target regions (calling.start regions), else the
-    annotation's genes."""
-    if calling_start() == "regions":
-        return REGIONS_TABLE
-    return "results/annotation/genes.parquet"
-
-
-def calling_regions():
-    """calling.regions: the BED of the regions to score; [] = every chromosome."""
-    path = config["calling"].get("regions")
-    return [path] if path else []
-
-
-def rescore_sites_config():
-    """--config for rescore_sites: site_calls' calling keys, the sites section (the re-scorer's
-    feature settings are checked against it) and evaluate's batch_size (its deep models).
-    """
-    calling = {key: config["calling"][key] for key in SITE_CALLS_KEYS}
-    evaluate = {"batch_size": config["evaluate"]["batch_size"]}
-    sections = {"calling": calling, "sites": config["sites"], "evaluate": evaluate}
-    return json.dumps(sections, sort_keys=True)
-
-
-def rescore_outputs():
-    """rule all's targets with calling.start regions: the corrected calls and their report."""
-    return list(rules.rescore_sites.output)
-
-
+# Its paths and helpers: rules/common.smk (score_base_model reads scored_spans()).
 rule target_regions:
     input:
         regions=calling_regions(),
