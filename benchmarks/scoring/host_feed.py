@@ -189,30 +189,63 @@ PROFILE = [  # (stage, where it runs, what it is): the main thread's stages, in 
 ]
 
 
-WRITER = [  # the writer thread's wall time, beside the main thread's
-    ("writer: rows", "writer thread", "one row per gene position, a bundle of regions at a time"),
-    ("writer: parquet", "writer thread (polars)", "encoding and writing row groups (polars' streaming sink)"),
-    ("writer: idle", "writer thread", "waiting for the main thread's next bundle"),
-]
-
-
 def profile_rows(run: dict) -> list[list]:
-    """Wall seconds per stage: the main thread's stages add up to the run's wall time, the
-    writer's beside them (the bound is the thread that is never idle); then CPU seconds."""
-    stages = run.get("stages", {})
+    """Per stage the CPU seconds of the thread that runs it (what the load changes least), then
+    the wall seconds (the main thread's stages add up to the run's wall time; a loaded machine
+    stretches them). parquet: the process's CPU seconds that no stage of ours counted (polars'
+    threads encode and write)."""
+    wall, cpu = run.get("stages", {}), run.get("stages_cpu", {})
     per_m = 1e6 / run["nt"] * 1000  # ms per M gene nt
-    rows = [[stage, where, what, stages.get(stage, 0.0)] for stage, where, what in PROFILE]
-    launch_rest = stages.get("launch", 0.0) - sum(stages.get(stage, 0.0) for stage in DEVICE_STAGES)
-    rows.append(["launch, the rest", "main thread", "Python around the batch's device work", launch_rest])
-    main_rest = run["wall"] - sum(row[3] for row in rows)
+    rows = [[stage, where, what, cpu.get(stage, 0.0), wall.get(stage, 0.0)] for stage, where, what in PROFILE]
+
+    def launch_rest(times: dict) -> float:
+        return times.get("launch", 0.0) - sum(times.get(stage, 0.0) for stage in DEVICE_STAGES)
+
     rows.append(
-        ["main thread, the rest", "main thread", "planning, progress, the batch generator", main_rest]
+        [
+            "launch, the rest",
+            "main thread",
+            "Python around the batch's device work",
+            launch_rest(cpu),
+            launch_rest(wall),
+        ]
     )
-    rows += [[stage, where, what, stages.get(stage, 0.0)] for stage, where, what in WRITER]
-    rows.append(["CPU: main thread", "process", "CPU seconds of the main thread", run["main_cpu"]])
-    others = run["cpu"] - run["main_cpu"]
-    rows.append(["CPU: the other threads", "process", "the writer, polars' and torch's threads", others])
-    return [row + [row[3] * per_m, f"{100 * row[3] / run['wall']:.1f} %"] for row in rows]
+    main_cpu_rest = run["main_cpu"] - sum(row[3] for row in rows)
+    main_wall_rest = run["wall"] - sum(row[4] for row in rows)
+    rows.append(
+        [
+            "main thread, the rest",
+            "main thread",
+            "planning, progress, the batch generator",
+            main_cpu_rest,
+            main_wall_rest,
+        ]
+    )
+    rows_cpu = cpu.get("writer: rows", 0.0)
+    rows += [
+        [
+            "writer: rows",
+            "writer thread",
+            "one row per gene position, a bundle of regions at a time",
+            rows_cpu,
+            wall.get("writer: rows", 0.0),
+        ],
+        [
+            "writer: parquet",
+            "polars' threads",
+            "encoding and writing row groups (the process's other CPU s)",
+            run["cpu"] - run["main_cpu"] - rows_cpu,
+            wall.get("writer: parquet", 0.0),
+        ],
+        [
+            "writer: idle",
+            "writer thread",
+            "waiting for the main thread's next bundle",
+            0.0,
+            wall.get("writer: idle", 0.0),
+        ],
+    ]
+    return [row + [row[3] * per_m] for row in rows]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -255,7 +288,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     print_table(
         f"Host feed: where the time goes (the fastest run, {best['wall']:.2f} s wall, {best['cpu']:.2f} CPU s)",
-        ["stage", "where", "what", "seconds", "ms per M gene nt", "of the wall time"],
+        ["stage", "where", "what", "CPU s", "wall s", "CPU ms per M gene nt"],
         profile_rows(best),
     )
 

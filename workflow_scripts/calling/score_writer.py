@@ -40,7 +40,8 @@ class ScoreWriter:
     """Rows of `genes` (gene_id, start, end, strand; row i = gene index i of the regions) with the
     scores of their regions, written to `out` with `schema`. Use as a context manager; `close`
     finishes the file. `seconds`: the writer's wall time building rows, waiting for the scorer
-    (idle) and the rest of the sink (encoding and writing parquet)."""
+    (idle) and the rest of the sink (encoding and writing parquet); `rows_cpu_s`: its thread's CPU
+    seconds building rows (polars may do part of a gather on its own threads)."""
 
     def __init__(self, out: str | Path, genes: pl.DataFrame, chrom_names: list[str], schema: dict):
         self.out, self.schema = Path(out), pl.Schema(schema)
@@ -53,7 +54,7 @@ class ScoreWriter:
         self.bundle_rows = 0
         self.queue: queue.Queue = queue.Queue(maxsize=QUEUED_BUNDLES)
         self.error: BaseException | None = None
-        self.rows_s = self.idle_s = self.sink_s = 0.0
+        self.rows_s = self.idle_s = self.sink_s = self.rows_cpu_s = 0.0
         self.thread = threading.Thread(target=self.write, name="score-writer", daemon=True)
         self.thread.start()
 
@@ -125,9 +126,10 @@ class ScoreWriter:
                 return
             if item is ABORT:
                 raise WriterStopped("scoring failed")
-            began = time.perf_counter()
+            began, cpu = time.perf_counter(), time.thread_time()
             frame = self.rows(item)
             self.rows_s += time.perf_counter() - began
+            self.rows_cpu_s += time.thread_time() - cpu
             yield frame
 
     def rows(self, bundle: list[tuple[Region, np.ndarray]]) -> pl.DataFrame:

@@ -305,7 +305,7 @@ def score_genes(
     chrom, start, end, strand; checked) into `out`; (1, 1) scores every gene. Progress goes to
     stderr every `progress_every_s` and to `console` (workflow_scripts/progress.py). The summary
     says where the host's time went: `stages`, wall seconds (RegionScorer.times and the writer's),
-    and `stages_cpu`, the main thread's CPU seconds per stage."""
+    and `stages_cpu`, CPU seconds per stage of the thread that runs it."""
     index, count = shard
     device = resolve_device(settings["device"])
     scorer = RegionScorer(
@@ -366,5 +366,5 @@ def score_genes(
         "chunks": sum(len(scorer.chunk_starts(r)) for r in regions),
         "input_nt": scorer.input_nt(regions),
         "stages": stages,
-        "stages_cpu": dict(scorer.times.cpu_seconds),
+        "stages_cpu": {**scorer.times.cpu_seconds, "writer: rows": writer.rows_cpu_s},
     }
