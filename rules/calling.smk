@@ -84,7 +84,7 @@ rule score_base_model:
     shell:
         "python -m workflow_scripts.rules.score_base_model --config {params.config:q} "
         "{params.genome} {params.paths} --shard {wildcards.shard} --shards {wildcards.shards} "
-        "> {log:q} 2>&1"
+        "--console-fd 3 3>&2 > {log:q} 2>&1"
 
 
 rule make_calls:

@@ -23,11 +23,16 @@ from workflow_scripts.config.preflight import (
     nvidia_gpu_present,
 )
 from workflow_scripts.config.package_paths import resolve_package_paths
+from workflow_scripts.config.run_directory import check_run_directory
 from workflow_scripts.config.runs import run_config_json, runs_of_config, site_runs
 from workflow_scripts.config.sections import rule_config_json, schema
 from workflow_scripts.config.validate import check_config_file, validate_config
 from workflow_scripts.errors import InputError
-from workflow_scripts.evaluation.provenance import workflow_facts
+from workflow_scripts.evaluation.provenance import (
+    RUN_FACTS_VARIABLE,
+    run_facts,
+    workflow_facts,
+)
 from workflow_scripts.input_digest import input_digests
 from workflow_scripts.shown_digest import ShownDigest
 from workflow_scripts.source_digest import rule_code_digest
@@ -42,6 +47,10 @@ def shlex_quote(text):
 try:
     for configfile_path in workflow.configfiles:
         check_config_file(configfile_path)
+    # a run directory started with --configfile refuses a run without it (it would plan the demo)
+    check_run_directory(
+        workflow.configfiles, f"{workflow.basedir}/config/config.yaml", sys.argv
+    )
     checked = resolve_package_paths(validate_config(config, schema()))
     check_input_files(checked)  # unusable input files fail before any job runs
     runs = runs_of_config(checked)
@@ -60,6 +69,9 @@ ALL_RUNS = {**EXPERIMENTS, **SITE_RUNS}
 # Jobs inherit this (also on SLURM, where each job re-reads the workflow): the launcher exports
 # the NCCL presets from it. Not a param, so changing an NCCL setting does not retrain.
 os.environ[CLUSTER_ENV_VARIABLE] = json.dumps(config["cluster"], sort_keys=True)
+# Likewise the run's inputs and config for the provenance site_calls writes (not a param: a config
+# change that leaves the site results as they are does not rerun it).
+os.environ[RUN_FACTS_VARIABLE] = json.dumps(run_facts(config, workflow.configfiles))
 
 
 def runs_pattern(names):
@@ -365,7 +377,27 @@ def site_outputs():
     target that exists ("Nothing to be done")."""
     if uses_sequences_table() or calling_start() in ("calls", "regions"):
         return []
-    return list(rules.site_calls.output)
+    return [*rules.site_calls.output, *rules.site_summary.output]
+
+
+SITE_REPORT_ORDER = (
+    "site_summary.html",
+    "site_metrics.json",
+    "tree_calls.bed",
+    "errorseq_calls.bed",
+    "base_calls.bed",
+)
+
+
+def site_report_output(name):
+    """results/sites/<name> flagged for the report's "Site calls" category, captioned by
+    report/sites/<name>.rst, in SITE_REPORT_ORDER."""
+    return report(
+        f"{SITES_DIR}/{name}",
+        caption=f"../report/sites/{name.replace('.', '_')}.rst",
+        category="Site calls",
+        labels=ordered_label(SITE_REPORT_ORDER, name, "file"),
+    )
 
 
 def site_calls_config():

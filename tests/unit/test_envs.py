@@ -32,3 +32,21 @@ def test_envs_are_generated_from_requirements_and_imports():
 def test_every_requirement_is_pinned_exactly():
     loose = [line for line in env_files.requirement_pins().values() if "==" not in line]
     assert not loose, loose
+
+
+def test_every_env_pin_names_a_distribution_installed_here_at_that_version():
+    """The envs resolve by name: every pip pin of envs/*.yaml is a distribution of this
+    environment (the one the tests run in) at the pinned version, so `--use-conda` on a cluster
+    installs what was tested; conda itself gives only python and pip."""
+    import importlib.metadata
+    import re
+
+    for env in sorted((env_files.ROOT / "envs").glob("*.yaml")):
+        text = env.read_text()
+        pins = re.findall(r"^\s+- ([A-Za-z0-9_.-]+)==(\S+)$", text, re.M)
+        assert pins, env
+        for name, version in pins:
+            installed = importlib.metadata.version(name).split("+")[0]  # a local label: torch's +cpu build
+            assert installed == version, (env.name, name, installed)
+        conda = re.findall(r"^  - (\S+)", text.split("dependencies:")[1], re.M)
+        assert conda == ["python", "pip", "pip:"], (env.name, conda)

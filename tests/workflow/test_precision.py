@@ -20,9 +20,11 @@ def test_precision_benchmark_prints_its_table(capsys):
 
 def test_forward_benchmark_counts_the_scored_nt_of_every_batch(capsys):
     """The forward alone: scored nt per second = batches × batch × chunk length / the seconds that
-    the batches took (read back from ms per batch), for each precision and batch size asked."""
+    the batches took (read back from ms per batch), for each precision and batch size asked. The
+    two printed numbers agree within their rounding, whatever the machine's speed (whole nt/s at
+    13 nt/s under load was 2.8% off a fixed 2% tolerance)."""
     from benchmarks.scoring import forward
-    from benchmarks.tables import number, read_tables
+    from benchmarks.tables import number, read_tables, shown_range
     from tests.spliceai_fixtures import installed_spliceai_models
 
     installed_spliceai_models()
@@ -32,6 +34,7 @@ def test_forward_benchmark_counts_the_scored_nt_of_every_batch(capsys):
     table = read_tables(capsys.readouterr().out)[0]
     assert [row[:3] for row in table.rows] == [["fp32", "cpu", "1"], ["fp32", "cpu", "2"]]
     for row in table.rows:
-        batch, batches, nt_per_s, ms_per_batch = (number(row[i]) for i in (2, 3, 4, 6))
-        assert batches >= 1 and nt_per_s > 0
-        assert abs(nt_per_s - batch * 500 / (ms_per_batch / 1000)) / nt_per_s < 0.02
+        batch, batches = number(row[2]), number(row[3])
+        (rate_low, rate_high), (ms_low, ms_high) = shown_range(row[4]), shown_range(row[6])
+        assert batches >= 1 and rate_high > 0
+        assert batch * 500 / (ms_high / 1000) <= rate_high and batch * 500 / (ms_low / 1000) >= rate_low

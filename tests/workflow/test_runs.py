@@ -30,7 +30,9 @@ def test_dry_run_with_three_folds_plans_three_train_jobs_per_experiment(tmp_path
         for fold in (1, 2, 3)
         for seed in (1, 2)
     )
-    plain = snakemake(tmp_path, "-n", "--config", "split={folds: 3}")
+    plain_run = tmp_path / "plain"  # a directory of its own: this one remembers folds.yaml
+    plain_run.mkdir()
+    plain = snakemake(plain_run, "-n", "--config", "split={folds: 3}")
     assert planned_jobs(plain.stdout, "train") == 6
     assert train_wildcards(plain.stdout) == sorted(
         f"{e}_fold{i}" for e in ("fp_vs_tp", "fn_vs_tn") for i in (1, 2, 3)

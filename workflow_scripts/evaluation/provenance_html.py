@@ -82,6 +82,10 @@ def hashing_cell(document: dict) -> str:
     )
 
 
+def packages_cell(packages: dict) -> str:
+    return escape(", ".join(f"{name} {version or 'not installed'}" for name, version in packages.items()))
+
+
 def provenance_rows(document: dict) -> list[tuple[str, str]]:
     inputs = document["inputs"]
     rows = [("genome", file_fact(inputs["genome"], "none: a sequences table was given"))]
@@ -99,6 +103,7 @@ def provenance_rows(document: dict) -> list[tuple[str, str]]:
         *([("calls", counts_cell(document["calling"]["counts"]))] if document["calling"]["counts"] else []),
         ("errorseq", errorseq_cell(document["errorseq"])),
         ("config", config_cell(document["config"])),
+        *([("packages", packages_cell(document["packages"]))] if document.get("packages") else []),
         ("made", hashing_cell(document)),
     ]
     return rows

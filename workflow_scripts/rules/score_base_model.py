@@ -5,6 +5,7 @@ position of every gene of one shard (see workflow_scripts/calling/scoring.py and
 `--config` holds the section calling (its base_model keys: batch_size, chunk_length, device).
 `--shard I --shards N` (1-based): score the I-th of N shards; 1 of 1 (the default) scores every gene.
 CPU threads: torch takes OMP_NUM_THREADS, which Snakemake sets to the rule's threads.
+`--console-fd`: progress on Snakemake's console every 30 s (workflow_scripts/progress.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from workflow_scripts.config.sections import add_config_argument, parse_rule_con
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_json
+from workflow_scripts.progress import Console, add_console_argument
 
 SECTIONS = ("calling",)
 
@@ -35,7 +37,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
     )
     parser.add_argument(
-        "--weights", required=True, nargs="+", help="SpliceAI .h5 or OpenSpliceAI .pt models, or one directory of them"
+        "--weights",
+        required=True,
+        nargs="+",
+        help="SpliceAI .h5 or OpenSpliceAI .pt models, or one directory of them",
     )
     parser.add_argument("--out-scores", required=True, help="output scores parquet")
     parser.add_argument(
@@ -43,6 +48,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--shard", type=int, default=1, help="which shard to score, 1..--shards")
     parser.add_argument("--shards", type=int, default=1, help="how many shards the genes are split into")
+    add_console_argument(parser)
     add_config_argument(parser, *SECTIONS)
     return parser.parse_args(argv)
 
@@ -65,7 +71,9 @@ def main(argv: list[str] | None = None) -> None:
         file=sys.stderr,
     )
     shard = (args.shard, args.shards)
-    score_genes(ensemble, genome, genes, args.out_scores, settings, shard=shard)
+    score_genes(
+        ensemble, genome, genes, args.out_scores, settings, shard=shard, console=Console(args.console_fd)
+    )
     if args.out_regions:  # what the readers check this table against (a shard copied over another)
         regions = shard_regions(genes, genome, ensemble.context, *shard)
         write_json(args.out_regions, shard_record(regions, genome, *shard))

@@ -25,6 +25,7 @@ docs/sites.md.
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import sys
 import time
@@ -36,8 +37,10 @@ import polars as pl
 from workflow_scripts.config.sections import add_config_argument
 from workflow_scripts.config.types import parse_typed_config
 from workflow_scripts.errors import run_cli
-from workflow_scripts.evaluation.provenance import errorseq_source
-from workflow_scripts.io_utils import write_json, write_parquet, write_text
+from workflow_scripts.evaluation.provenance import errorseq_source, run_facts_from_environment
+from workflow_scripts.evaluation.provenance import provenance as run_provenance
+from workflow_scripts.io_utils import atomic_path, write_json, write_text
+from workflow_scripts.progress import Console, add_console_argument, announce, duration
 from workflow_scripts.rules.site_windows import add_site_input_arguments
 from workflow_scripts.sites.deep_transfer import read_deep_models, trained_models, transferred_probability
 from workflow_scripts.sites.diagnostics import fp_vs_tp_line
@@ -69,11 +72,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out-errorseq-bed", required=True, help="BED of errorseq's calls (sites.model)")
     parser.add_argument("--out-corrected-bed", help="BED of the recommended predictor's calls")
     parser.add_argument("--out-corrected-gff3", help="GFF3 of the recommended predictor's calls")
+    add_console_argument(parser)
     add_config_argument(parser, "calling", "sites", "evaluate", "window")
     return parser.parse_args(argv)
 
 
 MODEL_OFF = "sites.model is off: no errorseq calls"
+PROVENANCE_KEY = "errorseq_provenance"  # the corrected calls' parquet metadata
 
 
 def log(line: str) -> None:
@@ -81,7 +86,8 @@ def log(line: str) -> None:
 
 
 def write_outputs(args: argparse.Namespace, table: pl.DataFrame, report: dict, threshold: float) -> None:
-    write_parquet(table, args.out_calls)
+    with atomic_path(args.out_calls) as tmp:
+        table.write_parquet(tmp, metadata={PROVENANCE_KEY: json.dumps(report["provenance"])})
     tree_track = "errorseq gradient-boosted tree on the base model's score profiles, out of fold"
     write_text(args.out_tree_bed, bed_text(table, TREE, "tree_probability", tree_track))
     base_track = f"the base model's calls at {threshold} (local maxima)"
@@ -196,22 +202,36 @@ def errorseq_predictions(
     return merged
 
 
+def note(console: Console, line: str) -> None:
+    """A stage's line (a chromosome's candidates, a fold's trees with the time they have left, a
+    fold's k-mer fit): to the log, and to the console where a line is due."""
+    log(line)
+    console.progress(lambda: f"site_calls: {line}")
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     config = parse_typed_config(args.config, required=("calling", "sites", "evaluate", "window"))
     settings = SiteSettings.from_config(config["calling"], config["sites"])
     batch_size: int = config["evaluate"].batch_size  # the deep models' (sites.model, sites.transfer)
     transfer = read_transfer(args.transfer, settings, batch_size) if args.transfer else None
+    console = Console(args.console_fd)
+    announce(
+        console, "site_calls", f"re-scoring the base model's calls out of fold over {settings.folds} folds"
+    )
     began = time.perf_counter()
+    run = run_facts_from_environment()  # None in a job run by hand
     inputs = read_site_inputs(args.scores, args.sites, args.genes, args.gene_clusters, args.genome)
-    found = folded_candidates(inputs, settings, progress=log)
+    found = folded_candidates(inputs, settings, progress=lambda line: note(console, line))
     items = Items.from_candidates(found)
     log(
         f"{found.table.height:,} candidates, {found.sites.height:,} scored sites ({int(found.missed.sum()):,} missed)"
     )
-    predictions = predict_out_of_fold(found, items, settings, progress=log)
+    predictions = predict_out_of_fold(found, items, settings, progress=lambda line: note(console, line))
     kmer_settings = KmerSettings.from_config(config["window"], config["evaluate"])
-    predictions, kmer = kmer_baseline(predictions, found, items, inputs.genome, kmer_settings, progress=log)
+    predictions, kmer = kmer_baseline(
+        predictions, found, items, inputs.genome, kmer_settings, progress=lambda line: note(console, line)
+    )
     if args.errorseq:
         predictions = errorseq_predictions(args, batch_size, found, items, predictions)
     deep = read_deep_models(args.errorseq) if args.errorseq else None
@@ -221,6 +241,7 @@ def main(argv: list[str] | None = None) -> None:
         predictions, moved = transferred(transfer, found, inputs, predictions)
     unscored = inputs.sites.height - found.sites.height
     report = site_report(found, items, predictions, settings, unscored, moved, kmer)
+    report["provenance"] = run_provenance(run) if run is not None else None
     table = corrected_calls(found, predictions)
     write_outputs(args, table, report, settings.threshold)
     write_corrected_tracks(args, table, report["recommended"]["predictor"], inputs.genome.chrom_lengths())
@@ -228,6 +249,10 @@ def main(argv: list[str] | None = None) -> None:
     save_rescorer(rescorer, args.out_rescorer, rescorer_packages(), results_summary(report))
     log(fp_vs_tp_line(report["diagnostics"]["fp_vs_tp"]))
     print(f"{report['answer']}; {time.perf_counter() - began:.1f} s", file=sys.stderr)
+    console.say(
+        f"site_calls: done in {duration(time.perf_counter() - began)}: {args.out_metrics} "
+        "(its table and answer close the run)"
+    )
 
 
 if __name__ == "__main__":
