@@ -201,3 +201,14 @@ def test_an_empty_shard_writes_an_empty_table(tmp_path, genome, weights):
     summary = score_genes(load_ensemble(weights), genome, GENES, out, settings(), 1e9, shard=(9, 9))
     table = pl.read_parquet(out)
     assert summary["nt"] == table.height == 0 and dict(table.schema) == SCORE_SCHEMA
+
+
+def test_a_killed_writers_leftovers_are_removed_by_the_next_run(tmp_path, genome, weights):
+    """SIGKILL leaves atomic_path's half-written temporary file (or, before the writer thread,
+    a parts folder); the next run of the same output removes them and leaves only the table."""
+    out = tmp_path / "2-of-3.parquet"
+    (tmp_path / ".2-of-3.parquet.x1y2.tmp").write_bytes(b"half a parquet file")
+    (tmp_path / ".2-of-3.parquet.parts.abc").mkdir()
+    (tmp_path / ".1-of-3.parquet.z9.tmp").write_bytes(b"another shard's, still being written")
+    score_genes(load_ensemble(weights), genome, GENES, out, settings(), 1e9, shard=(2, 3))
+    assert sorted(path.name for path in tmp_path.iterdir()) == [".1-of-3.parquet.z9.tmp", "2-of-3.parquet"]

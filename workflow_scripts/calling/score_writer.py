@@ -10,7 +10,8 @@ QUEUED_BUNDLES bundles of about BUNDLE_ROWS rows besides the one being written.
 
 The file appears only when complete (io_utils.atomic_path). An error on the writer's side (a full
 disk) is raised in the scorer at its next `add` or at `close`; an error on the scorer's side stops
-the writer (`__exit__`); either way no output is left.
+the writer (`__exit__`); either way no output is left. A writer killed outright leaves its
+temporary file, which the next writer of the same output removes.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class ScoreWriter:
 
     def __init__(self, out: str | Path, genes: pl.DataFrame, chrom_names: list[str], schema: dict):
         self.out, self.schema = Path(out), pl.Schema(schema)
+        remove_stale_files(self.out)
         self.gene_ids = genes["gene_id"].cast(pl.String)
         self.starts = genes["start"].to_numpy().astype(np.int64)
         self.lengths = genes["end"].to_numpy().astype(np.int64) - self.starts + 1
@@ -159,6 +161,18 @@ class ScoreWriter:
             },
             schema=self.schema,
         )
+
+
+def remove_stale_files(out: Path) -> None:
+    """What an earlier writer of `out` that was killed (SIGKILL, a lost node) left beside it: its
+    half-written temporary file (io_utils.atomic_path's `.<name>.*.tmp`), and the part folders of
+    the writer before this one. Snakemake runs one job per output, so none is still being written."""
+    from workflow_scripts.data.tables import remove_stale_parts
+
+    if out.parent.is_dir():
+        for stale in out.parent.glob(f".{out.name}.*.tmp"):
+            stale.unlink(missing_ok=True)
+        remove_stale_parts(out)
 
 
 def concatenated_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
