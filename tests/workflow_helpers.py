@@ -13,6 +13,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_CONFIGS = ROOT / ".test"  # the tests' config files, also runnable by hand (.test/README.md)
+# How long a test waits for a process or a file before it calls it a hang: a guard, never a bound on
+# speed (a short one failed tests on a loaded 2-core machine; timings belong in benchmarks/).
+HANG_GUARD_S = 600
 
 
 def merged_config(base: dict, override: dict) -> dict:

@@ -7,6 +7,7 @@ import polars as pl
 import pytest
 
 from tests.train_fixtures import ROOT, subprocess_env
+from tests.workflow_helpers import HANG_GUARD_S
 from workflow_scripts.artifacts import BUCKET_ROW_FIELDS, BUCKET_SUMMARY_FIELDS, PADDING_EFFICIENCY_FIELDS
 from workflow_scripts.bucketing.assign import assign_buckets, declared
 from workflow_scripts.errors import InputError
@@ -236,7 +237,7 @@ def test_cli_bad_config_exits_2_with_one_line_and_no_outputs(tmp_path):
         "--out-manifest", str(manifest_path), "--out-summary", str(summary_path),
     ]  # fmt: skip
     result = subprocess.run(
-        command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=60
+        command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=HANG_GUARD_S
     )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [

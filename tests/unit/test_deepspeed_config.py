@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from tests.train_fixtures import ROOT, subprocess_env, train_config
+from tests.workflow_helpers import HANG_GUARD_S
 from workflow_scripts.errors import InputError
 from workflow_scripts.training.strategies import deepspeed_config as dsc
 
@@ -139,7 +140,7 @@ def test_cli_writes_a_valid_json(tmp_path):
         env=subprocess_env(),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG_GUARD_S,
     )
     assert result.returncode == 0, result.stderr[-2000:]
     written = json.loads(out.read_text())

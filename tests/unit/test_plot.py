@@ -13,7 +13,7 @@ import pytest
 from matplotlib import pyplot as plt
 
 from tests.evaluation_fixtures import BOUNDARIES, make_plot_inputs, write_step_log
-from tests.workflow_helpers import subprocess_env
+from tests.workflow_helpers import HANG_GUARD_S, subprocess_env
 from workflow_scripts.artifacts import BASELINE_SCORE_PREFIX, PLOTS, plot_file_name
 from workflow_scripts.errors import InputError
 from workflow_scripts.evaluation.comparison_fields import BASELINES, METRICS
@@ -81,7 +81,7 @@ def run_plot_rule(args: list[str]) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
         env=subprocess_env(),
-        timeout=120,
+        timeout=HANG_GUARD_S,
     )
 
 

@@ -8,6 +8,7 @@ import textwrap
 import pytest
 
 from tests.train_fixtures import ROOT
+from tests.workflow_helpers import HANG_GUARD_S
 
 MAINS = {
     "returns": ("print('trained')", 0, "trained", ""),
@@ -38,7 +39,7 @@ def test_a_rank_exits_with_mains_status_and_output_without_teardown(case):
         """
     )
     result = subprocess.run(
-        [sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD_S
     )
     assert result.returncode == status, result.stderr
     assert stdout in result.stdout and "teardown ran" not in result.stdout

@@ -13,7 +13,7 @@ from matplotlib import pyplot as plt
 from matplotlib.text import Text
 
 from tests.evaluation_fixtures import evaluate_untrained_models
-from tests.workflow_helpers import subprocess_env
+from tests.workflow_helpers import HANG_GUARD_S, subprocess_env
 from workflow_scripts.artifacts import summary_fields
 from workflow_scripts.evaluation.answer import answer_sentence
 from workflow_scripts.evaluation.comparison_fields import BASELINES, METRICS, PREDICTORS
@@ -149,13 +149,13 @@ def test_rule_entry_point_and_a_bad_metrics_file_is_one_line(metrics_files, tmp_
         "--out-html",
         str(tmp_path / "s.html"),
     ]
-    result = subprocess.run(args, capture_output=True, text=True, env=subprocess_env(), timeout=120)
+    result = subprocess.run(args, capture_output=True, text=True, env=subprocess_env(), timeout=HANG_GUARD_S)
     assert result.returncode == 2
     assert result.stderr.startswith(f"errorseq: error: {stale}: comparison: missing")
     assert len(result.stderr.strip().splitlines()) == 1
     assert not any(p.name.startswith("s.") for p in tmp_path.iterdir())
     args[args.index(str(stale))] = str(metrics_files[1])
-    result = subprocess.run(args, capture_output=True, text=True, env=subprocess_env(), timeout=120)
+    result = subprocess.run(args, capture_output=True, text=True, env=subprocess_env(), timeout=HANG_GUARD_S)
     assert result.returncode == 0, result.stderr
     assert pl.read_csv(tmp_path / "s.tsv", separator="\t").height == 2
 

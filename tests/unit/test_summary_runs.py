@@ -10,7 +10,7 @@ import pytest
 from matplotlib import pyplot as plt
 
 from tests.evaluation_fixtures import evaluate_untrained_models
-from tests.workflow_helpers import subprocess_env
+from tests.workflow_helpers import HANG_GUARD_S, subprocess_env
 from workflow_scripts.artifacts import summary_aggregated_fields, summary_fields
 from workflow_scripts.config.runs import expand_runs
 from workflow_scripts.config.sections import section_defaults
@@ -139,7 +139,7 @@ def test_rule_entry_point_takes_the_runs_from_the_config(metrics_files, tmp_path
         "--out-html",
         str(outputs["html"]),
     ]
-    result = subprocess.run(args, capture_output=True, text=True, env=subprocess_env(), timeout=120)
+    result = subprocess.run(args, capture_output=True, text=True, env=subprocess_env(), timeout=HANG_GUARD_S)
     assert result.returncode == 0, result.stderr
     table = pl.read_csv(outputs["tsv"], separator="\t")
     assert table["statistic"].to_list() == ["run"] * 3 + ["mean", "sd"] + ["run"] * 2 + ["mean", "sd"]

@@ -30,7 +30,7 @@ import yaml
 
 from testkit.rule_commands import evaluate_args, train_path_args
 from tests.train_fixtures import ROOT, make_training_inputs, subprocess_env
-from tests.workflow_helpers import snakemake
+from tests.workflow_helpers import HANG_GUARD_S, snakemake
 from workflow_scripts.command_line import path_flags
 from workflow_scripts.data.fasta import load_fasta
 from workflow_scripts.errors import run_cli
@@ -361,7 +361,12 @@ def test_bad_rows_fail_in_extract_with_one_line_and_no_output(case, genome_index
 # ---- cases where Snakemake would have to train first: the module's CLI directly -----------------
 def run_module(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, *args], cwd=cwd, env=subprocess_env(), capture_output=True, text=True, timeout=120
+        [sys.executable, *args],
+        cwd=cwd,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_S,
     )
 
 

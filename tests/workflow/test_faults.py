@@ -16,10 +16,20 @@ from pathlib import Path
 import pytest
 
 from tests.train_fixtures import ROOT, child_pids, launch_command, make_training_inputs, subprocess_env
-from tests.workflow_helpers import planned_rules, snakemake, stacked_config, start_snakemake, write_config
+from tests.workflow_helpers import (
+    HANG_GUARD_S,
+    planned_rules,
+    snakemake,
+    stacked_config,
+    start_snakemake,
+    write_config,
+)
 
 MODEL = {"arch": "cnn", "d_model": 16, "n_layers": 2, "kernel_size": 5}
-RANK_DEATH_BOUND_S = 45  # measured: 3.6 s after the kill (2 cores, load 3.7)
+# Not a bound on speed (the job ended 3.6 s after the kill, 2 cores at load 3.7): half the
+# collective timeout (cluster.collective_timeout_s, 600 s), by which a rank left waiting for the
+# dead one would still be waiting. No model.pt: it did not train its 50 epochs to the end.
+BEFORE_COLLECTIVE_TIMEOUT_S = 300
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +50,7 @@ def start(command: list[str], **kwargs) -> subprocess.Popen:
     )
 
 
-def wait_for(path: Path, process: subprocess.Popen, timeout: float = 180) -> None:
+def wait_for(path: Path, process: subprocess.Popen, timeout: float = HANG_GUARD_S) -> None:
     deadline = time.monotonic() + timeout
     while not path.exists():
         if process.poll() is not None:
@@ -64,7 +74,7 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def test_a_killed_rank_ends_the_job_in_bounded_time_naming_the_rank(inputs, tmp_path):
+def test_a_killed_rank_ends_the_job_before_training_ends_naming_the_rank(inputs, tmp_path):
     command = launch_command(inputs, tmp_path, {"epochs": 50, "checkpoint_every_steps": 2}, MODEL)
     process = start(command)
     try:
@@ -73,13 +83,13 @@ def test_a_killed_rank_ends_the_job_in_bounded_time_naming_the_rank(inputs, tmp_
         victim = next(pid for pid in workers if local_rank_of(pid) == 1)
         killed_at = time.monotonic()
         os.kill(victim, signal.SIGKILL)
-        output, _ = process.communicate(timeout=RANK_DEATH_BOUND_S + 30)
+        output, _ = process.communicate(timeout=BEFORE_COLLECTIVE_TIMEOUT_S)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
     seconds = time.monotonic() - killed_at
     print(f"\nrank 1 SIGKILLed: job ended after {seconds:.1f} s with exit code {process.returncode}")
-    assert process.returncode != 0 and seconds < RANK_DEATH_BOUND_S
+    assert process.returncode != 0
     assert re.search(r"rank\s*:\s*1 \(local_rank: 1\)", output), output[-3000:]
     assert "SIGKILL" in output
     assert all(not Path(f"/proc/{pid}").exists() for pid in workers)
@@ -90,7 +100,7 @@ def test_a_non_finite_loss_stops_training_naming_rank_and_step(inputs, tmp_path)
     command = launch_command(inputs, tmp_path, {"epochs": 3, "lr": 1e30, "log_every_steps": 1}, MODEL)
     began = time.monotonic()
     result = subprocess.run(
-        command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=180
+        command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=HANG_GUARD_S
     )
     seconds = time.monotonic() - began
     output = result.stdout + result.stderr

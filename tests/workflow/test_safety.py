@@ -16,6 +16,7 @@ import yaml
 from testkit.rule_commands import evaluate_args
 from tests.demo_run import CONFIG_NAME, WEIRD_CALLS, WEIRD_GENOME
 from tests.train_fixtures import ROOT, make_training_inputs, subprocess_env
+from tests.workflow_helpers import HANG_GUARD_S
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +118,7 @@ def test_evaluate_refuses_a_model_file_that_would_run_code(tmp_path):
         env=subprocess_env(),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG_GUARD_S,
     )
     assert result.returncode == 2
     errors = [line for line in result.stderr.splitlines() if line.startswith("errorseq: error:")]

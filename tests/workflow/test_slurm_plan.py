@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from tests.train_fixtures import ROOT
+from tests.workflow_helpers import HANG_GUARD_S
 
 
 # ---- the real plan of the repository's SLURM profile (snakemake -n with the profile) ----------
@@ -27,7 +28,7 @@ def slurm_plan(*args: str, cwd: Path) -> subprocess.CompletedProcess:
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG_GUARD_S,
     )
 
 

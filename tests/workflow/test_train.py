@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from tests.train_fixtures import LABELS, ROOT, launch_command, make_training_inputs, subprocess_env
+from tests.workflow_helpers import HANG_GUARD_S
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer, tokenizer_digest
 
 MODEL = {"arch": "cnn", "d_model": 16, "n_layers": 2, "kernel_size": 5, "dropout": 0.1}
@@ -68,12 +69,12 @@ def start_and_stop_after_a_checkpoint(command, out, signum, after="step-00000006
         text=True,
     )
     pointer = out / "checkpoints" / "latest"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + HANG_GUARD_S
     while not pointer.exists() or pointer.read_text().strip() < after:
         assert time.monotonic() < deadline and process.poll() is None, "no checkpoint appeared"
         time.sleep(0.01)
     os.killpg(process.pid, signum)  # torchrun only: its workers live in their own sessions
-    output, _ = process.communicate(timeout=120)
+    output, _ = process.communicate(timeout=HANG_GUARD_S)
     assert not (out / "model.pt").exists(), "training finished before the signal"
     return process.returncode, output
 

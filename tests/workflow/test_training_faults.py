@@ -29,6 +29,7 @@ import torch
 
 from testkit.rule_commands import evaluate_args
 from tests.train_fixtures import ROOT, launch_command, make_training_inputs, subprocess_env
+from tests.workflow_helpers import HANG_GUARD_S
 from workflow_scripts.io_utils import sha256_file
 
 MODEL = {"arch": "cnn", "d_model": 16, "n_layers": 2, "kernel_size": 5}
@@ -154,12 +155,12 @@ def interrupted(inputs, tmp_path_factory):
     out = tmp_path_factory.mktemp("interrupted")
     command = launch_command(inputs, out, TRAIN, MODEL)
     process = start(command)
-    pointer, deadline = out / "checkpoints" / "latest", time.monotonic() + 180
+    pointer, deadline = out / "checkpoints" / "latest", time.monotonic() + HANG_GUARD_S
     while not pointer.exists() or pointer.read_text().strip() < "step-00000008":
         assert process.poll() is None and time.monotonic() < deadline, process.communicate()[0][-3000:]
         time.sleep(0.02)
     os.killpg(process.pid, signal.SIGINT)  # torchrun passes it on to the ranks (own sessions)
-    output, _ = process.communicate(timeout=120)
+    output, _ = process.communicate(timeout=HANG_GUARD_S)
     return out, command, process.returncode, output
 
 
