@@ -66,13 +66,8 @@ class BatchRunner:
         depth: int,
         times: StageTimes | None = None,
     ):
-        self.ensemble, self.context, self.device, self.dtype, self.depth = (
-            ensemble,
-            context,
-            device,
-            dtype,
-            depth,
-        )
+        self.ensemble, self.context, self.device = ensemble, context, device
+        self.dtype, self.depth = dtype, depth
         self.times = times or StageTimes()
         self.on_cuda = device.type == "cuda"
         pin = self.on_cuda
