@@ -106,6 +106,13 @@ BENCHMARKS = [
         needs=SPLICEAI,
     ),
     Benchmark(
+        "time-left",
+        "benchmarks.scoring.time_left",
+        "score_base_model's time left against the time the job really took, line by line",
+        "--end 6000 --models 1 --every 0.05 --threads 1",
+        needs=SPLICEAI,
+    ),
+    Benchmark(
         "side-by-side",
         "benchmarks.scoring.side_by_side",
         "CPU scoring gene nt per CPU-second of this checkout against another (--base, a git worktree), in turn",

@@ -157,3 +157,28 @@ def test_a_jobs_stages_share_the_consoles_interval_and_the_last_line_always_show
         "site_calls kmer: 60.0% (3/5 folds), 8 s left [12 s]",
         "site_calls bootstrap done: 100.0% (5/5 folds) in 20 s",
     ]
+
+
+def test_the_time_left_benchmark_reads_score_base_models_lines_as_printed():
+    """benchmarks/scoring/time_left.py compares what the lines say with the truth: it must read
+    them as Progress writes them."""
+    from benchmarks.scoring.time_left import rows_of
+
+    clock, log = Clock(), io.StringIO()
+    progress = Progress(
+        "score_base_model shard 1 of 1",
+        1000,
+        "input nt",
+        tallies={"genes": 4, "gene_nt": 400},
+        rate_of="gene_nt",
+        log=log,
+        clock=clock,
+        log_every_s=0,
+    )
+    for piece in range(4):
+        clock.now += 65 + (60 if piece == 0 else 0)  # 60 s of set-up in the first piece
+        progress.advance(250, genes=1, gene_nt=100)
+    assert rows_of(log.getvalue(), total_s=320)[1:3] == [
+        ["50.0%", 190, 130, 130, "1.00", "1.46"],  # the old estimate counted the set-up
+        ["75.0%", 255, 65, 65, "1.00", "1.31"],
+    ]
