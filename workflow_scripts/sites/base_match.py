@@ -1,0 +1,47 @@
+"""A re-scorer corrects the base model it was trained on: a transfer whose source genome was
+scored by other base-model weights is refused, naming both.
+
+Both sides are provenance's `base_model` facts (evaluation/provenance.py): source "weights" with
+the files' sha256, family and species. When either side's base model is not known by its weights
+(a scores table or calls given, or a job run by hand), nothing can be compared: `base_mismatch`
+returns None and the caller says so in its log.
+"""
+
+from __future__ import annotations
+
+from workflow_scripts.errors import InputError
+
+WEIGHTS = "weights"
+
+
+def weights_digests(facts: dict | None) -> list[str] | None:
+    if not facts or facts.get("source") != WEIGHTS:
+        return None
+    return sorted(str(fact["sha256"]) for fact in facts.get("files", []))
+
+
+def describe_base(facts: dict) -> str:
+    files = ", ".join(str(fact["path"]).rsplit("/", 1)[-1] for fact in facts.get("files", [])[:2])
+    more = len(facts.get("files", [])) - 2
+    listed = files + (f" and {more} more" if more > 0 else "")
+    return f"{facts.get('family', 'unknown')} models trained on {facts.get('species', 'unknown')} ({listed})"
+
+
+def base_mismatch(source: dict | None, here: dict | None) -> str | None:
+    """The refusal's text when both base models are known by their weights and differ, else None."""
+    theirs, ours = weights_digests(source), weights_digests(here)
+    if theirs is None or ours is None or theirs == ours:
+        return None
+    assert source is not None and here is not None
+    return (
+        f"the source genome was scored by {describe_base(source)}, this run by {describe_base(here)}: "
+        "a re-scorer corrects only the base model it was trained on"
+    )
+
+
+def check_same_base(source: dict | None, here: dict | None, path: str) -> bool:
+    """Refuse a mismatch (InputError naming the re-scorer's field); True when both were compared."""
+    why = base_mismatch(source, here)
+    if why is not None:
+        raise InputError(path, "source.base_model", why)
+    return weights_digests(source) is not None and weights_digests(here) is not None
