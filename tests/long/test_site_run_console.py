@@ -62,5 +62,6 @@ def test_a_sites_run_shows_progress_ends_with_the_table_and_reports_the_site_sec
     )
     html = report.read_text(errors="replace")
     assert "does re-scoring improve the base model" in html and "Site-level re-scored calls" in html
+    assert "Made from" in html  # site_summary.html shows the provenance
     for name in ("site_summary.html", "site_metrics.json", "tree_calls.bed", "base_calls.bed"):
         assert name in html

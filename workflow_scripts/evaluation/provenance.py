@@ -65,7 +65,7 @@ CALLS_GIVEN, SCORES_GIVEN, SEQUENCES_GIVEN, WEIGHTS = (
 HASHING = "sha256 of each file as stored (a compressed file is hashed compressed)"
 CALLING_SETTINGS = ("threshold", "consensus_window", "negatives", "biotypes", "transcripts")
 COUNTED_CLASSES = ("TP", "FP", "FN", "TN")
-CORE_PACKAGES = ("torch", "numpy", "polars", "pyarrow", "scikit-learn", "scipy", "h5py", "snakemake")
+CORE_PACKAGES = ("torch", "numpy", "polars", "scikit-learn", "scipy", "h5py", "safetensors", "snakemake")
 RUN_FACTS_VARIABLE = "ERRORSEQ_RUN_FACTS"  # rules/common.smk sets it for every job
 
 
