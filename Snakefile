@@ -43,4 +43,4 @@ rule all:
 # The run's last lines: site_calls' tables and answer, when this run wrote site_metrics.json.
 onsuccess:
     if workflow.is_main_process and site_outputs():
-        print_site_results(f"{SITES_DIR}/site_metrics.json", since=RUN_STARTED)
+        print_site_results(layout.SITE_METRICS, since=RUN_STARTED)

@@ -29,6 +29,7 @@ from pathlib import Path
 import polars as pl
 
 from benchmarks.tables import print_table
+from workflow_scripts import layout
 from workflow_scripts.calling.contract import SCORE_COLUMNS
 from workflow_scripts.calling.scores import typed_scores
 from workflow_scripts.data.tables import GZIP_MAGIC, numbered_rows, read_table
@@ -144,7 +145,7 @@ def diagnostic_row(name: str, report: dict) -> list:
     return [name, found["n"], found["n_positive"], *cells]
 
 
-SITE_METRICS = "results/sites/site_metrics.json"
+SITE_METRICS = layout.SITE_METRICS
 
 
 def read_site_metrics(work_dir: Path) -> dict:

@@ -1,10 +1,10 @@
 rule bucket:
     input:
-        windows="results/{experiment}/windows.parquet",
+        windows=layout.run_file(layout.WINDOWS),
         tokenizer=bucket_tokenizer_input,
     output:
-        manifest="results/{experiment}/buckets/manifest.parquet",
-        summary="results/{experiment}/buckets/summary.json",
+        manifest=layout.run_file(layout.BUCKET_MANIFEST),
+        summary=layout.run_file(layout.BUCKET_SUMMARY),
     log:
         "logs/{experiment}/bucket.log",
     benchmark:

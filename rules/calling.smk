@@ -6,13 +6,13 @@
 rule annotate_sites:
     input:
         annotation=calling_annotation(),
-        index="results/genome/index.tsv",
-        sequence="results/genome/sequence.npy",
+        index=layout.GENOME_INDEX,
+        sequence=layout.GENOME_SEQUENCE,
     output:
-        sites="results/annotation/sites.parquet",
-        genes="results/annotation/genes.parquet",
-        exons="results/annotation/exons.parquet",
-        summary="results/annotation/summary.json",
+        sites=layout.ANNOTATION_SITES,
+        genes=layout.ANNOTATION_GENES,
+        exons=layout.ANNOTATION_EXONS,
+        summary=layout.ANNOTATION_SUMMARY,
     log:
         "logs/annotate_sites.log",
     benchmark:
@@ -32,12 +32,12 @@ rule annotate_sites:
 
 rule cluster_genes:
     input:
-        exons="results/annotation/exons.parquet",
-        genes="results/annotation/genes.parquet",
-        index="results/genome/index.tsv",
-        sequence="results/genome/sequence.npy",
+        exons=layout.ANNOTATION_EXONS,
+        genes=layout.ANNOTATION_GENES,
+        index=layout.GENOME_INDEX,
+        sequence=layout.GENOME_SEQUENCE,
     output:
-        gene_clusters="results/annotation/gene_clusters.parquet",
+        gene_clusters=layout.ANNOTATION_GENE_CLUSTERS,
     log:
         "logs/cluster_genes.log",
     benchmark:
@@ -57,12 +57,12 @@ rule cluster_genes:
 rule score_base_model:
     input:
         genes=scored_spans(),  # the annotation's genes, or calling.start regions' spans
-        index="results/genome/index.tsv",
-        sequence="results/genome/sequence.npy",
+        index=layout.GENOME_INDEX,
+        sequence=layout.GENOME_SEQUENCE,
         weights=base_model_weights(),
     output:
-        scores=SCORE_SHARD,
-        regions=SCORE_SHARD_RECORD,
+        scores=layout.SCORE_SHARD,
+        regions=layout.SCORE_SHARD_RECORD,
     log:
         "logs/score_base_model/{shard}-of-{shards}.log",
     benchmark:
@@ -90,14 +90,14 @@ rule score_base_model:
 rule make_calls:
     input:
         scores=scores_tables(),
-        sites="results/annotation/sites.parquet",
-        genes="results/annotation/genes.parquet",
-        gene_clusters="results/annotation/gene_clusters.parquet",
-        index="results/genome/index.tsv",
-        sequence="results/genome/sequence.npy",
+        sites=layout.ANNOTATION_SITES,
+        genes=layout.ANNOTATION_GENES,
+        gene_clusters=layout.ANNOTATION_GENE_CLUSTERS,
+        index=layout.GENOME_INDEX,
+        sequence=layout.GENOME_SEQUENCE,
     output:
-        calls="results/calls/calls.parquet",
-        summary="results/calls/summary.json",
+        calls=layout.CALLS_TABLE,
+        summary=layout.CALLS_SUMMARY,
     log:
         "logs/make_calls.log",
     benchmark:

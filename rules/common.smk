@@ -7,6 +7,7 @@ import sys
 from snakemake.settings.types import DeploymentMethod
 
 # The package is installed (make setup: pip install -e .); rules import nothing else.
+from workflow_scripts import layout
 from workflow_scripts.artifacts import EXPLAIN_PLOTS, PLOTS, plot_file_name
 from workflow_scripts.calling.contract import (
     ANNOTATE_SITES_KEYS,
@@ -239,8 +240,6 @@ def explain_report_output(name, path):
 # is loaded, else 0, so a CPU-only run does not show gpu=1 (SLURM's profile sets its own).
 GPU_ON_THIS_MACHINE = int(nvidia_gpu_present())
 
-SUMMARY_DIR = "results/summary"
-
 
 def summary_provenance():
     """The summarize rule's --provenance: the inputs and settings provenance.json describes.
@@ -253,16 +252,17 @@ def calls_summary_input():
     """make_calls' summary.json (the calls' counts) if the pipeline made the calls."""
     if uses_sequences_table() or calling_start() == "calls":
         return []
-    return "results/calls/summary.json"
+    return layout.CALLS_SUMMARY
 
 
 def all_outputs():
     plots = [path for experiment in EXPERIMENTS for path in plot_paths(experiment)]
     plots += [path for e in EXPERIMENTS for path in explain_plot_paths(e)]
-    metrics = expand(
-        "results/{experiment}/evaluation/metrics.json", experiment=EXPERIMENTS
-    )
-    summary = [f"{SUMMARY_DIR}/summary.tsv", f"{SUMMARY_DIR}/provenance.json"]
+    metrics = expand(layout.run_file(layout.METRICS), experiment=EXPERIMENTS)
+    summary = [
+        f"{layout.SUMMARY_DIR}/summary.tsv",
+        f"{layout.SUMMARY_DIR}/provenance.json",
+    ]
     # no annotation: no calls to train on, only the corrected calls
     if calling_start() == "regions":
         return rescore_outputs() + score_shard_outputs()
@@ -278,7 +278,9 @@ def score_shard_outputs():
         return []
     shards = config["calling"]["base_model"]["shards"]
     return expand(
-        [SCORE_SHARD, SCORE_SHARD_RECORD], shard=range(1, shards + 1), shards=shards
+        [layout.SCORE_SHARD, layout.SCORE_SHARD_RECORD],
+        shard=range(1, shards + 1),
+        shards=shards,
     )
 
 
@@ -304,15 +306,15 @@ def extract_inputs(wildcards):
     if uses_sequences_table():
         return {"sequences": config["sequences"]}
     inputs = {
-        "index": "results/genome/index.tsv",
-        "sequence": "results/genome/sequence.npy",
+        "index": layout.GENOME_INDEX,
+        "sequence": layout.GENOME_SEQUENCE,
         "calls": calls_table(),
     }
     # the scores behind the calls: the windows' score profiles (data/score_profiles.py)
     if calling_start() != "calls":
         inputs |= {
             "scores": scores_tables(),
-            "genes": "results/annotation/genes.parquet",
+            "genes": layout.ANNOTATION_GENES,
         }
     return inputs
 
@@ -326,12 +328,7 @@ def calls_table():
     """The user's calls table (calling.start calls), else the make_calls rule's output."""
     if calling_start() == "calls":
         return config["calls"]
-    return "results/calls/calls.parquet"
-
-
-SCORE_SHARD = "results/base_model/shards/{shard}-of-{shards}.parquet"
-# each shard's record beside it: its regions (calling/shards.py: record_path, the readers' check)
-SCORE_SHARD_RECORD = "results/base_model/shards/{shard}-of-{shards}.regions.json"
+    return layout.CALLS_TABLE
 
 
 def scores_tables():
@@ -340,7 +337,7 @@ def scores_tables():
     if calling_start() == "scores":
         return [config["calling"]["scores"]]
     shards = config["calling"]["base_model"]["shards"]
-    return expand(SCORE_SHARD, shard=range(1, shards + 1), shards=shards)
+    return expand(layout.SCORE_SHARD, shard=range(1, shards + 1), shards=shards)
 
 
 def calling_annotation():
@@ -364,9 +361,6 @@ def genome_args(wildcards, input):
     if "genome" in input.keys():
         return f"--genome {shlex_quote(input.genome)}"
     return ""
-
-
-SITES_DIR = "results/sites"
 
 
 def site_outputs():
@@ -393,7 +387,7 @@ def site_report_output(name):
     """results/sites/<name> flagged for the report's "Site calls" category, captioned by
     report/sites/<name>.rst, in SITE_REPORT_ORDER."""
     return report(
-        f"{SITES_DIR}/{name}",
+        f"{layout.SITES_DIR}/{name}",
         caption=f"../report/sites/{name.replace('.', '_')}.rst",
         category="Site calls",
         labels=ordered_label(SITE_REPORT_ORDER, name, "file"),
@@ -434,25 +428,19 @@ def site_windows_config():
 
 
 def site_windows_outputs():
-    return [f"results/{run}/windows.parquet" for run in SITE_RUNS]
+    return [layout.run_file(layout.WINDOWS, run) for run in SITE_RUNS]
 
 
 def site_model_inputs():
     """sites.model: what site_calls reads of each run (test predictions, the model and its val
     split); [] when off."""
-    files = (
-        "windows.parquet",
-        "buckets/manifest.parquet",
-        "model/model.pt",
-        "model/model.json",
-        "evaluation/predictions.parquet",
-    )
-    return [f"results/{run}/{name}" for run in SITE_RUNS for name in files]
+    files = layout.FOLD_RUN_FILES
+    return [layout.run_file(name, run) for run in SITE_RUNS for name in files]
 
 
 def site_model_args(wildcards):
     """--errorseq RUN_DIR... with sites.model, else nothing."""
-    runs = " ".join(shlex_quote(f"results/{run}") for run in SITE_RUNS)
+    runs = " ".join(shlex_quote(layout.run_dir(run)) for run in SITE_RUNS)
     return f"--errorseq {runs}" if SITE_RUNS else ""
 
 
@@ -469,16 +457,12 @@ def site_transfer_manifest():
 
 
 # ---- a genome without an annotation: calling.start regions (rules/rescore.smk, docs/calling.md) ----
-REGIONS_TABLE = "results/regions/regions.parquet"
-RESCORED_DIR = "results/rescored"
-
-
 def scored_spans():
     """What score_base_model scores: the target regions (calling.start regions), else the
     annotation's genes."""
     if calling_start() == "regions":
-        return REGIONS_TABLE
-    return "results/annotation/genes.parquet"
+        return layout.REGIONS_TABLE
+    return layout.ANNOTATION_GENES
 
 
 def calling_regions():
@@ -514,7 +498,7 @@ def tokenizer_kind():
 
 
 def learnt_tokenizer_dir(wildcards):
-    return f"results/{wildcards.experiment}/tokenizer"
+    return layout.run_file(layout.TOKENIZER_DIR, wildcards.experiment)
 
 
 def bucket_tokenizer_input(wildcards):
@@ -523,13 +507,13 @@ def bucket_tokenizer_input(wildcards):
 
 def pretrained_encoder_input(wildcards):
     if config["pretrain"]["enabled"]:
-        return f"results/{wildcards.experiment}/pretrain/encoder.pt"
+        return layout.run_file(layout.PRETRAINED_ENCODER, wildcards.experiment)
     return []
 
 
 def pretrain_genome_input(wildcards):
     if config["pretrain"]["source"] == "genome":
-        return "results/genome/index.tsv"
+        return layout.GENOME_INDEX
     return []
 
 
@@ -554,17 +538,19 @@ def predict_genome():
         raise InputError(
             "config", "predict.genome", "needed: the workflow has no genome: input"
         )
-    return {"index": "results/genome/index.tsv"}
+    return {"index": layout.GENOME_INDEX}
 
 
 def predict_inputs(wildcards):
-    experiment = f"results/{wildcards.experiment}"
+    def run_file(name):
+        return layout.run_file(name, wildcards.experiment)
+
     if "calls" not in config["predict"]:
         raise InputError("config", "predict.calls", "set the calls table to score")
     return {
         "calls": config["predict"]["calls"],
         **predict_genome(),
-        "model": f"{experiment}/model/model.pt",
-        "model_config": f"{experiment}/model/model.json",
-        "metrics": f"{experiment}/evaluation/metrics.json",
+        "model": run_file(layout.MODEL_WEIGHTS),
+        "model_config": run_file(layout.MODEL_CONFIG),
+        "metrics": run_file(layout.METRICS),
     }

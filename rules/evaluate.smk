@@ -1,12 +1,12 @@
 rule evaluate:
     input:
-        windows="results/{experiment}/windows.parquet",
-        manifest="results/{experiment}/buckets/manifest.parquet",
-        model="results/{experiment}/model/model.pt",
-        model_config="results/{experiment}/model/model.json",
+        windows=layout.run_file(layout.WINDOWS),
+        manifest=layout.run_file(layout.BUCKET_MANIFEST),
+        model=layout.run_file(layout.MODEL_WEIGHTS),
+        model_config=layout.run_file(layout.MODEL_CONFIG),
     output:
-        predictions="results/{experiment}/evaluation/predictions.parquet",
-        metrics="results/{experiment}/evaluation/metrics.json",
+        predictions=layout.run_file(layout.PREDICTIONS),
+        metrics=layout.run_file(layout.METRICS),
     log:
         "logs/{experiment}/evaluate.log",
     benchmark:

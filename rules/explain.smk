@@ -1,8 +1,8 @@
 rule explain:
     input:
-        windows="results/{experiment}/windows.parquet",
-        model="results/{experiment}/model/model.pt",
-        model_config="results/{experiment}/model/model.json",
+        windows=layout.run_file(layout.WINDOWS),
+        model=layout.run_file(layout.MODEL_WEIGHTS),
+        model_config=layout.run_file(layout.MODEL_CONFIG),
     output:
         attribution="results/{experiment}/explain/attribution.tsv",
         kmers="results/{experiment}/explain/kmers.tsv",

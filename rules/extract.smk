@@ -2,8 +2,8 @@ rule index_genome:
     input:
         fasta=config.get("genome", []),
     output:
-        sequence="results/genome/sequence.npy",
-        index="results/genome/index.tsv",
+        sequence=layout.GENOME_SEQUENCE,
+        index=layout.GENOME_INDEX,
     log:
         "logs/index_genome.log",
     benchmark:
@@ -24,7 +24,7 @@ rule extract:
     input:
         unpack(extract_inputs),
     output:
-        windows="results/{experiment}/windows.parquet",
+        windows=layout.run_file(layout.WINDOWS),
     log:
         "logs/{experiment}/extract.log",
     benchmark:

@@ -1,10 +1,10 @@
 rule plot:
     input:
-        predictions="results/{experiment}/evaluation/predictions.parquet",
-        metrics="results/{experiment}/evaluation/metrics.json",
-        steps="results/{experiment}/model/steps.jsonl",
-        bucket_summary="results/{experiment}/buckets/summary.json",
-        manifest="results/{experiment}/buckets/manifest.parquet",
+        predictions=layout.run_file(layout.PREDICTIONS),
+        metrics=layout.run_file(layout.METRICS),
+        steps=layout.run_file(layout.MODEL_STEPS),
+        bucket_summary=layout.run_file(layout.BUCKET_SUMMARY),
+        manifest=layout.run_file(layout.BUCKET_MANIFEST),
     output:
         plots=plot_report_outputs(),
     log:

@@ -2,15 +2,15 @@
 # genome windows as an optional input, and the pretrain section in its config.
 use rule train as pretrain with:
     input:
-        windows="results/{experiment}/windows.parquet",
-        manifest="results/{experiment}/buckets/manifest.parquet",
-        bucket_summary="results/{experiment}/buckets/summary.json",
+        windows=layout.run_file(layout.WINDOWS),
+        manifest=layout.run_file(layout.BUCKET_MANIFEST),
+        bucket_summary=layout.run_file(layout.BUCKET_SUMMARY),
         genome_index=pretrain_genome_input,
         deepspeed_config=lookup(
             dpath="train/deepspeed_config", within=config, default=[]
         ),
     output:
-        weights="results/{experiment}/pretrain/encoder.pt",
+        weights=layout.run_file(layout.PRETRAINED_ENCODER),
         config="results/{experiment}/pretrain/pretrain.json",
         steps="results/{experiment}/pretrain/steps.jsonl",
     log:

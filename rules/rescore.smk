@@ -5,10 +5,10 @@
 rule target_regions:
     input:
         regions=calling_regions(),
-        index="results/genome/index.tsv",
-        sequence="results/genome/sequence.npy",
+        index=layout.GENOME_INDEX,
+        sequence=layout.GENOME_SEQUENCE,
     output:
-        regions=REGIONS_TABLE,
+        regions=layout.REGIONS_TABLE,
     log:
         "logs/target_regions.log",
     benchmark:
@@ -28,15 +28,15 @@ rule target_regions:
 rule rescore_sites:
     input:
         scores=scores_tables(),
-        regions=REGIONS_TABLE,
-        index="results/genome/index.tsv",
-        sequence="results/genome/sequence.npy",
+        regions=layout.REGIONS_TABLE,
+        index=layout.GENOME_INDEX,
+        sequence=layout.GENOME_SEQUENCE,
         transfer=site_transfer_inputs(),
     output:
-        calls=f"{RESCORED_DIR}/corrected_calls.parquet",
-        bed=f"{RESCORED_DIR}/corrected_calls.bed",
-        gff3=f"{RESCORED_DIR}/corrected_calls.gff3",
-        report=f"{RESCORED_DIR}/report.json",
+        calls=f"{layout.RESCORED_DIR}/corrected_calls.parquet",
+        bed=f"{layout.RESCORED_DIR}/corrected_calls.bed",
+        gff3=f"{layout.RESCORED_DIR}/corrected_calls.gff3",
+        report=f"{layout.RESCORED_DIR}/report.json",
     log:
         "logs/rescore_sites.log",
     benchmark:

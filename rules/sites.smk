@@ -9,23 +9,23 @@
 rule site_calls:
     input:
         scores=scores_tables(),
-        sites="results/annotation/sites.parquet",
-        genes="results/annotation/genes.parquet",
-        gene_clusters="results/annotation/gene_clusters.parquet",
-        index="results/genome/index.tsv",
-        sequence="results/genome/sequence.npy",
+        sites=layout.ANNOTATION_SITES,
+        genes=layout.ANNOTATION_GENES,
+        gene_clusters=layout.ANNOTATION_GENE_CLUSTERS,
+        index=layout.GENOME_INDEX,
+        sequence=layout.GENOME_SEQUENCE,
         errorseq=site_model_inputs(),
         transfer=site_transfer_inputs(),
     # every output always declared, and all in rule all (common.smk: site_outputs)
     output:
-        calls=f"{SITES_DIR}/corrected_calls.parquet",
+        calls=layout.SITE_CORRECTED_CALLS,
         tree_bed=site_report_output("tree_calls.bed"),
         base_bed=site_report_output("base_calls.bed"),
         metrics=site_report_output("site_metrics.json"),
-        rescorer=directory(f"{SITES_DIR}/rescorer"),
+        rescorer=directory(layout.SITE_RESCORER),
         errorseq_bed=site_report_output("errorseq_calls.bed"),
-        corrected_bed=f"{SITES_DIR}/corrected_calls.bed",
-        corrected_gff3=f"{SITES_DIR}/corrected_calls.gff3",
+        corrected_bed=f"{layout.SITES_DIR}/corrected_calls.bed",
+        corrected_gff3=f"{layout.SITES_DIR}/corrected_calls.gff3",
     log:
         "logs/site_calls.log",
     benchmark:
@@ -52,11 +52,11 @@ rule site_calls:
 rule site_windows:
     input:
         scores=scores_tables(),
-        sites="results/annotation/sites.parquet",
-        genes="results/annotation/genes.parquet",
-        gene_clusters="results/annotation/gene_clusters.parquet",
-        index="results/genome/index.tsv",
-        sequence="results/genome/sequence.npy",
+        sites=layout.ANNOTATION_SITES,
+        genes=layout.ANNOTATION_GENES,
+        gene_clusters=layout.ANNOTATION_GENE_CLUSTERS,
+        index=layout.GENOME_INDEX,
+        sequence=layout.GENOME_SEQUENCE,
     output:
         windows=site_windows_outputs(),
     log:
@@ -81,7 +81,7 @@ rule site_windows:
 # where the results came from (workflow_scripts/sites/summary.py).
 rule site_summary:
     input:
-        metrics=f"{SITES_DIR}/site_metrics.json",
+        metrics=layout.SITE_METRICS,
     output:
         html=site_report_output("site_summary.html"),
     log:

@@ -1,30 +1,28 @@
 rule summarize:
     input:
-        metrics=expand(
-            "results/{experiment}/evaluation/metrics.json", experiment=EXPERIMENTS
-        ),
+        metrics=expand(layout.run_file(layout.METRICS), experiment=EXPERIMENTS),
         calls_summary=calls_summary_input(),
     output:
         table=report(
-            f"{SUMMARY_DIR}/summary.tsv",
+            f"{layout.SUMMARY_DIR}/summary.tsv",
             caption="../report/summary_table.rst",
             category="Summary",
             labels=summary_label("summary.tsv"),
         ),
         plot=report(
-            f"{SUMMARY_DIR}/summary.png",
+            f"{layout.SUMMARY_DIR}/summary.png",
             caption="../report/summary_plot.rst",
             category="Summary",
             labels=summary_label("summary.png"),
         ),
         html=report(
-            f"{SUMMARY_DIR}/summary.html",
+            f"{layout.SUMMARY_DIR}/summary.html",
             caption="../report/summary_html.rst",
             category="Summary",
             labels=summary_label("summary.html"),
         ),
         provenance=report(
-            f"{SUMMARY_DIR}/provenance.json",
+            f"{layout.SUMMARY_DIR}/provenance.json",
             caption="../report/provenance.rst",
             category="Summary",
             labels=summary_label("provenance.json"),

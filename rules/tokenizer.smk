@@ -1,8 +1,8 @@
 rule tokenizer:
     input:
-        windows="results/{experiment}/windows.parquet",
+        windows=layout.run_file(layout.WINDOWS),
     output:
-        tokenizer=directory("results/{experiment}/tokenizer"),
+        tokenizer=directory(layout.run_file(layout.TOKENIZER_DIR)),
     log:
         "logs/{experiment}/tokenizer.log",
     benchmark:

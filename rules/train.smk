@@ -3,17 +3,17 @@
 # checkpoints) and the paths.
 rule train:
     input:
-        windows="results/{experiment}/windows.parquet",
-        manifest="results/{experiment}/buckets/manifest.parquet",
-        bucket_summary="results/{experiment}/buckets/summary.json",
+        windows=layout.run_file(layout.WINDOWS),
+        manifest=layout.run_file(layout.BUCKET_MANIFEST),
+        bucket_summary=layout.run_file(layout.BUCKET_SUMMARY),
         deepspeed_config=lookup(
             dpath="train/deepspeed_config", within=config, default=[]
         ),
         init_encoder=pretrained_encoder_input,
     output:
-        weights="results/{experiment}/model/model.pt",
-        config="results/{experiment}/model/model.json",
-        steps="results/{experiment}/model/steps.jsonl",
+        weights=layout.run_file(layout.MODEL_WEIGHTS),
+        config=layout.run_file(layout.MODEL_CONFIG),
+        steps=layout.run_file(layout.MODEL_STEPS),
     log:
         "logs/{experiment}/train.log",
     benchmark:

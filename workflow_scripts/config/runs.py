@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from workflow_scripts import layout
 from workflow_scripts.config.types import SplitSection
 from workflow_scripts.data.splits import check_split_config
 from workflow_scripts.errors import InputError
@@ -105,9 +106,6 @@ def run_config_json(config: dict, run: Run, *sections: str) -> str:
     return json.dumps(run_sections(config, run, sections), sort_keys=True)
 
 
-SITE_EXPERIMENT = "site_candidates"  # sites.model: the runs that re-score site_calls' candidates
-
-
 def site_runs(config: dict, runs: dict[str, Run]) -> dict[str, Run]:
     """sites.model's runs: `site_candidates_fold<i>` for i in 1..sites.folds, each testing the
     candidates of site_calls' fold i (docs/sites.md), seeded with train.seed; {} when sites.model
@@ -122,11 +120,11 @@ def site_runs(config: dict, runs: dict[str, Run]) -> dict[str, Run]:
         )
     found = {}
     for fold in range(1, config["sites"]["folds"] + 1):
-        name = run_name(SITE_EXPERIMENT, fold, None)
+        name = layout.site_fold_run(fold)
         if name in runs:
             raise InputError("config", "experiments", f"run {name!r} is sites.model's: rename the experiment")
         entry = {"name": name, "fold": fold}
         found[name] = Run(
-            name=name, group=SITE_EXPERIMENT, fold=fold, seed=config["train"]["seed"], entry=entry
+            name=name, group=layout.SITE_EXPERIMENT, fold=fold, seed=config["train"]["seed"], entry=entry
         )
     return found

@@ -13,6 +13,7 @@ import argparse
 import sys
 import time
 
+from workflow_scripts import layout
 from workflow_scripts.config.sections import add_config_argument
 from workflow_scripts.config.types import WindowSection, parse_typed_config
 from workflow_scripts.data.quality import check_splits, notes, summary_line, write_windows
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     folds = Progress("site_windows", settings.folds, "folds", rate_of="", console=console)
     for fold, path in enumerate(args.out_windows, start=1):
         frame = fold_windows(windows, fold, config["split"].fractions, settings.seed)
-        name = f"site_candidates_fold{fold}"
+        name = layout.site_fold_run(fold)
         warnings = check_splits(frame, path, name, LABELS, 0)
         for warning in warnings:
             log(f"warning: {warning}")

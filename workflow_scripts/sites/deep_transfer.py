@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from workflow_scripts import layout
 from workflow_scripts.errors import InputError
 from workflow_scripts.json_fields import field, typed
 from workflow_scripts.sites.candidates import Candidates
@@ -43,12 +44,12 @@ def read_deep_models(run_dirs: list[str]) -> DeepModels:
 
     states, configs = [], []
     for run in map(Path, run_dirs):
-        weights, config = run / "model/model.pt", run / "model/model.json"
+        weights, config = run / layout.MODEL_WEIGHTS, run / layout.MODEL_CONFIG
         saved = json.loads(config.read_text())
         check_weights_digest(str(weights), saved, str(config))
         states.append(load_state_dict(str(weights)))
         configs.append(saved)
-    flanks = {window_flank(config, f"{run}/model/model.json") for config, run in zip(configs, run_dirs)}
+    flanks = {window_flank(config, f"{run}/{layout.MODEL_CONFIG}") for config, run in zip(configs, run_dirs)}
     if len(flanks) != 1:
         raise InputError(run_dirs[0], "window.flank", f"the fold runs' models differ: {sorted(flanks)}")
     return DeepModels(tuple(states), tuple(configs))

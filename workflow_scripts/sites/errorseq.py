@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from workflow_scripts import layout
 from workflow_scripts.calling.contract import GENE_CLUSTER
 from workflow_scripts.errors import InputError
 from workflow_scripts.sites.candidate_windows import candidate_ids
@@ -119,13 +120,13 @@ def read_fold_predictions(run_dir: str, batch_size: int) -> FoldPredictions:
     from workflow_scripts.evaluation.predict import load_trained_model, predict_split
 
     run = Path(run_dir)
-    windows_path, manifest = run / "windows.parquet", run / "buckets/manifest.parquet"
+    windows_path, manifest = run / layout.WINDOWS, run / layout.BUCKET_MANIFEST
     windows = pl.read_parquet(windows_path, columns=["id", "split", "fold", GENE_CLUSTER])
     test_folds = windows.filter(pl.col("split") == "test")["fold"].unique().to_list()
     if len(test_folds) != 1:
         raise InputError(windows_path, "fold", f"the test split holds folds {sorted(test_folds)}, not one")
-    tested = pl.read_parquet(run / "evaluation/predictions.parquet", columns=["id", "prob"])
-    model, saved = load_trained_model(str(run / "model/model.pt"), str(run / "model/model.json"))
+    tested = pl.read_parquet(run / layout.PREDICTIONS, columns=["id", "prob"])
+    model, saved = load_trained_model(str(run / layout.MODEL_WEIGHTS), str(run / layout.MODEL_CONFIG))
     data, val_probability = predict_split(model, saved, str(windows_path), str(manifest), "val", batch_size)
     val = windows.filter(pl.col("split") == "val")
     return FoldPredictions(

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from workflow_scripts import layout
 from workflow_scripts.errors import InputError
 from workflow_scripts.sites.candidates import Candidates
 from workflow_scripts.sites.held_out import Folds
@@ -34,7 +35,7 @@ MEAN = None  # a candidate scored by the mean of every fold model
 
 def tested_fold(run_dir: Path) -> int:
     """The source fold a sites.model run tested (its windows.parquet's test split)."""
-    path = run_dir / "windows.parquet"
+    path = run_dir / layout.WINDOWS
     if not path.is_file():
         raise InputError(path, "windows", "not found: a sites.model run (site_candidates_fold<i>) needs it")
     tested = pl.read_parquet(path, columns=["split", "fold"]).filter(pl.col("split") == "test")
@@ -45,7 +46,7 @@ def tested_fold(run_dir: Path) -> int:
 
 
 def model_flank(run_dir: Path) -> int:
-    path = run_dir / "model/model.json"
+    path = run_dir / layout.MODEL_CONFIG
     if not path.is_file():
         raise InputError(path, "model", "not found: has the sites.model run finished?")
     return int(json.loads(path.read_text())["window"]["flank"])
@@ -68,7 +69,7 @@ def fold_model_probabilities(
     for run in run_dirs:
         began, fold = time.perf_counter(), tested_fold(run)
         model = TrainedModel.from_files(
-            str(run / "model/model.pt"), str(run / "model/model.json"), batch_size
+            str(run / layout.MODEL_WEIGHTS), str(run / layout.MODEL_CONFIG), batch_size
         )
         features, profiles = model.features(windows, str(run)), model.profiles(windows, str(run))
         probabilities[fold] = np.asarray(model.p_error(sequences, lengths, features, profiles), dtype=float)

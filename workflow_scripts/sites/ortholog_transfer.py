@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from workflow_scripts import layout
 from workflow_scripts.errors import InputError
 from workflow_scripts.sites.candidates import Candidates
 from workflow_scripts.sites.held_out import (
@@ -204,7 +205,7 @@ def deep_schemes(
     saved = source.metrics.get("thresholds", {}).get(ERRORSEQ)
     if oof is None or saved is None:
         raise InputError(
-            source.root / "results/sites",
+            source.root / layout.SITES_DIR,
             ERRORSEQ,
             "no errorseq predictor: the source's site_calls ran without sites.model",
         )

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from workflow_scripts import layout
 from workflow_scripts.calling.contract import EXON_COLUMNS
 from workflow_scripts.data.tables import read_table
 from workflow_scripts.errors import InputError
@@ -34,8 +35,6 @@ from workflow_scripts.sites.inputs import SiteInputs, folded_candidates, read_si
 from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.settings import SiteSettings
 
-ANNOTATION, SITES = "results/annotation", "results/sites"
-SHARDS = "results/base_model/shards"
 SHARD_NAME = re.compile(r"(\d+)-of-(\d+)\.parquet")
 
 
@@ -52,7 +51,8 @@ class SiteRun:
 
     def fold_runs(self) -> list[Path]:
         """sites.model's runs, results/site_candidates_fold1..k."""
-        return [self.root / f"results/site_candidates_fold{i}" for i in range(1, self.settings.folds + 1)]
+        folds = range(1, self.settings.folds + 1)
+        return [self.root / layout.run_dir(layout.site_fold_run(fold)) for fold in folds]
 
 
 def existing(path: Path, field: str) -> Path:
@@ -63,7 +63,7 @@ def existing(path: Path, field: str) -> Path:
 
 def shard_tables(root: Path) -> list[str]:
     """score_base_model's shards 1..n of one n."""
-    folder = root / SHARDS
+    folder = root / layout.SHARDS_DIR
     found = (
         [(SHARD_NAME.fullmatch(p.name), p) for p in sorted(folder.glob("*.parquet"))]
         if folder.is_dir()
@@ -120,14 +120,13 @@ def read_site_run(
 ) -> SiteRun:
     """The run folder `root` (module docstring); `scores`: its scores tables when not the shards."""
     root = Path(root)
-    metrics_path = existing(root / SITES / "site_metrics.json", "site_metrics")
+    metrics_path = existing(root / layout.SITE_METRICS, "site_metrics")
     metrics = json.loads(metrics_path.read_text())
     settings = run_settings(metrics, metrics_path)
     annotation = {
-        name: existing(root / ANNOTATION / f"{name}.parquet", name)
-        for name in ("sites", "genes", "exons", "gene_clusters")
+        name: existing(root / layout.annotation_table(name), name) for name in layout.ANNOTATION_TABLES
     }
-    genome = existing(root / "results/genome", "genome")
+    genome = existing(root / layout.GENOME_DIR, "genome")
     inputs = read_site_inputs(
         scores or shard_tables(root),
         str(annotation["sites"]),
@@ -139,7 +138,7 @@ def read_site_run(
         pl.col("start", "end").cast(pl.Int64)
     )
     found = folded_candidates(inputs, settings, progress=progress)
-    calls = aligned_calls(found, existing(root / SITES / "corrected_calls.parquet", "corrected_calls"))
+    calls = aligned_calls(found, existing(root / layout.SITE_CORRECTED_CALLS, "corrected_calls"))
     return SiteRun(root, settings, metrics, inputs, exons, found, Items.from_candidates(found), calls)
 
 

@@ -20,6 +20,7 @@ from html import escape
 from pathlib import Path
 from typing import TextIO
 
+from workflow_scripts import layout
 from workflow_scripts.evaluation.provenance_html import provenance_section
 from workflow_scripts.evaluation.summary_html import STYLE, VERDICT_COLORS, number, table
 from workflow_scripts.sites.predictors import (
@@ -41,7 +42,6 @@ from workflow_scripts.sites.site_metrics import (
     TREE_PROBABILITY,
 )
 
-SITE_METRICS = "results/sites/site_metrics.json"
 # predictor -> (what it is, the score it calls by), in the order the tables list them
 PREDICTORS = {
     ERRORSEQ: ("errorseq's deep model (sites.model)", ERRORSEQ_PROBABILITY),
@@ -123,7 +123,7 @@ def console_lines(report: dict, path: str | Path) -> list[str]:
 
 
 def print_site_results(
-    path: str | Path = SITE_METRICS, since: float | None = None, stream: TextIO | None = None
+    path: str | Path = layout.SITE_METRICS, since: float | None = None, stream: TextIO | None = None
 ) -> None:
     """The console's last lines: site_calls' tables and answer, where `path` exists and (with
     `since`, the time the run started) was written by this run."""
