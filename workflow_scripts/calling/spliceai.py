@@ -33,7 +33,7 @@ from torch import nn
 
 from workflow_scripts.calling.keras_h5 import KerasLayer, KerasModel, read_keras_model
 from workflow_scripts.calling.model_files import KERAS, OPENSPLICEAI, file_family, weight_files
-from workflow_scripts.calling.openspliceai import load_openspliceai
+from workflow_scripts.calling.openspliceai import OpenSpliceAIModel, load_openspliceai
 from workflow_scripts.errors import InputError
 
 BASES = "ACGT"
@@ -169,10 +169,13 @@ def check_splice_model(keras: KerasModel) -> None:
         )
 
 
+BaseModel = SpliceAIModel | OpenSpliceAIModel
+
+
 class SpliceAIEnsemble(nn.Module):
     """The mean of its models' probabilities; all models must share one context."""
 
-    def __init__(self, models: list[nn.Module]):
+    def __init__(self, models: list[BaseModel]):
         super().__init__()
         families = {model.family for model in models}
         if len(families) != 1:
@@ -190,29 +193,30 @@ class SpliceAIEnsemble(nn.Module):
                 f"flanks {odd.flank_left}+{odd.flank_right} nt differ from "
                 f"{models[0].source}'s {models[0].flank_left}+{models[0].flank_right}",
             )
+        self.members: list[BaseModel] = list(models)
         self.models = nn.ModuleList(models)
         self.flank_left, self.flank_right = flanks.pop()
 
     @property
     def family(self) -> str:
-        return str(self.models[0].family)
+        return str(self.members[0].family)
 
     @property
     def sources(self) -> list[str]:
-        return [str(model.source) for model in self.models]
+        return [str(model.source) for model in self.members]
 
     @property
     def context(self) -> int:
         return self.flank_left + self.flank_right
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        total = self.models[0](x)
-        for model in self.models[1:]:
+        total = self.members[0](x)
+        for model in self.members[1:]:
             total = total + model(x)
-        return total / len(self.models)
+        return total / len(self.members)
 
 
-def load_model(path: str | Path) -> nn.Module:
+def load_model(path: str | Path) -> BaseModel:
     """One model file of either family, told by its content."""
     if file_family(Path(path)) == OPENSPLICEAI:
         return load_openspliceai(path)

@@ -11,8 +11,11 @@ import os
 from pathlib import Path
 
 from workflow_scripts.errors import InputError
+from workflow_scripts.rescorers import PREFIX as BUILTIN
+from workflow_scripts.rescorers import builtin_path
 
 PREFIX = "pkg:"
+BUILTIN_KEYS = ("sites.transfer",)  # the keys that may name a shipped re-scorer
 
 
 def package_path(value: str, key: str) -> str:
@@ -40,7 +43,8 @@ def package_path(value: str, key: str) -> str:
 
 
 def resolve_package_paths(config, key: str = ""):
-    """`config` with every `pkg:` string replaced by its absolute path."""
+    """`config` with every `pkg:` string replaced by its absolute path, and `builtin:<name>`
+    (sites.transfer only) by the shipped re-scorer's folder (workflow_scripts/rescorers/)."""
     if isinstance(config, dict):
         return {
             name: resolve_package_paths(value, f"{key}.{name}" if key else name)
@@ -50,4 +54,10 @@ def resolve_package_paths(config, key: str = ""):
         return [resolve_package_paths(value, f"{key}[{i}]") for i, value in enumerate(config)]
     if isinstance(config, str) and config.startswith(PREFIX):
         return package_path(config, key)
+    if isinstance(config, str) and config.startswith(BUILTIN):
+        if key not in BUILTIN_KEYS:
+            raise InputError(
+                "config", key, f"{config}: builtin: names a shipped re-scorer, only in sites.transfer"
+            )
+        return builtin_path(config, key)
     return config
