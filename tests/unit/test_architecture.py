@@ -4,6 +4,7 @@ rank; the schema checks `train` twice on the way (workflow, job) and never in a 
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import sys
@@ -164,3 +165,85 @@ def test_train_lr_takes_the_documented_hops_and_is_checked_once_before_launch(tm
         missed = in_order(expected[process], calls)
         assert not missed, f"{process}: not reached in this order: {missed}"
     assert peak_lr == [pytest.approx(0.0123)]
+
+
+# The package's floors, lowest first: a module imports from its own floor or below, never above
+# ("top-level" is workflow_scripts/*.py; rescorers/ holds shipped data and its reader).
+FLOORS = (
+    ("top-level", "rescorers"),
+    ("config",),
+    ("data",),
+    ("calling",),
+    ("tokenization",),
+    ("models",),
+    ("bucketing",),
+    ("training",),
+    ("evaluation",),
+    ("inference",),
+    ("sites",),
+    ("rules",),
+)
+# the upward imports still there (issue 40 item 4): (from folder, to folder) -> importing modules.
+# Remove an entry when its import goes; never add one.
+KNOWN_UPWARD = {
+    ("top-level", "evaluation"): {"artifacts.py"},
+    ("config", "calling"): {"config/preflight.py"},
+    ("config", "data"): {"config/preflight.py", "config/runs.py"},
+    ("config", "sites"): {"config/preflight.py"},
+    ("config", "training"): {"config/preflight.py"},
+    ("data", "calling"): {"data/chromosome_windows.py", "data/score_profiles.py", "data/splits.py"},
+    ("tokenization", "models"): {
+        "tokenization/bpe.py",
+        "tokenization/packed.py",
+        "tokenization/token_scores.py",
+        "tokenization/tokenizers.py",
+    },
+    ("training", "evaluation"): {"training/objectives/classification.py"},
+}
+
+
+def package_folder(module: str) -> str | None:
+    """The floor name of a workflow_scripts module (dotted), None outside the package."""
+    parts = module.split(".")
+    if parts[0] != "workflow_scripts" or len(parts) < 2:
+        return None
+    return parts[1] if (ROOT / "workflow_scripts" / parts[1]).is_dir() else "top-level"
+
+
+def imported_modules(path: Path) -> list[str]:
+    """Every workflow_scripts module `path` imports, at its top or inside a function."""
+    modules = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "workflow_scripts":
+                modules += [f"workflow_scripts.{alias.name}" for alias in node.names]
+            else:
+                modules.append(node.module)
+        elif isinstance(node, ast.Import):
+            modules += [alias.name for alias in node.names]
+    return modules
+
+
+def upward_imports() -> dict[tuple[str, str], set[str]]:
+    """(from folder, to folder) -> the modules (relative to workflow_scripts/) that import up."""
+    floor = {name: level for level, names in enumerate(FLOORS) for name in names}
+    found: dict[tuple[str, str], set[str]] = {}
+    for path in sorted((ROOT / "workflow_scripts").rglob("*.py")):
+        relative = path.relative_to(ROOT / "workflow_scripts")
+        source = package_folder("workflow_scripts." + ".".join(relative.with_suffix("").parts))
+        for module in imported_modules(path):
+            target = package_folder(module)
+            if target is None or target == source:
+                continue
+            assert source in floor and target in floor, f"{relative}: put {source!r}/{target!r} on a floor"
+            if floor[target] > floor[source]:
+                found.setdefault((source, target), set()).add(str(relative))
+    return found
+
+
+def test_no_new_upward_imports_between_the_package_folders():
+    found = upward_imports()
+    new = {edge: modules - KNOWN_UPWARD.get(edge, set()) for edge, modules in found.items()}
+    assert {edge: modules for edge, modules in new.items() if modules} == {}
+    gone = {edge: modules - found.get(edge, set()) for edge, modules in KNOWN_UPWARD.items()}
+    assert {edge: modules for edge, modules in gone.items() if modules} == {}, "gone: drop from KNOWN_UPWARD"
