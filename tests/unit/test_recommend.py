@@ -59,3 +59,13 @@ def test_without_intervals_the_base_is_kept_and_the_reason_says_so():
     }
     choice = recommend(report)
     assert choice["predictor"] == "base_tuned" and "no intervals" in choice["why"]
+
+
+def test_a_genome_without_annotation_takes_the_source_recommendation():
+    """rescore_sites: the source's own out-of-fold choice carried over to the transfer names."""
+    from workflow_scripts.sites.rescore import corrected_predictor
+
+    assert corrected_predictor(True, "base_tuned") == "transfer_base_tuned"
+    assert corrected_predictor(True, "tree") == "transfer_tree"
+    assert corrected_predictor(False, "errorseq") == "transfer_tree"  # no deep models shipped
+    assert corrected_predictor(True, None) == "transfer_errorseq"

@@ -17,11 +17,14 @@ import json
 import math
 import sys
 import time
+from pathlib import Path
 
 from workflow_scripts.config.sections import add_config_argument
 from workflow_scripts.config.types import parse_typed_config
 from workflow_scripts.errors import run_cli
 from workflow_scripts.evaluation.provenance import (
+    Hasher,
+    base_model,
     errorseq_source,
     run_facts_from_environment,
 )
@@ -29,6 +32,7 @@ from workflow_scripts.evaluation.provenance import (
     provenance as run_provenance,
 )
 from workflow_scripts.io_utils import atomic_path, sha256_file, write_json, write_text
+from workflow_scripts.sites.base_match import check_same_base
 from workflow_scripts.sites.deep_transfer import trained_models, transferred_probability
 from workflow_scripts.sites.outputs import call_tracks
 from workflow_scripts.sites.rescore import (
@@ -76,6 +80,11 @@ def main(argv: list[str] | None = None) -> None:
     settings = SiteSettings.from_config(config["calling"], config["sites"])
     began = time.perf_counter()
     rescorer = load_rescorer(args.transfer, settings)
+    run = run_facts_from_environment()  # None in a job run by hand
+    if not check_same_base(
+        rescorer.source.get("base_model"), base_model(run, Hasher()) if run else None, args.transfer
+    ):
+        log("the re-scorer's or this run's base-model weights are not known: not compared")
     models = (
         trained_models(rescorer.deep, config["evaluate"].batch_size, args.transfer) if rescorer.deep else []
     )
@@ -89,11 +98,11 @@ def main(argv: list[str] | None = None) -> None:
     if rescorer.deep is not None:
         deep = transferred_probability(models, rescorer.deep.flank, found, inputs, args.transfer)
     table = rescored_calls(found, settings.threshold, rescorer.thresholds, tree, deep)
-    predictor = corrected_predictor(deep is not None)
+    results = json.loads((Path(args.transfer) / MANIFEST).read_text())["results"]  # checked by load_rescorer
+    predictor = corrected_predictor(deep is not None, (results.get("recommended") or {}).get("predictor"))
     description = f"{predictor}: {args.transfer} applied unchanged, no annotation"
     bed, gff3, outside = call_tracks(table, predictor, inputs.genome.chrom_lengths(), description)
     region_nt = int((inputs.genes["end"] - inputs.genes["start"] + 1).sum())
-    run = run_facts_from_environment()  # None in a job run by hand
     report = {
         "metrics": None,
         "why_no_metrics": NO_METRICS,

@@ -37,11 +37,17 @@ import polars as pl
 from workflow_scripts.config.sections import add_config_argument
 from workflow_scripts.config.types import parse_typed_config
 from workflow_scripts.errors import run_cli
-from workflow_scripts.evaluation.provenance import errorseq_source, run_facts_from_environment
+from workflow_scripts.evaluation.provenance import (
+    Hasher,
+    base_model,
+    errorseq_source,
+    run_facts_from_environment,
+)
 from workflow_scripts.evaluation.provenance import provenance as run_provenance
 from workflow_scripts.io_utils import atomic_path, write_json, write_text
 from workflow_scripts.progress import Console, add_console_argument, announce, duration
 from workflow_scripts.rules.site_windows import add_site_input_arguments
+from workflow_scripts.sites.base_match import check_same_base
 from workflow_scripts.sites.deep_transfer import read_deep_models, trained_models, transferred_probability
 from workflow_scripts.sites.diagnostics import fp_vs_tp_line
 from workflow_scripts.sites.inputs import folded_candidates, read_site_inputs
@@ -126,9 +132,13 @@ class Transfer:
     models: list  # inference/predict_calls.TrainedModel of each fold ([]: the source ran no sites.model)
 
 
-def read_transfer(path: str, settings: SiteSettings, batch_size: int) -> Transfer:
-    """Every part of the re-scorer checked before any other work (sites/rescorer_files.py)."""
+def read_transfer(path: str, settings: SiteSettings, batch_size: int, run: dict | None) -> Transfer:
+    """Every part of the re-scorer checked before any other work (sites/rescorer_files.py), and
+    its base model against this run's (sites/base_match.py)."""
     rescorer = load_rescorer(path, settings)
+    here = base_model(run, Hasher()) if run is not None else None
+    if not check_same_base(rescorer.source.get("base_model"), here, path):
+        log("transfer: the source's or this run's base-model weights are not known: not compared")
     models = trained_models(rescorer.deep, batch_size, path) if rescorer.deep is not None else []
     log(f"transfer: the re-scorer of {rescorer.source['source']} ({path}) checked, {len(models)} deep models")
     return Transfer(path, rescorer, models)
@@ -168,6 +178,7 @@ def results_summary(report: dict) -> dict:
         "answer": report["answer"],
         "counts": report["counts"],
         "calls": {name: metrics["overall"] for name, metrics in report["calls"].items()},
+        "recommended": report["recommended"],
     }
 
 
@@ -214,13 +225,13 @@ def main(argv: list[str] | None = None) -> None:
     config = parse_typed_config(args.config, required=("calling", "sites", "evaluate", "window"))
     settings = SiteSettings.from_config(config["calling"], config["sites"])
     batch_size: int = config["evaluate"].batch_size  # the deep models' (sites.model, sites.transfer)
-    transfer = read_transfer(args.transfer, settings, batch_size) if args.transfer else None
+    run = run_facts_from_environment()  # None in a job run by hand
+    transfer = read_transfer(args.transfer, settings, batch_size, run) if args.transfer else None
     console = Console(args.console_fd)
     announce(
         console, "site_calls", f"re-scoring the base model's calls out of fold over {settings.folds} folds"
     )
     began = time.perf_counter()
-    run = run_facts_from_environment()  # None in a job run by hand
     inputs = read_site_inputs(args.scores, args.sites, args.genes, args.gene_clusters, args.genome)
     found = folded_candidates(inputs, settings, progress=lambda line: note(console, line))
     items = Items.from_candidates(found)

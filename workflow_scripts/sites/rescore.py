@@ -74,8 +74,19 @@ def region_candidates(
     return found, tables.report()
 
 
-def corrected_predictor(has_deep_models: bool) -> str:
-    return TRANSFER_ERRORSEQ if has_deep_models else TRANSFER_TREE
+TRANSFERRED = {ERRORSEQ: TRANSFER_ERRORSEQ, TREE: TRANSFER_TREE, BASE_TUNED: TRANSFER_BASE_TUNED}
+
+
+def corrected_predictor(has_deep_models: bool, recommended: str | None = None) -> str:
+    """The predictor the re-scorer's own evidence recommends (its manifest's results.recommended:
+    site_calls' out-of-fold choice on the source genome, sites/recommend.py), applied unchanged
+    here: where no re-scorer beat the base's re-tuned threshold there, the calls are the base
+    model's at the source's thresholds. A re-scorer without a recommendation: its deep models,
+    else its tree."""
+    chosen = TRANSFERRED.get(recommended or "")
+    if chosen is None or (chosen == TRANSFER_ERRORSEQ and not has_deep_models):
+        return TRANSFER_ERRORSEQ if has_deep_models else TRANSFER_TREE
+    return chosen
 
 
 def rescored_calls(
