@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workflow_scripts.evaluation.comparison_fields import BASELINES, MODEL, PREDICTORS
-from workflow_scripts.evaluation.comparison_fields import METRICS as COMPARED_METRICS
+from workflow_scripts.comparison_fields import BASELINES, MODEL, PREDICTORS
+from workflow_scripts.comparison_fields import METRICS as COMPARED_METRICS
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ THRESHOLD_CHOICE_FIELDS = (
     "warning",  # set when the chosen cut flags most validation windows
 )
 # comparison: the model against its baselines on the same test genes, the layout declared in
-# evaluation/comparison_fields.py (ComparisonReport: intervals, paired differences, a verdict per
+# comparison_fields.py (ComparisonReport: intervals, paired differences, a verdict per
 # baseline and metric, overall and per splice type).
 METRICS_FILE_FIELDS = ("experiment", "split", *METRIC_FIELDS, "per_bucket", "threshold_choice", "comparison")
 EVALUATED_SPLIT = "test"

@@ -1,7 +1,7 @@
 """The answer first: one sentence per run from a known comparison, exactly as the reader gets it."""
 
+from workflow_scripts.comparison_fields import verdict_of
 from workflow_scripts.evaluation.answer import answer_sentence, spread_sentence
-from workflow_scripts.evaluation.comparison_fields import verdict_of
 
 
 def estimate(value, low, high):

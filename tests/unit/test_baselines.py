@@ -7,9 +7,7 @@ import polars as pl
 import pytest
 from threadpoolctl import threadpool_limits
 
-from workflow_scripts.evaluation import baselines
-from workflow_scripts.evaluation.comparison import BaselineConfig, compare_with_baselines
-from workflow_scripts.evaluation.comparison_fields import (
+from workflow_scripts.comparison_fields import (
     BASELINES,
     DIFFERENCE_FIELDS,
     ESTIMATE_FIELDS,
@@ -20,6 +18,8 @@ from workflow_scripts.evaluation.comparison_fields import (
     ROW_FIELDS,
     comparison_rows,
 )
+from workflow_scripts.evaluation import baselines
+from workflow_scripts.evaluation.comparison import BaselineConfig, compare_with_baselines
 from workflow_scripts.evaluation.metrics import roc_auc
 
 

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
+from workflow_scripts.comparison_fields import DIFFERENCE_FIELDS, ESTIMATE_FIELDS, GROUP_FIELDS
 from workflow_scripts.evaluation.bootstrap import GeneIndex, compare_predictors
-from workflow_scripts.evaluation.comparison_fields import DIFFERENCE_FIELDS, ESTIMATE_FIELDS, GROUP_FIELDS
 from workflow_scripts.evaluation.metrics import average_precision, curve_areas, roc_auc
 
 

@@ -2,8 +2,8 @@
 
 import numpy as np
 
+from workflow_scripts.comparison_fields import ComparisonReport, comparison_rows
 from workflow_scripts.evaluation.bootstrap import compare_predictors
-from workflow_scripts.evaluation.comparison_fields import ComparisonReport, comparison_rows
 from workflow_scripts.evaluation.comparison_text import comparison_sentences
 
 

@@ -15,8 +15,8 @@ from matplotlib import pyplot as plt
 from tests.evaluation_fixtures import BOUNDARIES, make_plot_inputs, write_step_log
 from tests.workflow_helpers import HANG_GUARD_S, subprocess_env
 from workflow_scripts.artifacts import BASELINE_SCORE_PREFIX, PLOTS, plot_file_name
+from workflow_scripts.comparison_fields import BASELINES, METRICS
 from workflow_scripts.errors import InputError
-from workflow_scripts.evaluation.comparison_fields import BASELINES, METRICS
 from workflow_scripts.evaluation.metrics import binary_metrics
 from workflow_scripts.evaluation.plots import FIGURES, PlotInputPaths, read_inputs, write_plots
 from workflow_scripts.evaluation.plots.buckets import length_bins, length_histogram_figure

@@ -15,8 +15,8 @@ from matplotlib.text import Text
 from tests.evaluation_fixtures import evaluate_untrained_models
 from tests.workflow_helpers import HANG_GUARD_S, subprocess_env
 from workflow_scripts.artifacts import summary_fields
+from workflow_scripts.comparison_fields import BASELINES, METRICS, PREDICTORS
 from workflow_scripts.evaluation.answer import answer_sentence
-from workflow_scripts.evaluation.comparison_fields import BASELINES, METRICS, PREDICTORS
 from workflow_scripts.evaluation.plots.figure import DPI, predictor_label
 from workflow_scripts.evaluation.summary import overall_rows, summary_table, write_summary
 from workflow_scripts.evaluation.summary_figure import summary_figure, without_silent

@@ -19,8 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from workflow_scripts.artifacts import SUMMARY_MEAN, SUMMARY_SD
-from workflow_scripts.evaluation.by_design import by_design_text
-from workflow_scripts.evaluation.comparison_fields import (
+from workflow_scripts.comparison_fields import (
     BASE_SCORE,
     BASE_SCORE_TYPE,
     BETTER,
@@ -33,6 +32,7 @@ from workflow_scripts.evaluation.comparison_fields import (
     WORSE,
     Estimate,
 )
+from workflow_scripts.evaluation.by_design import by_design_text
 
 METRIC, METRIC_NAME = "roc_auc", "ROC-AUC"
 NAMES = {

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workflow_scripts.evaluation.comparison_fields import (
+from workflow_scripts.comparison_fields import (
     CONFIDENCE,
     Difference,
     Estimate,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from workflow_scripts.evaluation.comparison_fields import BASE_SCORE, BASE_SCORE_TYPE, DINUCLEOTIDE
+from workflow_scripts.comparison_fields import BASE_SCORE, BASE_SCORE_TYPE, DINUCLEOTIDE
 
 DECOY = "decoy"  # make_calls' tn_strategy of a decoy TN
 MATCHED_SCORE = (

@@ -15,10 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from workflow_scripts.evaluation import baselines
-from workflow_scripts.evaluation.bootstrap import compare_predictors
-from workflow_scripts.evaluation.by_design import matched_by_design
-from workflow_scripts.evaluation.comparison_fields import (
+from workflow_scripts.comparison_fields import (
     BASE_SCORE,
     BASE_SCORE_TYPE,
     CHANCE,
@@ -32,6 +29,9 @@ from workflow_scripts.evaluation.comparison_fields import (
     ComparisonReport,
     GroupComparison,
 )
+from workflow_scripts.evaluation import baselines
+from workflow_scripts.evaluation.bootstrap import compare_predictors
+from workflow_scripts.evaluation.by_design import matched_by_design
 from workflow_scripts.evaluation.profile_tree import score_profile_tree_scores
 
 DESCRIPTIONS = {

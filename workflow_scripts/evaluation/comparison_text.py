@@ -11,8 +11,7 @@ by construction.
 
 from __future__ import annotations
 
-from workflow_scripts.evaluation.by_design import by_design_text
-from workflow_scripts.evaluation.comparison_fields import (
+from workflow_scripts.comparison_fields import (
     BETTER,
     LEAK_DETECTORS,
     METRICS,
@@ -23,6 +22,7 @@ from workflow_scripts.evaluation.comparison_fields import (
     Estimate,
     GroupComparison,
 )
+from workflow_scripts.evaluation.by_design import by_design_text
 
 METRIC_NAMES = {"roc_auc": "ROC-AUC", "pr_auc": "PR-AUC"}
 LEAK_MEANING = {  # what the detector sees, and what it means when it ranks errors above chance

@@ -31,9 +31,9 @@ from workflow_scripts.artifacts import (
     summary_aggregated_fields,
     summary_fields,
 )
+from workflow_scripts.comparison_fields import MODEL, OVERALL, comparison_rows
 from workflow_scripts.config.runs import Run
 from workflow_scripts.evaluation.answer import summary_sentences
-from workflow_scripts.evaluation.comparison_fields import MODEL, OVERALL, comparison_rows
 from workflow_scripts.evaluation.plots.figure import save_figure
 from workflow_scripts.evaluation.plots.inputs import read_metrics
 from workflow_scripts.evaluation.summary_figure import summary_figure

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
+from workflow_scripts.comparison_fields import CHANCE, METRICS, PREDICTORS
 from workflow_scripts.evaluation.answer import says_nothing
-from workflow_scripts.evaluation.comparison_fields import CHANCE, METRICS, PREDICTORS
 from workflow_scripts.evaluation.plots.comparison import AUC_AXIS, draw_point, point_from_row
 from workflow_scripts.evaluation.plots.figure import DPI, METRIC_LABELS, new_figure, predictor_label
 

@@ -19,9 +19,7 @@ import base64
 from html import escape
 
 from workflow_scripts.artifacts import SUMMARY_MEAN, SUMMARY_SD
-from workflow_scripts.evaluation.answer import says_nothing, summary_sentences
-from workflow_scripts.evaluation.answer import with_interval as answer_with_interval
-from workflow_scripts.evaluation.comparison_fields import (
+from workflow_scripts.comparison_fields import (
     BASELINES,
     BETTER,
     CHANCE,
@@ -31,6 +29,8 @@ from workflow_scripts.evaluation.comparison_fields import (
     WORSE,
     predictor_kind,
 )
+from workflow_scripts.evaluation.answer import says_nothing, summary_sentences
+from workflow_scripts.evaluation.answer import with_interval as answer_with_interval
 from workflow_scripts.evaluation.plots.figure import predictor_label
 from workflow_scripts.evaluation.provenance_html import provenance_section
 from workflow_scripts.evaluation.summary_figure import SUMMARY_WIDTH_PX

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from workflow_scripts.comparison_fields import CONFIDENCE, NOT_BETTER, Difference
 from workflow_scripts.evaluation.bootstrap import difference_estimate, interval_shortfall
-from workflow_scripts.evaluation.comparison_fields import CONFIDENCE, NOT_BETTER, Difference
 from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.predictors import (
     BASE_THRESHOLD,

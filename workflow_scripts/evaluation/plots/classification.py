@@ -11,7 +11,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 
 from workflow_scripts.artifacts import BASELINE_SCORE_PREFIX, CONFUSION_FIELDS
-from workflow_scripts.evaluation.comparison_fields import CHANCE, predictor_kind
+from workflow_scripts.comparison_fields import CHANCE, predictor_kind
 from workflow_scripts.evaluation.metrics import average_precision, precision_recall_curve, roc_auc, roc_curve
 from workflow_scripts.evaluation.plots.figure import (
     CLASS_NAMES,

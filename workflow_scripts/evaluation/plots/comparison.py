@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
-from workflow_scripts.evaluation.comparison_fields import (
+from workflow_scripts.comparison_fields import (
     BETTER,
     CHANCE,
     METRICS,

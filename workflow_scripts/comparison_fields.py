@@ -1,7 +1,8 @@
 """The model-versus-baselines comparison: its layout, declared once for the writer and the readers.
 
-`comparison.compare_with_baselines` writes it (evaluate puts it in metrics.json); plots and the
-summary read it with these names only. Every number is a plain float/int, undefined ones null.
+`evaluation/comparison.compare_with_baselines` writes it (evaluate puts it in metrics.json); plots and
+the summary read it with these names only; it lies below the package's folders, since artifacts.py
+(metrics.json's fields) and sites/ read it too. Every number is a plain float/int, undefined ones null.
 
     ComparisonReport
       confidence        0.95: the level of every interval
@@ -12,7 +13,7 @@ summary read it with these names only. Every number is a plain float/int, undefi
       skipped           {name: why it could not be scored} (e.g. no score column)
       matched_by_design {name: why}: baselines the classes are matched on by design (FN vs decoy
                         TN: the base score, with the splice type, the site dinucleotide), so
-                        beating them is true by construction (by_design.py); {} otherwise
+                        beating them is true by construction (evaluation/by_design.py); {} otherwise
       overall           GroupComparison over all test windows
       per_splice_type   {"donor": GroupComparison, "acceptor": ...}; {} without a splice_type column
 
