@@ -8,9 +8,10 @@ import polars as pl
 import pytest
 
 from workflow_scripts.command_line import path_flags
+from workflow_scripts.config.split_checks import check_split_config
 from workflow_scripts.config.types import SplitSection, complete_typed_section
 from workflow_scripts.data.fasta import load_fasta
-from workflow_scripts.data.splits import assign_gene_splits, assign_splits, check_split_config
+from workflow_scripts.data.splits import assign_gene_splits, assign_splits
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.rules.extract import main as extract_main
 

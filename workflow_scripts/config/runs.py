@@ -22,8 +22,8 @@ import json
 from dataclasses import dataclass, field
 
 from workflow_scripts import layout
+from workflow_scripts.config.split_checks import check_split_config
 from workflow_scripts.config.types import SplitSection
-from workflow_scripts.data.splits import check_split_config
 from workflow_scripts.errors import InputError
 
 SET_BY_WORKFLOW = ("fold",)  # keys of an experiments: entry that only runs carry

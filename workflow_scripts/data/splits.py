@@ -21,43 +21,18 @@ import numpy as np
 import polars as pl
 
 from workflow_scripts.calling.contract import GENE_CLUSTER
+from workflow_scripts.config.split_checks import HELD_OUT_CHROMOSOMES, check_split_config
 from workflow_scripts.config.types import SplitSection
 from workflow_scripts.errors import InputError
 
 SPLIT_NAMES = ("train", "val", "test")
 TRAIN, VAL, TEST = range(len(SPLIT_NAMES))
-HELD_OUT_CHROMOSOMES = {"test": "split.test_chromosomes", "val": "split.val_chromosomes"}
 CHROM_COLUMN = "chrom"
 
 
 def split_fractions(split: SplitSection) -> tuple[float, ...]:
     """(train, val, test) from a checked `split:` config section (they sum to 1)."""
     return tuple(float(getattr(split.fractions, name)) for name in SPLIT_NAMES)
-
-
-def check_split_config(split: SplitSection) -> None:
-    """What the schema cannot say about `split:`: which keys go with which `by`."""
-    lists = {field: getattr(split, field.split(".")[1]) for field in HELD_OUT_CHROMOSOMES.values()}
-    if split.by == "gene":
-        for field, names in lists.items():
-            if names:
-                raise InputError("config", field, "used only with split.by: chromosome")
-        return
-    if split.folds > 1:
-        raise InputError(
-            "config",
-            "split.folds",
-            "k-fold splits genes (split.by: gene); split.by: chromosome holds out "
-            "the chromosomes named in split.test_chromosomes and split.val_chromosomes",
-        )
-    for field, names in lists.items():
-        if not names:
-            raise InputError("config", field, "split.by: chromosome needs at least one chromosome here")
-    both = sorted(
-        set(map(str, lists["split.test_chromosomes"])) & set(map(str, lists["split.val_chromosomes"]))
-    )
-    if both:
-        raise InputError("config", "split.val_chromosomes", f"{both[0]!r} is also in split.test_chromosomes")
 
 
 def assign_splits(frame: pl.DataFrame, split: SplitSection, fold: int | None, source) -> pl.Series:
