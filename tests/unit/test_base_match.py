@@ -35,3 +35,14 @@ def test_an_unknown_side_cannot_be_compared():
     scores_given = {"source": "scores table given", "files": [{"path": "s.parquet", "sha256": "x"}]}
     assert base_mismatch(scores_given, ARABIDOPSIS) is None
     assert check_same_base(None, ARABIDOPSIS, "r") is False
+
+
+def test_a_scores_table_made_by_named_weights_is_compared_by_them():
+    made_by_spliceai = {
+        "source": "scores table given",
+        "files": [{"path": "s.parquet", "sha256": "x"}],
+        "made_by": SPLICEAI,
+    }
+    with pytest.raises(InputError, match="keras-spliceai models trained on Homo sapiens"):
+        check_same_base(made_by_spliceai, ARABIDOPSIS, "r")
+    assert check_same_base({**made_by_spliceai, "made_by": ARABIDOPSIS}, ARABIDOPSIS, "r") is True

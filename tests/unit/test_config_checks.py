@@ -180,16 +180,13 @@ def test_calling_inputs_without_a_start_are_refused_not_ignored(calling, named):
 @pytest.mark.parametrize(
     "start, extra, named",
     [
-        (
-            "scores",
-            {"scores": "s.parquet", "base_model": {"weights": "models/"}},
-            "calling.base_model.weights",
-        ),
+        ("scores", {"scores": "s.parquet", "regions": "r.bed"}, "calling.regions"),
         ("annotation", {"scores": "s.parquet", "base_model": {"weights": "models/"}}, "calling.scores"),
     ],
 )
 def test_an_input_the_start_does_not_read_is_refused(start, extra, named):
-    """start scores with weights given (or annotation with a scores table) ran without them, silently."""
+    """start scores with a regions BED (or annotation with a scores table) ran without it, silently.
+    (start scores with base_model.weights names the model that made the scores: provenance.)"""
     config = user_config()
     config["calling"] = {"start": start, "annotation": "genes.gtf", **extra}
     with pytest.raises(InputError) as error:

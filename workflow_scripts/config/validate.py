@@ -293,7 +293,7 @@ IGNORED_BY_START = {  # calling.start -> the inputs it would silently ignore
         "calling.regions",
         "sites.transfer",
     ),
-    "scores": ("calling.base_model.weights", "calling.regions"),
+    "scores": ("calling.regions",),  # base_model.weights there: the model that made the scores
     "annotation": ("calling.scores", "calling.regions"),
     "regions": ("calling.annotation", "calling.scores"),
 }  # `calls` is not among them: config.yaml's demo calls are merged under every --configfile

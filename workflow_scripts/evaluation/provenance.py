@@ -16,7 +16,8 @@ the job, what only the files can say: each input's size and sha256, the calls' c
                   "weights") and files: the calls, scores or weight files (FileFacts); for
                   weights also family (keras-spliceai | openspliceai), species and flank (of
                   published checkpoints known by sha256, else "unknown"), models, the
-                  identical_files (byte-for-byte copies) and distinct_models
+                  identical_files (byte-for-byte copies) and distinct_models; with a scores
+                  table and calling.base_model.weights, made_by: those weights' facts
     calling       start, settings (null when the calls were given) and counts
                   {splice_type: {TP, FP, FN, TN}} (null when the calls were given)
     hashing       how the files were hashed, their bytes and the seconds it took
@@ -231,8 +232,15 @@ def base_model(facts: Mapping, hasher: Hasher) -> dict:
     if calling["start"] == "calls":
         return {"source": CALLS_GIVEN, "files": [hasher.fact(facts["calls"])]}
     if calling["start"] == "scores":
-        return {"source": SCORES_GIVEN, "files": [hasher.fact(calling["scores"])]}
-    weights = weight_files(calling["base_model"]["weights"])
+        given = {"source": SCORES_GIVEN, "files": [hasher.fact(calling["scores"])]}
+        if calling["base_model"].get("weights"):  # the model the user says made the scores
+            given["made_by"] = weights_facts(calling["base_model"]["weights"], hasher)
+        return given
+    return weights_facts(calling["base_model"]["weights"], hasher)
+
+
+def weights_facts(spec, hasher: Hasher) -> dict:
+    weights = weight_files(spec)
     files = [cast(dict, hasher.fact(path)) for path in weights]  # a fact of every path given
     return {"source": WEIGHTS, "files": files, **describe_weights(files, model_family(weights))}
 

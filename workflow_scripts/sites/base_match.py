@@ -2,8 +2,9 @@
 scored by other base-model weights is refused, naming both.
 
 Both sides are provenance's `base_model` facts (evaluation/provenance.py): source "weights" with
-the files' sha256, family and species. When either side's base model is not known by its weights
-(a scores table or calls given, or a job run by hand), nothing can be compared: `base_mismatch`
+the files' sha256, family and species, or a scores table `made_by` such weights (calling.start
+scores with calling.base_model.weights). When either side's base model is not known by its
+weights (a scores table of an unnamed model, calls given, a job run by hand), nothing can be compared: `base_mismatch`
 returns None and the caller says so in its log.
 """
 
@@ -14,8 +15,16 @@ from workflow_scripts.errors import InputError
 WEIGHTS = "weights"
 
 
+def weights_of(facts: dict | None) -> dict | None:
+    """The weights' facts: the base model run, or the one a scores table was made by (made_by)."""
+    if facts and facts.get("source") != WEIGHTS:
+        facts = facts.get("made_by")
+    return facts if facts and facts.get("source") == WEIGHTS else None
+
+
 def weights_digests(facts: dict | None) -> list[str] | None:
-    if not facts or facts.get("source") != WEIGHTS:
+    facts = weights_of(facts)
+    if facts is None:
         return None
     return sorted(str(fact["sha256"]) for fact in facts.get("files", []))
 
@@ -32,9 +41,10 @@ def base_mismatch(source: dict | None, here: dict | None) -> str | None:
     theirs, ours = weights_digests(source), weights_digests(here)
     if theirs is None or ours is None or theirs == ours:
         return None
-    assert source is not None and here is not None
+    theirs_facts, ours_facts = weights_of(source), weights_of(here)
+    assert theirs_facts is not None and ours_facts is not None
     return (
-        f"the source genome was scored by {describe_base(source)}, this run by {describe_base(here)}: "
+        f"the source genome was scored by {describe_base(theirs_facts)}, this run by {describe_base(ours_facts)}: "
         "a re-scorer corrects only the base model it was trained on"
     )
 
