@@ -18,7 +18,7 @@ from workflow_scripts.calling.contract import (
 )
 from workflow_scripts.calling.model_files import weight_files
 from workflow_scripts.command_line import path_flags
-from workflow_scripts.config.preflight import (
+from workflow_scripts.workflow.preflight import (
     check_input_files,
     is_user_file,
     nvidia_gpu_present,

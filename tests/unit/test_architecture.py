@@ -182,14 +182,11 @@ FLOORS = (
     ("inference",),
     ("sites",),
     ("rules",),
+    ("workflow",),
 )
 # the upward imports still there (issue 40 item 4): (from folder, to folder) -> importing modules.
 # Remove an entry when its import goes; never add one.
 KNOWN_UPWARD = {
-    ("config", "calling"): {"config/preflight.py"},
-    ("config", "data"): {"config/preflight.py"},
-    ("config", "sites"): {"config/preflight.py"},
-    ("config", "training"): {"config/preflight.py"},
     ("data", "calling"): {"data/chromosome_windows.py", "data/score_profiles.py", "data/splits.py"},
     ("tokenization", "models"): {
         "tokenization/bpe.py",

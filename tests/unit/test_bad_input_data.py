@@ -16,13 +16,13 @@ import pytest
 
 from tests.calls_fixtures import extract_args, run_extract_program
 from workflow_scripts.command_line import path_flags
-from workflow_scripts.config.preflight import check_input_files
 from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.data.fasta import load_fasta
 from workflow_scripts.data.quality import MIN_CLASS_WINDOWS, read_notes
 from workflow_scripts.data.splits import SPLIT_NAMES, assign_gene_splits
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.rules import extract, index_genome
+from workflow_scripts.workflow.preflight import check_input_files
 
 HEADER = ["gene_id", "chrom", "position", "strand", "splice_type", "pred_type", "score"]
 FLANK = 20

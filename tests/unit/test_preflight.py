@@ -7,11 +7,11 @@ import os
 import polars as pl
 import pytest
 
-from workflow_scripts.config.preflight import check_input_files
 from workflow_scripts.config.sections import complete_section, section_defaults
 from workflow_scripts.data.calls import CALL_COLUMNS
 from workflow_scripts.data.tables import read_table
 from workflow_scripts.errors import InputError
+from workflow_scripts.workflow.preflight import check_input_files
 
 CALLS_HEADER = "gene_id\tchrom\tposition\tstrand\tsplice_type\tpred_type\n"
 

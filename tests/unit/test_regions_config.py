@@ -95,7 +95,7 @@ def test_a_bed_of_regions_without_a_start_is_refused():
 
 
 def test_a_missing_bed_is_refused_while_the_workflow_is_parsed(tmp_path):
-    from workflow_scripts.config.preflight import check_calling_inputs
+    from workflow_scripts.workflow.preflight import check_calling_inputs
 
     with pytest.raises(InputError) as error:
         check_calling_inputs({"start": "regions", "regions": str(tmp_path / "missing.bed")})
@@ -103,7 +103,7 @@ def test_a_missing_bed_is_refused_while_the_workflow_is_parsed(tmp_path):
 
 
 def test_a_bed_inside_the_runs_own_outputs_is_refused(tmp_path):
-    from workflow_scripts.config.preflight import check_inputs_outside_outputs
+    from workflow_scripts.workflow.preflight import check_inputs_outside_outputs
 
     config = regions_config(calling__regions="results/regions/regions.bed")
     with pytest.raises(InputError) as error:

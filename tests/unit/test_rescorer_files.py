@@ -20,7 +20,6 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from threadpoolctl import threadpool_limits
 
 from tests.site_fixtures import profile_genome, settings
-from workflow_scripts.config.preflight import check_input_files
 from workflow_scripts.config.sections import complete_section, section_defaults
 from workflow_scripts.errors import InputError
 from workflow_scripts.inference.predict_calls import TrainedModel
@@ -34,6 +33,7 @@ from workflow_scripts.sites.rescorer import fit_rescorer
 from workflow_scripts.sites.rescorer_files import load_rescorer, save_rescorer
 from workflow_scripts.sites.tree_arrays import TreeEnsemble
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
+from workflow_scripts.workflow.preflight import check_input_files
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {"numpy": np.__version__}

@@ -277,9 +277,9 @@ def test_entry_point_writes_scores_and_logs_rates(tmp_path, genome, weights, cap
 
 
 def test_start_annotation_needs_the_model_files(tmp_path, weights):
-    from workflow_scripts.config.preflight import check_calling_inputs
     from workflow_scripts.config.sections import schema
     from workflow_scripts.config.validate import validate_config
+    from workflow_scripts.workflow.preflight import check_calling_inputs
 
     config = {
         "genome": "g.fa",

@@ -22,11 +22,11 @@ import torch
 
 from tests.train_fixtures import train_config
 from workflow_scripts import source_digest
-from workflow_scripts.config.preflight import check_input_files
 from workflow_scripts.config.sections import complete_section, section_defaults
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.training.checkpoint import save_tensors
 from workflow_scripts.training.strategies import deepspeed_config as dsc
+from workflow_scripts.workflow.preflight import check_input_files
 
 
 # ---- reruns: the code a rule runs -------------------------------------------------------------
