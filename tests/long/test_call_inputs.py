@@ -6,8 +6,8 @@ import subprocess
 
 from tests.train_fixtures import ROOT, launch_command, subprocess_env
 from tests.unit.test_call_inputs import windows_with_a_score
-from workflow_scripts.evaluation.metrics import roc_auc
 from workflow_scripts.evaluation.predict import load_trained_model, predict_split
+from workflow_scripts.metrics import roc_auc
 
 
 def train_and_score_test(paths, out, call_inputs):

@@ -194,7 +194,6 @@ KNOWN_UPWARD = {
         "tokenization/token_scores.py",
         "tokenization/tokenizers.py",
     },
-    ("training", "evaluation"): {"training/objectives/classification.py"},
 }
 
 

@@ -20,7 +20,7 @@ from workflow_scripts.comparison_fields import (
 )
 from workflow_scripts.evaluation import baselines
 from workflow_scripts.evaluation.comparison import BaselineConfig, compare_with_baselines
-from workflow_scripts.evaluation.metrics import roc_auc
+from workflow_scripts.metrics import roc_auc
 
 
 @pytest.fixture(autouse=True)

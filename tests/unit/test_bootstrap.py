@@ -7,7 +7,7 @@ import pytest
 
 from workflow_scripts.comparison_fields import DIFFERENCE_FIELDS, ESTIMATE_FIELDS, GROUP_FIELDS
 from workflow_scripts.evaluation.bootstrap import GeneIndex, compare_predictors
-from workflow_scripts.evaluation.metrics import average_precision, curve_areas, roc_auc
+from workflow_scripts.metrics import average_precision, curve_areas, roc_auc
 
 
 def normal_scores(rng, n_positive, n_negative, shift):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from workflow_scripts.artifacts import METRIC_FIELDS, NULLABLE_METRICS
-from workflow_scripts.evaluation.metrics import (
+from workflow_scripts.metrics import (
     average_precision,
     binary_metrics,
     grouped_metrics,

@@ -21,8 +21,8 @@ from workflow_scripts.artifacts import (
 from workflow_scripts.comparison_fields import BASELINES, REPORT_FIELDS
 from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.errors import run_cli
-from workflow_scripts.evaluation.metrics import binary_metrics, roc_auc
 from workflow_scripts.evaluation.predict import load_trained_model, predict_split
+from workflow_scripts.metrics import binary_metrics, roc_auc
 from workflow_scripts.rules.evaluate import main, parse_args
 
 

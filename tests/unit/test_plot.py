@@ -17,7 +17,6 @@ from tests.workflow_helpers import HANG_GUARD_S, subprocess_env
 from workflow_scripts.artifacts import BASELINE_SCORE_PREFIX, PLOTS, plot_file_name
 from workflow_scripts.comparison_fields import BASELINES, METRICS
 from workflow_scripts.errors import InputError
-from workflow_scripts.evaluation.metrics import binary_metrics
 from workflow_scripts.evaluation.plots import FIGURES, PlotInputPaths, read_inputs, write_plots
 from workflow_scripts.evaluation.plots.buckets import length_bins, length_histogram_figure
 from workflow_scripts.evaluation.plots.classification import (
@@ -33,6 +32,7 @@ from workflow_scripts.evaluation.plots.training import (
     seconds_in_steps,
     training_curves_figure,
 )
+from workflow_scripts.metrics import binary_metrics
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 PNG_NAMES = sorted(plot_file_name(name) for name in PLOTS)

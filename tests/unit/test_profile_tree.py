@@ -11,13 +11,13 @@ from threadpoolctl import threadpool_limits
 
 from workflow_scripts.evaluation import profile_tree
 from workflow_scripts.evaluation.baselines import BaselineUnavailable, score_and_type_scores
-from workflow_scripts.evaluation.metrics import roc_auc
 from workflow_scripts.evaluation.profile_tree import (
     feature_names,
     profile_features,
     profile_window,
     score_profile_tree_scores,
 )
+from workflow_scripts.metrics import roc_auc
 
 FLANK = 10  # window.flank: windows of 21 nt, the site at 10
 SPLITS = ("train", "val", "test")

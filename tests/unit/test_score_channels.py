@@ -18,7 +18,7 @@ from tests.score_channel_fixtures import (  # noqa: F401  (one_thread: a fixture
 from workflow_scripts.bucketing.sampler import DistributedBucketBatchSampler
 from workflow_scripts.config.sections import complete_section, section_defaults
 from workflow_scripts.errors import InputError
-from workflow_scripts.evaluation.metrics import roc_auc
+from workflow_scripts.metrics import roc_auc
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.models.score_channels import (
     SCORE_CHANNEL_COLUMNS,

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from workflow_scripts.artifacts import THRESHOLD_CHOICE_FIELDS
-from workflow_scripts.evaluation.metrics import binary_metrics
 from workflow_scripts.evaluation.threshold import FALLBACK_THRESHOLD, best_f1_threshold, choose_threshold
+from workflow_scripts.metrics import binary_metrics
 
 
 def test_best_f1_threshold_known_answer():

@@ -15,8 +15,8 @@ from tests.score_channel_fixtures import (  # noqa: F401  (one_thread: a fixture
 )
 from tests.train_fixtures import ROOT, launch_command, subprocess_env
 from workflow_scripts.errors import InputError
-from workflow_scripts.evaluation.metrics import roc_auc
 from workflow_scripts.evaluation.predict import load_trained_model, predict_split
+from workflow_scripts.metrics import roc_auc
 from workflow_scripts.models.score_channels import SCORE_CHANNEL_COLUMNS
 
 

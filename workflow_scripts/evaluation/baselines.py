@@ -38,7 +38,7 @@ from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
-from workflow_scripts.evaluation.metrics import roc_auc
+from workflow_scripts.metrics import roc_auc
 
 C_GRID = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 FALLBACK_C = 1e-3  # when the validation split cannot rank (empty, or one class)

@@ -29,7 +29,7 @@ from workflow_scripts.comparison_fields import (
     GroupComparison,
     verdict_of,
 )
-from workflow_scripts.evaluation.metrics import average_precision, curve_areas, roc_auc
+from workflow_scripts.metrics import average_precision, curve_areas, roc_auc
 
 METRIC_FUNCTIONS: dict[str, Callable] = {"roc_auc": roc_auc, "pr_auc": average_precision}
 CURVE_AREAS = ("roc_auc", "pr_auc")  # what metrics.curve_areas returns, in order (same values, one sort)

@@ -33,10 +33,10 @@ from workflow_scripts.artifacts import (
 from workflow_scripts.errors import InputError
 from workflow_scripts.evaluation.comparison import BaselineConfig, Comparison, compare_and_score
 from workflow_scripts.evaluation.comparison_text import comparison_sentences
-from workflow_scripts.evaluation.metrics import binary_metrics, grouped_metrics
 from workflow_scripts.evaluation.predict import load_trained_model, predict_split
 from workflow_scripts.evaluation.threshold import CHOICE_SPLIT, choose_threshold, is_auto
 from workflow_scripts.io_utils import write_json, write_parquet
+from workflow_scripts.metrics import binary_metrics, grouped_metrics
 from workflow_scripts.training.batches import SplitData
 
 __all__ = ["EvaluateConfig", "EvaluatePaths", "evaluate", "load_trained_model"]

@@ -27,7 +27,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 
 from workflow_scripts.data.score_profiles import PROFILE_COLUMNS, UNSCORED, has_profiles
 from workflow_scripts.evaluation.baselines import BaselineUnavailable, site_indices
-from workflow_scripts.evaluation.metrics import roc_auc
+from workflow_scripts.metrics import roc_auc
 
 MAX_ITER = 300
 FALLBACK_ITER = 100  # when the validation split cannot rank

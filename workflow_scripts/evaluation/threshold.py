@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from workflow_scripts.artifacts import THRESHOLD_CHOICE_FIELDS
-from workflow_scripts.evaluation.metrics import counts_at_distinct_scores, f1_at_each_cut
+from workflow_scripts.metrics import counts_at_distinct_scores, f1_at_each_cut
 
 AUTO = "auto"
 PRECISION_PREFIX = "precision:"

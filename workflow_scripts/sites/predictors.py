@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 from workflow_scripts.calling.scores import SPLICE_TYPES
-from workflow_scripts.evaluation.metrics import counts_at_distinct_scores
+from workflow_scripts.metrics import counts_at_distinct_scores
 from workflow_scripts.progress import LOG_EVERY_S, TimeLeft, duration
 from workflow_scripts.sites.candidates import Candidates
 from workflow_scripts.sites.items import Items

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from workflow_scripts.calling.scores import SPLICE_TYPES
-from workflow_scripts.evaluation.metrics import counts_at_distinct_scores
+from workflow_scripts.metrics import counts_at_distinct_scores
 from workflow_scripts.sites.candidates import Candidates
 from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.predictors import OutOfFold

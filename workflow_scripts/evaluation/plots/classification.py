@@ -12,7 +12,6 @@ from matplotlib.figure import Figure
 
 from workflow_scripts.artifacts import BASELINE_SCORE_PREFIX, CONFUSION_FIELDS
 from workflow_scripts.comparison_fields import CHANCE, predictor_kind
-from workflow_scripts.evaluation.metrics import average_precision, precision_recall_curve, roc_auc, roc_curve
 from workflow_scripts.evaluation.plots.figure import (
     CLASS_NAMES,
     experiment_suffix,
@@ -21,6 +20,7 @@ from workflow_scripts.evaluation.plots.figure import (
     predictor_color,
     predictor_label,
 )
+from workflow_scripts.metrics import average_precision, precision_recall_curve, roc_auc, roc_curve
 
 # A length bucket gets a curve of its own only with at least this many windows of each class;
 # fewer make a few coarse steps that clutter the figure and say little.

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from workflow_scripts.config.train import TrainConfig
 from workflow_scripts.data.quality import read_notes
 from workflow_scripts.errors import InputError
-from workflow_scripts.evaluation.metrics import binary_metrics
+from workflow_scripts.metrics import binary_metrics
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.models.call_inputs import feature_width, windows_input_columns
 from workflow_scripts.models.pretrained_encoder import load_pretrained_encoder

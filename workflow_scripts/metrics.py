@@ -1,4 +1,5 @@
-"""Binary classification metrics for error-sequence classifiers (numpy only).
+"""Binary classification metrics for error-sequence classifiers (numpy only), below the package's
+folders: evaluation/, training/ (validation metrics) and sites/ compute them alike.
 
 Label 1 means "the splice-site model made an error here", 0 a correct call;
 `probs` are the classifier's P(label == 1). A window is predicted positive when
