@@ -33,8 +33,8 @@ from workflow_scripts.data.genome import Genome
 from workflow_scripts.data.quality import experiment_labels
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.models.builtin import build_model
-from workflow_scripts.models.trained_on import trained_on
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
+from workflow_scripts.training.trained_on import trained_on
 
 TINY_MODEL = '{"arch": "cnn", "d_model": 8, "n_layers": 1}'
 PIECE_ROWS = 1_000_000  # the synthetic table is written a piece at a time

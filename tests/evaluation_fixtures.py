@@ -20,10 +20,10 @@ from workflow_scripts.data.quality import read_notes
 from workflow_scripts.io_utils import write_json, write_parquet
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.models.call_inputs import feature_width
-from workflow_scripts.models.trained_on import trained_on
 from workflow_scripts.rules.evaluate import main as evaluate_main
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
 from workflow_scripts.training.telemetry import StepLog
+from workflow_scripts.training.trained_on import trained_on
 
 FLANK = 200
 BOUNDARIES = [150, 2 * FLANK + 2, 1000, 3001]  # token lengths (CLS included)

@@ -161,7 +161,7 @@ MODEL_INPUT_COLUMNS_FIELD = "input_columns"
 # (["donor_scores", "acceptor_scores"], models/score_channels.py); absent or [] = none. evaluate,
 # explain and predict refuse windows or calls without them.
 SCORE_CHANNELS_FIELD = "score_channels"
-# What predict must feed the model the way it was trained (models/trained_on.py checks them):
+# What predict must feed the model the way it was trained (training/trained_on.py checks them):
 # the window extract cut ({"flank", "length", "site_offset"}; {} for a sequences table), the
 # experiment's class labels ({"error": "FP", "correct": "TP"}) and the sha256 of the tokenizer's
 # vocabulary (tokenization/tokenizers.tokenizer_digest), beside "experiment" and "tokenizer".

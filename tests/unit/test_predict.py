@@ -20,11 +20,11 @@ from workflow_scripts.config.types import ExperimentSection
 from workflow_scripts.data.demo import generate_demo
 from workflow_scripts.errors import InputError
 from workflow_scripts.io_utils import write_parquet
-from workflow_scripts.models.trained_on import check_trained_on, trained_on
 from workflow_scripts.rules.extract import main as extract_main
 from workflow_scripts.rules.predict_calls import main as predict_main
 from workflow_scripts.tokenization.bpe import save_hf_tokenizer, train_bpe
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer, load_tokenizer, tokenizer_digest
+from workflow_scripts.training.trained_on import check_trained_on, trained_on
 
 EXPERIMENT = {"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"}
 BATCH_SIZE = 16
@@ -215,7 +215,7 @@ def test_a_table_with_a_header_only_gives_an_empty_file_with_the_columns(evaluat
     ]
 
 
-# ---- the model must be fed as it was trained (model.json: models/trained_on.py, issue 23) -------
+# ---- the model must be fed as it was trained (model.json: training/trained_on.py, issue 23) -------
 def refused(evaluated, tmp_path, capsys, model=None, **settings) -> str:
     """predict's one-line refusal; nothing written."""
     model = model or {"model": evaluated["model"], "model-config": evaluated["model_config"]}

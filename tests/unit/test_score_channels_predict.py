@@ -26,9 +26,9 @@ from workflow_scripts.io_utils import write_parquet
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.models.call_inputs import feature_width, saved_input_columns
 from workflow_scripts.models.score_channels import SCORE_CHANNEL_COLUMNS
-from workflow_scripts.models.trained_on import trained_on
 from workflow_scripts.rules.explain import main as explain_main
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
+from workflow_scripts.training.trained_on import trained_on
 
 CHANNELS = list(SCORE_CHANNEL_COLUMNS)
 

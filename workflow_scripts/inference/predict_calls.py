@@ -1,7 +1,7 @@
 """Score a new calls table with a trained experiment's model (the predict_calls rule's library).
 
 The model is loaded and checked against what model.json records of its training (experiment,
-labels, window flank, tokenizer: models/trained_on.py); its windows are tokenised and batched by
+labels, window flank, tokenizer: training/trained_on.py); its windows are tokenised and batched by
 evaluate's own code (evaluation/predict.py: `load_trained_model`, `BatchCollator`, `predict` with
 the evaluate batch size, on the GPU when there is one), so a call scores exactly as the same
 window does in evaluate. The threshold is the experiment's chosen one (metrics.json threshold_choice).
@@ -48,9 +48,9 @@ from workflow_scripts.inference.new_calls import (
 )
 from workflow_scripts.models.call_inputs import feature_matrix
 from workflow_scripts.models.score_channels import BaseProfiles, read_profiles, saved_score_channels
-from workflow_scripts.models.trained_on import check_trained_on
 from workflow_scripts.tokenization.tokenizers import load_tokenizer, window_token_lengths
 from workflow_scripts.training.batches import BatchCollator, SplitData
+from workflow_scripts.training.trained_on import check_trained_on
 
 P_ERROR, FLAG = NEW_CALL_PREDICTION_COLUMNS
 PROGRESS_EVERY_S = 30.0

@@ -14,9 +14,9 @@ from workflow_scripts.models.builtin import build_model
 from workflow_scripts.models.call_inputs import feature_width, windows_input_columns
 from workflow_scripts.models.pretrained_encoder import load_pretrained_encoder
 from workflow_scripts.models.score_channels import windows_score_channels
-from workflow_scripts.models.trained_on import trained_on
 from workflow_scripts.training.batches import BatchCollator, load_split
 from workflow_scripts.training.objectives.base import Objective
+from workflow_scripts.training.trained_on import trained_on
 
 PROBABILITY_EPS = 1e-7  # validation log loss clips probabilities away from 0 and 1
 
