@@ -310,7 +310,7 @@ def extract_inputs(wildcards):
         "sequence": layout.GENOME_SEQUENCE,
         "calls": calls_table(),
     }
-    # the scores behind the calls: the windows' score profiles (data/score_profiles.py)
+    # the scores behind the calls: the windows' score profiles (calling/score_profiles.py)
     if calling_start() != "calls":
         inputs |= {
             "scores": scores_tables(),

@@ -129,7 +129,7 @@ EVALUATED_SPLIT = "test"
 # BASELINE_SCORE_PREFIX + its name (higher = more likely an error; see comparison_fields).
 PREDICTION_COLUMNS = ("id", "gene_id", "label", "prob", "pred", "bucket", "length")
 # The window's inputs stay in windows.parquet (join on id): the sequence, and the base model's score
-# profiles along it (data/score_profiles.py; 2 values per base, the bulk of the table).
+# profiles along it (calling/score_profiles.py; 2 values per base, the bulk of the table).
 PREDICTION_DROPPED_WINDOW_COLUMNS = ("sequence", "donor_scores", "acceptor_scores")
 BASELINE_SCORE_PREFIX = "baseline_"
 

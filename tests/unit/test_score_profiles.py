@@ -1,4 +1,4 @@
-"""The base model's score profiles along each window (data/score_profiles.py) and the extract rule
+"""The base model's score profiles along each window (calling/score_profiles.py) and the extract rule
 that writes them: a hand-made genome and scores table whose every expected value can be written
 down, on both strands, with unscored positions (outside the genes, past a chromosome end) at 0.0."""
 
@@ -10,17 +10,17 @@ import polars as pl
 import pytest
 
 from tests.calls_fixtures import extract_args
-from workflow_scripts.calling.scores import ScoreTables
-from workflow_scripts.config.types import ExperimentSection, complete_typed_section
-from workflow_scripts.data import chromosome_windows
-from workflow_scripts.data.fasta import load_fasta, open_genome
-from workflow_scripts.data.quality import read_notes
-from workflow_scripts.data.score_profiles import (
+from workflow_scripts.calling.score_profiles import (
     ACCEPTOR_SCORES,
     DONOR_SCORES,
     UNSCORED,
     with_score_profiles,
 )
+from workflow_scripts.calling.scores import ScoreTables
+from workflow_scripts.config.types import ExperimentSection, complete_typed_section
+from workflow_scripts.data import chromosome_windows
+from workflow_scripts.data.fasta import load_fasta, open_genome
+from workflow_scripts.data.quality import read_notes
 from workflow_scripts.data.windows import drop_all_n, split_windows, windows_from_calls
 from workflow_scripts.errors import InputError
 from workflow_scripts.rules.extract import main as extract_main
@@ -124,7 +124,7 @@ def test_only_the_chromosomes_asked_for_are_read(tables):
 
 def test_large_tables_are_looked_up_in_chunks(tables, monkeypatch):
     whole, _ = with_score_profiles(CALLS, tables.by_chromosome(), CHROMS, flank=3)
-    monkeypatch.setattr("workflow_scripts.data.score_profiles.CHUNK_BASES", 7)  # one window a chunk
+    monkeypatch.setattr("workflow_scripts.calling.score_profiles.CHUNK_BASES", 7)  # one window a chunk
     chunked, _ = with_score_profiles(CALLS, tables.by_chromosome(), CHROMS, flank=3)
     assert chunked.equals(whole)
 

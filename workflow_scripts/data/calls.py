@@ -18,6 +18,10 @@ from pathlib import Path
 from workflow_scripts.data.tables import require_columns
 from workflow_scripts.errors import InputError
 
+# the gene cluster a call lies in (calls made by the pipeline: cluster_genes, calling/paralogs.py):
+# data splits keep each cluster in one split
+GENE_CLUSTER = "gene_cluster"
+
 # One row per call of the base splice-site model. position, gene_start, gene_end: 1-based.
 CALL_COLUMNS = ("gene_id", "chrom", "position", "strand", "splice_type", "pred_type")
 OPTIONAL_CALL_COLUMNS = ("score", "gene_start", "gene_end")

@@ -18,11 +18,11 @@ from collections.abc import Iterator
 
 import polars as pl
 
+from workflow_scripts.calling.score_profiles import with_score_profiles
 from workflow_scripts.calling.scores import Scores, ScoreTables
 from workflow_scripts.data.call_table import CHROM_INDEX
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.data.quality import NOTES_KEY
-from workflow_scripts.data.score_profiles import with_score_profiles
 from workflow_scripts.data.tables import ParquetParts
 from workflow_scripts.data.windows import call_windows, in_output_order
 

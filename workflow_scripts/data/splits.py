@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from workflow_scripts.calling.contract import GENE_CLUSTER
 from workflow_scripts.config.split_checks import HELD_OUT_CHROMOSOMES, check_split_config
 from workflow_scripts.config.types import SplitSection
+from workflow_scripts.data.calls import GENE_CLUSTER
 from workflow_scripts.errors import InputError
 
 SPLIT_NAMES = ("train", "val", "test")

@@ -1,7 +1,7 @@
 """score_profile_tree: gradient-boosted trees on the base model's score profiles around the site.
 
 What a MetaSpliceAI-style meta-model sees, without the sequence: scikit-learn's
-HistGradientBoostingClassifier on the donor AND acceptor profiles (data/score_profiles.py) at the
+HistGradientBoostingClassifier on the donor AND acceptor profiles (calling/score_profiles.py) at the
 site and `flank` nt either side (evaluate.profile_flank), 2 * (2 * flank + 1) features, plus
 is-donor. The scores enter raw (probabilities): a tree's splits and its quantile bins are the
 same under any monotone transform such as logit. A base a window does not hold (profile_flank
@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 from sklearn.ensemble import HistGradientBoostingClassifier
 
-from workflow_scripts.data.score_profiles import PROFILE_COLUMNS, UNSCORED, has_profiles
+from workflow_scripts.calling.score_profiles import PROFILE_COLUMNS, UNSCORED, has_profiles
 from workflow_scripts.evaluation.baselines import BaselineUnavailable, site_indices
 from workflow_scripts.metrics import roc_auc
 

@@ -3,7 +3,7 @@ windows.parquet per fold (runs site_candidates_fold<i>: config/runs.site_runs).
 
 Every candidate (sites/candidates.py) is one window cut as extract cuts a call's (data/windows.
 call_windows: window.flank nt each side, the site at site_offset, minus strand reverse-complemented)
-with the base model's score profiles along it (data/score_profiles.py) and its call columns
+with the base model's score profiles along it (calling/score_profiles.py) and its call columns
 (`score` = base_score, `splice_type`), labelled 1 when it is a true site. The run of fold i tests
 the candidates of site_calls' fold i (the same folds: sites/inputs.folded_candidates); the other
 folds' gene clusters are cut into train and val in the ratio split.fractions.train : val,

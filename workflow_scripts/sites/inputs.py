@@ -11,10 +11,10 @@ import polars as pl
 
 from workflow_scripts.calling.contract import GENE_CLUSTER, GENE_COLUMNS, SITE_COLUMNS
 from workflow_scripts.calling.genome_checks import check_chromosomes
+from workflow_scripts.calling.score_profiles import with_score_profiles
 from workflow_scripts.calling.scores import ScoreTables
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.genome import Genome
-from workflow_scripts.data.score_profiles import with_score_profiles
 from workflow_scripts.data.tables import read_table
 from workflow_scripts.sites.candidate_windows import candidate_windows
 from workflow_scripts.sites.candidates import Candidates, find_candidates
@@ -60,7 +60,7 @@ def folded_candidates(
 
 def profiled_windows(found: Candidates, inputs: SiteInputs, flank: int) -> tuple[pl.DataFrame, dict]:
     """Every candidate as a window of `flank` nt each side with the base model's score profiles
-    along it (sites/candidate_windows.py, data/score_profiles.py), in the candidates' order, and
+    along it (sites/candidate_windows.py, calling/score_profiles.py), in the candidates' order, and
     the profiles' report (bases, scored bases)."""
     windows = candidate_windows(found.table, inputs.genome, flank)
     parts = inputs.score_tables().by_chromosome(set(windows["chrom"].unique().to_list()))
