@@ -22,7 +22,7 @@ rule annotate_sites:
     params:
         code=rule_code("annotate_sites"),
         inputs=user_input_digests(calling_annotation()),
-        config=calling_config(ANNOTATE_SITES_KEYS),
+        config=rule_configs.calling_config(config, "annotate_sites"),
         genome=genome_args,
         paths=path_args("annotation"),
     shell:
@@ -46,7 +46,7 @@ rule cluster_genes:
         "../envs/data.yaml"
     params:
         code=rule_code("cluster_genes"),
-        config=calling_config(CLUSTER_GENES_KEYS),
+        config=rule_configs.calling_config(config, "cluster_genes"),
         genome=genome_args,
         paths=path_args("exons", "genes"),
     shell:
@@ -78,7 +78,7 @@ rule score_base_model:
     params:
         code=rule_code("score_base_model"),
         inputs=user_input_digests(base_model_weights()),
-        config=calling_config(SCORE_BASE_MODEL_KEYS),
+        config=rule_configs.calling_config(config, "score_base_model"),
         genome=genome_args,
         paths=path_args("genes", "weights"),
     shell:
@@ -107,7 +107,7 @@ rule make_calls:
     params:
         code=rule_code("make_calls"),
         inputs=user_input_digests(scores_tables()),
-        config=calling_config(MAKE_CALLS_KEYS),
+        config=rule_configs.calling_config(config, "make_calls"),
         genome=genome_args,
         paths=path_args("scores", "sites", "genes", "gene_clusters"),
     shell:

@@ -9,13 +9,6 @@ from snakemake.settings.types import DeploymentMethod
 # The package is installed (make setup: pip install -e .); rules import nothing else.
 from workflow_scripts import layout
 from workflow_scripts.artifacts import EXPLAIN_PLOTS, PLOTS, plot_file_name
-from workflow_scripts.calling.contract import (
-    ANNOTATE_SITES_KEYS,
-    CLUSTER_GENES_KEYS,
-    MAKE_CALLS_KEYS,
-    SCORE_BASE_MODEL_KEYS,
-    SITE_CALLS_KEYS,
-)
 from workflow_scripts.calling.model_files import weight_files
 from workflow_scripts.command_line import path_flags
 from workflow_scripts.workflow.preflight import (
@@ -38,6 +31,7 @@ from workflow_scripts.input_digest import input_digests
 from workflow_scripts.shown_digest import ShownDigest
 from workflow_scripts.source_digest import rule_code_digest
 from workflow_scripts.tokenization.tokenizers import resolve_tokenizer_kind
+from workflow_scripts.workflow import rule_configs
 from workflow_scripts.training.cluster_env import CLUSTER_ENV_VARIABLE
 
 
@@ -394,39 +388,6 @@ def site_report_output(name):
     )
 
 
-def site_calls_config():
-    """--config for site_calls: calling's threshold and consensus_window, the sites section, the
-    k-mer baseline's window.flank and evaluate.kmer_max_k (with sites.model, evaluate's batch_size:
-    errorseq's val predictions)."""
-    calling = {key: config["calling"][key] for key in SITE_CALLS_KEYS}
-    evaluate = {"kmer_max_k": config["evaluate"]["kmer_max_k"]}
-    if SITE_RUNS:
-        evaluate["batch_size"] = config["evaluate"]["batch_size"]
-    window = {"flank": config["window"]["flank"]}
-    sections = {
-        "calling": calling,
-        "sites": config["sites"],
-        "window": window,
-        "evaluate": evaluate,
-    }
-    return json.dumps(sections, sort_keys=True)
-
-
-# what the candidates and their folds depend on: a change of another sites key (the tree, the
-# bootstrap) does not retrain sites.model's runs
-SITE_WINDOWS_SITES_KEYS = ("floor", "peak_radius", "folds", "seed")
-
-
-def site_windows_config():
-    """--config for site_windows: site_calls' calling keys, the sites keys of the candidates and
-    folds, window.flank and split.fractions (train : val)."""
-    calling = {key: config["calling"][key] for key in SITE_CALLS_KEYS}
-    sites = {key: config["sites"][key] for key in SITE_WINDOWS_SITES_KEYS}
-    sections = {"calling": calling, "sites": sites, "window": config["window"]}
-    sections["split"] = {"fractions": config["split"]["fractions"]}
-    return json.dumps(sections, sort_keys=True)
-
-
 def site_windows_outputs():
     return [layout.run_file(layout.WINDOWS, run) for run in SITE_RUNS]
 
@@ -471,25 +432,9 @@ def calling_regions():
     return [path] if path else []
 
 
-def rescore_sites_config():
-    """--config for rescore_sites: site_calls' calling keys, the sites section (the
-    re-scorer's feature settings must match it) and evaluate's batch_size."""
-    calling = {key: config["calling"][key] for key in SITE_CALLS_KEYS}
-    evaluate = {"batch_size": config["evaluate"]["batch_size"]}
-    sections = {"calling": calling, "sites": config["sites"], "evaluate": evaluate}
-    return json.dumps(sections, sort_keys=True)
-
-
 def rescore_outputs():
     """The targets of `all` with calling.start regions, the corrected calls and their report."""
     return list(rules.rescore_sites.output)
-
-
-def calling_config(keys):
-    """--config for one calling rule: only its keys of calling: (calling/contract.py), so a
-    change to another key (say the threshold) does not re-run it."""
-    calling = {key: config["calling"][key] for key in keys if key in config["calling"]}
-    return json.dumps({"calling": calling}, sort_keys=True)
 
 
 # ---- models, tokenizers and pretraining (docs/models.md) ----

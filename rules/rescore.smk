@@ -48,7 +48,7 @@ rule rescore_sites:
     params:
         code=rule_code("rescore_sites"),
         inputs=user_input_digests(site_transfer_manifest()),
-        config=rescore_sites_config(),
+        config=rule_configs.rescore_sites_config(config),
         genome=genome_args,
         paths=path_args("scores", "regions", "transfer"),
     shell:

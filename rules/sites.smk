@@ -38,7 +38,7 @@ rule site_calls:
     params:
         code=rule_code("site_calls"),
         inputs=user_input_digests(scores_tables(), site_transfer_manifest()),
-        config=site_calls_config(),
+        config=rule_configs.site_calls_config(config, bool(SITE_RUNS)),
         genome=genome_args,
         errorseq=site_model_args,
         paths=path_args("scores", "sites", "genes", "gene_clusters", "transfer"),
@@ -68,7 +68,7 @@ rule site_windows:
     params:
         code=rule_code("site_windows"),
         inputs=user_input_digests(scores_tables()),
-        config=site_windows_config(),
+        config=rule_configs.site_windows_config(config),
         genome=genome_args,
         paths=path_args("scores", "sites", "genes", "gene_clusters"),
     shell:

@@ -1,7 +1,7 @@
 """The calling artifacts' columns and the `calling:` keys each rule reads, declared once.
 
 No polars here: the preflight and rules/common.smk import this while Snakemake parses the
-workflow. A rule gets only its keys of `calling:` as --config (common.smk's calling_config), so
+workflow. A rule gets only its keys of `calling:` as --config (workflow/rule_configs.py: calling_config), so
 changing the threshold re-runs make_calls but neither annotate_sites nor score_base_model.
 """
 
