@@ -35,8 +35,3 @@ def summary(name: str) -> str:
     """The card's first heading line and its one-line description."""
     lines = [line.strip() for line in (FOLDER / name / CARD).read_text().splitlines() if line.strip()]
     return f"{PREFIX}{name}: {lines[1] if len(lines) > 1 else lines[0]}"
-
-
-if __name__ == "__main__":
-    for shipped in available():
-        print(summary(shipped))
