@@ -1,7 +1,7 @@
 rule bucket:
     input:
         windows=layout.run_file(layout.WINDOWS),
-        tokenizer=bucket_tokenizer_input,
+        tokenizer=files.bucket_tokenizer_input,
     output:
         manifest=layout.run_file(layout.BUCKET_MANIFEST),
         summary=layout.run_file(layout.BUCKET_SUMMARY),

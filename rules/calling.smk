@@ -5,7 +5,7 @@
 
 rule annotate_sites:
     input:
-        annotation=calling_annotation(),
+        annotation=files.calling_annotation(),
         index=layout.GENOME_INDEX,
         sequence=layout.GENOME_SEQUENCE,
     output:
@@ -21,7 +21,7 @@ rule annotate_sites:
         "../envs/data.yaml"
     params:
         code=rule_code("annotate_sites"),
-        inputs=user_input_digests(calling_annotation()),
+        inputs=user_input_digests(files.calling_annotation()),
         config=rule_configs.calling_config(config, "annotate_sites"),
         genome=genome_args,
         paths=path_args("annotation"),
@@ -56,10 +56,10 @@ rule cluster_genes:
 
 rule score_base_model:
     input:
-        genes=scored_spans(),  # the annotation's genes, or calling.start regions' spans
+        genes=files.scored_spans(),  # the annotation's genes, or calling.start regions' spans
         index=layout.GENOME_INDEX,
         sequence=layout.GENOME_SEQUENCE,
-        weights=base_model_weights(),
+        weights=files.base_model_weights(),
     output:
         scores=layout.SCORE_SHARD,
         regions=layout.SCORE_SHARD_RECORD,
@@ -77,7 +77,7 @@ rule score_base_model:
         gpu=GPU_ON_THIS_MACHINE,
     params:
         code=rule_code("score_base_model"),
-        inputs=user_input_digests(base_model_weights()),
+        inputs=user_input_digests(files.base_model_weights()),
         config=rule_configs.calling_config(config, "score_base_model"),
         genome=genome_args,
         paths=path_args("genes", "weights"),
@@ -89,7 +89,7 @@ rule score_base_model:
 
 rule make_calls:
     input:
-        scores=scores_tables(),
+        scores=files.scores_tables(),
         sites=layout.ANNOTATION_SITES,
         genes=layout.ANNOTATION_GENES,
         gene_clusters=layout.ANNOTATION_GENE_CLUSTERS,
@@ -106,7 +106,7 @@ rule make_calls:
         "../envs/data.yaml"
     params:
         code=rule_code("make_calls"),
-        inputs=user_input_digests(scores_tables()),
+        inputs=user_input_digests(files.scores_tables()),
         config=rule_configs.calling_config(config, "make_calls"),
         genome=genome_args,
         paths=path_args("scores", "sites", "genes", "gene_clusters"),

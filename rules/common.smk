@@ -8,8 +8,7 @@ from snakemake.settings.types import DeploymentMethod
 
 # The package is installed (make setup: pip install -e .); rules import nothing else.
 from workflow_scripts import layout
-from workflow_scripts.artifacts import EXPLAIN_PLOTS, PLOTS, plot_file_name
-from workflow_scripts.calling.model_files import weight_files
+from workflow_scripts.artifacts import EXPLAIN_PLOTS, PLOTS
 from workflow_scripts.command_line import path_flags
 from workflow_scripts.workflow.preflight import (
     check_input_files,
@@ -30,8 +29,12 @@ from workflow_scripts.evaluation.provenance import (
 from workflow_scripts.input_digest import input_digests
 from workflow_scripts.shown_digest import ShownDigest
 from workflow_scripts.source_digest import rule_code_digest
-from workflow_scripts.tokenization.tokenizers import resolve_tokenizer_kind
 from workflow_scripts.workflow import rule_configs
+from workflow_scripts.workflow.rule_files import (
+    RuleFiles,
+    explain_plot_paths,
+    plot_paths,
+)
 from workflow_scripts.training.cluster_env import CLUSTER_ENV_VARIABLE
 
 
@@ -61,6 +64,8 @@ EXPERIMENTS = runs
 # evaluate as any run; not experiments (no plots, explain or summary). docs/sites.md.
 SITE_RUNS = site_model_runs
 ALL_RUNS = {**EXPERIMENTS, **SITE_RUNS}
+# the files the rules read and the targets, as the config says (workflow/rule_files.py)
+files = RuleFiles(config, tuple(EXPERIMENTS), tuple(SITE_RUNS))
 # Jobs inherit this (also on SLURM, where each job re-reads the workflow): the launcher exports
 # the NCCL presets from it. Not a param, so changing an NCCL setting does not retrain.
 os.environ[CLUSTER_ENV_VARIABLE] = json.dumps(config["cluster"], sort_keys=True)
@@ -153,11 +158,6 @@ def input_paths(item, wildcards):
     return [str(path) for path in ([value] if isinstance(value, str) else value)]
 
 
-def plot_paths(experiment="{experiment}"):
-    """The plot rule's PNGs (workflow_scripts.artifacts.PLOTS) for one experiment."""
-    return [f"results/{experiment}/plots/{plot_file_name(name)}" for name in PLOTS]
-
-
 # Snakemake's report lists a category's files by their first label (by path without one): these
 # orders give each file a numbered label, so a page lists them as a reader looks at them.
 READING_ORDER = (
@@ -207,13 +207,6 @@ def plot_report_outputs():
     return [plot_report_output(n, path) for n, path in zip(PLOTS, plot_paths())]
 
 
-def explain_plot_paths(experiment="{experiment}"):
-    """The explain rule's PNGs (workflow_scripts.artifacts.EXPLAIN_PLOTS) for one experiment."""
-    return [
-        f"results/{experiment}/explain/{plot_file_name(name)}" for name in EXPLAIN_PLOTS
-    ]
-
-
 def explain_report_outputs():
     """explain_plot_paths() flagged for the report, captions report/explain/<name>.rst."""
     pairs = zip(EXPLAIN_PLOTS, explain_plot_paths())
@@ -242,40 +235,12 @@ def summary_provenance():
     return json.dumps(workflow_facts(config, workflow.configfiles))
 
 
-def calls_summary_input():
-    """make_calls' summary.json (the calls' counts) if the pipeline made the calls."""
-    if uses_sequences_table() or calling_start() == "calls":
-        return []
-    return layout.CALLS_SUMMARY
-
-
 def all_outputs():
-    plots = [path for experiment in EXPERIMENTS for path in plot_paths(experiment)]
-    plots += [path for e in EXPERIMENTS for path in explain_plot_paths(e)]
-    metrics = expand(layout.run_file(layout.METRICS), experiment=EXPERIMENTS)
-    summary = [
-        f"{layout.SUMMARY_DIR}/summary.tsv",
-        f"{layout.SUMMARY_DIR}/provenance.json",
-    ]
     # no annotation: no calls to train on, only the corrected calls
-    if calling_start() == "regions":
-        return rescore_outputs() + score_shard_outputs()
-    return plots + metrics + summary + site_outputs() + score_shard_outputs()
-
-
-def score_shard_outputs():
-    """calling.start annotation or regions: every score_base_model shard and its record, targets
-    of their own: Snakemake does not redo a deleted file that only feeds jobs whose outputs are
-    there, so a shard deleted after a run would stay missing (make_calls, site_calls, extract and
-    rescore_sites read them)."""
-    if uses_sequences_table() or calling_start() not in ("annotation", "regions"):
-        return []
-    shards = config["calling"]["base_model"]["shards"]
-    return expand(
-        [layout.SCORE_SHARD, layout.SCORE_SHARD_RECORD],
-        shard=range(1, shards + 1),
-        shards=shards,
-    )
+    if files.calling_start() == "regions":
+        return rescore_outputs() + files.score_shard_outputs()
+    outputs = files.experiment_outputs() + site_outputs()
+    return outputs + files.score_shard_outputs()
 
 
 def experiment_rule_config(*sections):
@@ -290,60 +255,6 @@ def run_rule_config(*sections):
         return run_config_json(config, ALL_RUNS[wildcards.experiment], *sections)
 
     return for_run
-
-
-def uses_sequences_table():
-    return "sequences" in config
-
-
-def extract_inputs(wildcards):
-    if uses_sequences_table():
-        return {"sequences": config["sequences"]}
-    inputs = {
-        "index": layout.GENOME_INDEX,
-        "sequence": layout.GENOME_SEQUENCE,
-        "calls": calls_table(),
-    }
-    # the scores behind the calls: the windows' score profiles (calling/score_profiles.py)
-    if calling_start() != "calls":
-        inputs |= {
-            "scores": scores_tables(),
-            "genes": layout.ANNOTATION_GENES,
-        }
-    return inputs
-
-
-# ---- calls made by the pipeline (docs/calling.md) ----
-def calling_start():
-    return config["calling"]["start"]
-
-
-def calls_table():
-    """The user's calls table (calling.start calls), else the make_calls rule's output."""
-    if calling_start() == "calls":
-        return config["calls"]
-    return layout.CALLS_TABLE
-
-
-def scores_tables():
-    """The user's scores table (calling.start scores), else every score_base_model shard's output
-    (calling.base_model.shards of them, gathered by make_calls)."""
-    if calling_start() == "scores":
-        return [config["calling"]["scores"]]
-    shards = config["calling"]["base_model"]["shards"]
-    return expand(layout.SCORE_SHARD, shard=range(1, shards + 1), shards=shards)
-
-
-def calling_annotation():
-    return config["calling"].get("annotation", [])
-
-
-def base_model_weights():
-    """The base model's files (calling.start annotation or regions): score_base_model's inputs."""
-    if calling_start() not in ("annotation", "regions"):
-        return []
-    weights = config["calling"]["base_model"]["weights"]
-    return [str(path) for path in weight_files(weights)]
 
 
 def genome_args(wildcards, input):
@@ -363,7 +274,7 @@ def site_outputs():
     whatever the config: an output set that changes (with sites.model, or with an errorseq
     update) leaves a new file without metadata, and Snakemake then skips the params check of a
     target that exists ("Nothing to be done")."""
-    if uses_sequences_table() or calling_start() in ("calls", "regions"):
+    if not files.makes_site_calls():
         return []
     return [*rules.site_calls.output, *rules.site_summary.output]
 
@@ -388,114 +299,8 @@ def site_report_output(name):
     )
 
 
-def site_windows_outputs():
-    return [layout.run_file(layout.WINDOWS, run) for run in SITE_RUNS]
-
-
-def site_model_inputs():
-    """sites.model: what site_calls reads of each run (test predictions, the model and its val
-    split); [] when off."""
-    files = layout.FOLD_RUN_FILES
-    return [layout.run_file(name, run) for run in SITE_RUNS for name in files]
-
-
-def site_model_args(wildcards):
-    """--errorseq RUN_DIR... with sites.model, else nothing."""
-    runs = " ".join(shlex_quote(layout.run_dir(run)) for run in SITE_RUNS)
-    return f"--errorseq {runs}" if SITE_RUNS else ""
-
-
-def site_transfer_inputs():
-    """sites.transfer: another genome's re-scorer folder, applied unchanged; [] when unset."""
-    path = config["sites"].get("transfer")
-    return [path] if path else []
-
-
-def site_transfer_manifest():
-    """The re-scorer's rescorer.json, for the content digest (a folder has none): it holds
-    every other file's sha256, and site_calls refuses a file that differs from it."""
-    return [os.path.join(path, "rescorer.json") for path in site_transfer_inputs()]
-
-
-# ---- a genome without an annotation: calling.start regions (rules/rescore.smk, docs/calling.md) ----
-def scored_spans():
-    """What score_base_model scores: the target regions (calling.start regions), else the
-    annotation's genes."""
-    if calling_start() == "regions":
-        return layout.REGIONS_TABLE
-    return layout.ANNOTATION_GENES
-
-
-def calling_regions():
-    """calling.regions: the BED of the regions to score; [] = every chromosome."""
-    path = config["calling"].get("regions")
-    return [path] if path else []
-
-
 def rescore_outputs():
     """The targets of `all` with calling.start regions, the corrected calls and their report."""
     return list(rules.rescore_sites.output)
 
-
-# ---- models, tokenizers and pretraining (docs/models.md) ----
-def tokenizer_kind():
-    return resolve_tokenizer_kind(config["tokenizer"], config["model"])
-
-
-def learnt_tokenizer_dir(wildcards):
-    return layout.run_file(layout.TOKENIZER_DIR, wildcards.experiment)
-
-
-def bucket_tokenizer_input(wildcards):
-    return learnt_tokenizer_dir(wildcards) if tokenizer_kind() == "bpe" else []
-
-
-def pretrained_encoder_input(wildcards):
-    if config["pretrain"]["enabled"]:
-        return layout.run_file(layout.PRETRAINED_ENCODER, wildcards.experiment)
-    return []
-
-
-def pretrain_genome_input(wildcards):
-    if config["pretrain"]["source"] == "genome":
-        return layout.GENOME_INDEX
-    return []
-
-
 # ---- a trained model on new calls (README: Use a trained model) ----
-def prediction_outputs(wildcards):
-    """What `snakemake predict` makes: predict.calls scored by every experiment's model."""
-    if "calls" not in config["predict"]:
-        raise InputError("config", "predict.calls", "set the calls table to score")
-    name = config["predict"]["name"]
-    return expand(
-        "results/{experiment}/predictions/{name}.parquet",
-        experiment=EXPERIMENTS,
-        name=name,
-    )
-
-
-def predict_genome():
-    """{"genome": predict.genome (a FASTA)}, else {"index": the pipeline's genome index}."""
-    if "genome" in config["predict"]:
-        return {"genome": config["predict"]["genome"]}
-    if "genome" not in config:
-        raise InputError(
-            "config", "predict.genome", "needed: the workflow has no genome: input"
-        )
-    return {"index": layout.GENOME_INDEX}
-
-
-def predict_inputs(wildcards):
-    def run_file(name):
-        return layout.run_file(name, wildcards.experiment)
-
-    if "calls" not in config["predict"]:
-        raise InputError("config", "predict.calls", "set the calls table to score")
-    return {
-        "calls": config["predict"]["calls"],
-        **predict_genome(),
-        "model": run_file(layout.MODEL_WEIGHTS),
-        "model_config": run_file(layout.MODEL_CONFIG),
-        "metrics": run_file(layout.METRICS),
-    }

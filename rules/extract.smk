@@ -22,7 +22,7 @@ rule index_genome:
 
 rule extract:
     input:
-        unpack(extract_inputs),
+        unpack(files.extract_inputs),
     output:
         windows=layout.run_file(layout.WINDOWS),
     log:
@@ -36,7 +36,7 @@ rule extract:
         "../envs/data.yaml"
     params:
         code=rule_code("extract"),
-        inputs=user_input_digests(extract_inputs),
+        inputs=user_input_digests(files.extract_inputs),
         config=experiment_rule_config("window", "split"),
         genome=genome_args,
         paths=path_args("sequences", "calls", "scores", "genes"),

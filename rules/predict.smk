@@ -5,12 +5,12 @@
 
 rule predict:
     input:
-        prediction_outputs,
+        files.prediction_outputs,
 
 
 rule predict_calls:
     input:
-        unpack(predict_inputs),
+        unpack(files.predict_inputs),
     output:
         predictions="results/{experiment}/predictions/{name}.parquet",
     log:
@@ -23,7 +23,7 @@ rule predict_calls:
         "../envs/train.yaml"
     params:
         code=rule_code("predict_calls"),
-        inputs=user_input_digests(predict_inputs),
+        inputs=user_input_digests(files.predict_inputs),
         config=experiment_rule_config("predict", "window", "evaluate"),
         genome=genome_args,
         paths=path_args("calls", "model", "model_config", "metrics"),

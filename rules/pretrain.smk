@@ -5,7 +5,7 @@ use rule train as pretrain with:
         windows=layout.run_file(layout.WINDOWS),
         manifest=layout.run_file(layout.BUCKET_MANIFEST),
         bucket_summary=layout.run_file(layout.BUCKET_SUMMARY),
-        genome_index=pretrain_genome_input,
+        genome_index=files.pretrain_genome_input,
         deepspeed_config=lookup(
             dpath="train/deepspeed_config", within=config, default=[]
         ),

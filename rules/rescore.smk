@@ -1,10 +1,11 @@
 # Corrected calls for a genome without an annotation (calling.start regions; docs/sites.md):
 # genome (+ calling.regions, a BED) -> target_regions -> [score_base_model, one job per shard]
 #   -> rescore_sites (sites.transfer: another genome's re-scorer) -> results/rescored/
-# Its paths and helpers: rules/common.smk (score_base_model reads scored_spans()).
+# Its paths and helpers: workflow_scripts/workflow/rule_files.py (score_base_model reads
+# files.scored_spans()).
 rule target_regions:
     input:
-        regions=calling_regions(),
+        regions=files.calling_regions(),
         index=layout.GENOME_INDEX,
         sequence=layout.GENOME_SEQUENCE,
     output:
@@ -17,7 +18,7 @@ rule target_regions:
         "../envs/data.yaml"
     params:
         code=rule_code("target_regions"),
-        inputs=user_input_digests(calling_regions()),
+        inputs=user_input_digests(files.calling_regions()),
         genome=genome_args,
         paths=path_args("regions"),
     shell:
@@ -27,11 +28,11 @@ rule target_regions:
 
 rule rescore_sites:
     input:
-        scores=scores_tables(),
+        scores=files.scores_tables(),
         regions=layout.REGIONS_TABLE,
         index=layout.GENOME_INDEX,
         sequence=layout.GENOME_SEQUENCE,
-        transfer=site_transfer_inputs(),
+        transfer=files.site_transfer_inputs(),
     output:
         calls=f"{layout.RESCORED_DIR}/corrected_calls.parquet",
         bed=f"{layout.RESCORED_DIR}/corrected_calls.bed",
@@ -47,7 +48,7 @@ rule rescore_sites:
     threads: 1
     params:
         code=rule_code("rescore_sites"),
-        inputs=user_input_digests(site_transfer_manifest()),
+        inputs=user_input_digests(files.site_transfer_manifest()),
         config=rule_configs.rescore_sites_config(config),
         genome=genome_args,
         paths=path_args("scores", "regions", "transfer"),

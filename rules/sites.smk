@@ -8,14 +8,14 @@
 
 rule site_calls:
     input:
-        scores=scores_tables(),
+        scores=files.scores_tables(),
         sites=layout.ANNOTATION_SITES,
         genes=layout.ANNOTATION_GENES,
         gene_clusters=layout.ANNOTATION_GENE_CLUSTERS,
         index=layout.GENOME_INDEX,
         sequence=layout.GENOME_SEQUENCE,
-        errorseq=site_model_inputs(),
-        transfer=site_transfer_inputs(),
+        errorseq=files.site_model_inputs(),
+        transfer=files.site_transfer_inputs(),
     # every output always declared, and all in rule all (common.smk: site_outputs)
     output:
         calls=layout.SITE_CORRECTED_CALLS,
@@ -37,10 +37,10 @@ rule site_calls:
     threads: 1
     params:
         code=rule_code("site_calls"),
-        inputs=user_input_digests(scores_tables(), site_transfer_manifest()),
+        inputs=user_input_digests(files.scores_tables(), files.site_transfer_manifest()),
         config=rule_configs.site_calls_config(config, bool(SITE_RUNS)),
         genome=genome_args,
-        errorseq=site_model_args,
+        errorseq=files.site_model_args,
         paths=path_args("scores", "sites", "genes", "gene_clusters", "transfer"),
     shell:
         "python -m workflow_scripts.rules.site_calls --config {params.config:q} "
@@ -51,14 +51,14 @@ rule site_calls:
 # site_candidates_fold<i> (bucket, train, evaluate as any run); site_calls reads their models.
 rule site_windows:
     input:
-        scores=scores_tables(),
+        scores=files.scores_tables(),
         sites=layout.ANNOTATION_SITES,
         genes=layout.ANNOTATION_GENES,
         gene_clusters=layout.ANNOTATION_GENE_CLUSTERS,
         index=layout.GENOME_INDEX,
         sequence=layout.GENOME_SEQUENCE,
     output:
-        windows=site_windows_outputs(),
+        windows=files.site_windows_outputs(),
     log:
         "logs/site_windows.log",
     benchmark:
@@ -67,7 +67,7 @@ rule site_windows:
         "../envs/train.yaml"
     params:
         code=rule_code("site_windows"),
-        inputs=user_input_digests(scores_tables()),
+        inputs=user_input_digests(files.scores_tables()),
         config=rule_configs.site_windows_config(config),
         genome=genome_args,
         paths=path_args("scores", "sites", "genes", "gene_clusters"),

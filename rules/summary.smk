@@ -1,7 +1,7 @@
 rule summarize:
     input:
         metrics=expand(layout.run_file(layout.METRICS), experiment=EXPERIMENTS),
-        calls_summary=calls_summary_input(),
+        calls_summary=files.calls_summary_input(),
     output:
         table=report(
             f"{layout.SUMMARY_DIR}/summary.tsv",

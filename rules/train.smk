@@ -9,7 +9,7 @@ rule train:
         deepspeed_config=lookup(
             dpath="train/deepspeed_config", within=config, default=[]
         ),
-        init_encoder=pretrained_encoder_input,
+        init_encoder=files.pretrained_encoder_input,
     output:
         weights=layout.run_file(layout.MODEL_WEIGHTS),
         config=layout.run_file(layout.MODEL_CONFIG),
