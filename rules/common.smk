@@ -1,6 +1,5 @@
 import json
 import os
-import re
 import shlex
 import sys
 
@@ -9,12 +8,6 @@ from snakemake.settings.types import DeploymentMethod
 # The package is installed (make setup: pip install -e .); rules import nothing else.
 from workflow_scripts import layout
 from workflow_scripts.artifacts import EXPLAIN_PLOTS, PLOTS
-from workflow_scripts.command_line import path_flags
-from workflow_scripts.workflow.preflight import (
-    check_input_files,
-    is_user_file,
-    nvidia_gpu_present,
-)
 from workflow_scripts.config.package_paths import resolve_package_paths
 from workflow_scripts.config.run_directory import check_run_directory
 from workflow_scripts.config.runs import run_config_json, runs_of_config, site_runs
@@ -26,21 +19,27 @@ from workflow_scripts.evaluation.provenance import (
     run_facts,
     workflow_facts,
 )
-from workflow_scripts.input_digest import input_digests
-from workflow_scripts.shown_digest import ShownDigest
-from workflow_scripts.source_digest import rule_code_digest
+from workflow_scripts.training.cluster_env import CLUSTER_ENV_VARIABLE
 from workflow_scripts.workflow import rule_configs
+from workflow_scripts.workflow.preflight import check_input_files, nvidia_gpu_present
+from workflow_scripts.workflow.report_labels import (
+    figure_label,
+    site_file_label,
+    summary_label,
+)
 from workflow_scripts.workflow.rule_files import (
     RuleFiles,
     explain_plot_paths,
     plot_paths,
 )
-from workflow_scripts.training.cluster_env import CLUSTER_ENV_VARIABLE
-
-
-def shlex_quote(text):
-    return shlex.quote(str(text))
-
+from workflow_scripts.workflow.rule_params import (
+    genome_args,
+    output_dir,
+    path_args,
+    rule_code,
+    runs_pattern,
+    user_input_digests,
+)
 
 try:
     for configfile_path in workflow.configfiles:
@@ -74,11 +73,6 @@ os.environ[CLUSTER_ENV_VARIABLE] = json.dumps(config["cluster"], sort_keys=True)
 os.environ[RUN_FACTS_VARIABLE] = json.dumps(run_facts(config, workflow.configfiles))
 
 
-def runs_pattern(names):
-    """A regular expression that matches exactly the run names `names`."""
-    return "|".join(map(re.escape, names)) or "(?!)"
-
-
 wildcard_constraints:
     experiment=runs_pattern(ALL_RUNS),
 
@@ -86,109 +80,18 @@ wildcard_constraints:
 if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
     # envs/*.yaml hold the third-party packages; errorseq itself is this checkout.
     shell.prefix(
-        f"set -euo pipefail; export PYTHONPATH={shlex_quote(workflow.basedir)}; "
+        f"set -euo pipefail; export PYTHONPATH={shlex.quote(workflow.basedir)}; "
     )
 else:
     # Jobs run `python` from the interpreter that runs Snakemake (e.g. .venv/bin/snakemake
     # without an activated venv), not whichever python comes first on the user's PATH.
-    interpreter_bin = shlex_quote(os.path.dirname(sys.executable))
+    interpreter_bin = shlex.quote(os.path.dirname(sys.executable))
     shell.prefix(f'set -euo pipefail; export PATH={interpreter_bin}:"$PATH"; ')
 
 
 def rule_config(*sections):
     """The named config sections as one JSON value: a rule's `--config` param."""
     return rule_config_json(config, *sections)
-
-
-def rule_code(rule):
-    """A digest of the errorseq code that runs for `rule` (workflow_scripts/source_digest.py).
-    It is the `code` param of each rule, so an edit of that code reruns it and `snakemake -n`
-    says why; train and pretrain then train afresh (their checkpoints are keyed on it too).
-    A function of the wildcards: Snakemake keeps what it returns as it is (a string param
-    becomes a plain str), so the report shows the ShownDigest's text.
-    """
-    shown = ShownDigest(rule_code_digest(rule), rule)
-    return lambda wildcards: shown
-
-
-def user_input_digests(*inputs):
-    """A rule's `inputs` param: the content digests of the user's files among `inputs` (paths,
-    lists, dicts or input functions), so a file replaced by one of other content reruns the rule
-    whatever its mtime (workflow_scripts/input_digest.py). A function of the wildcards alone:
-    Snakemake does not record params that are functions of `input`."""
-
-    def digests(wildcards):
-        paths = [p for item in inputs for p in input_paths(item, wildcards)]
-        return input_digests(path for path in paths if is_user_file(path))
-
-    return digests
-
-
-def path_args(*inputs, outputs=None):
-    """A params function: the job's inputs named in `inputs` as `--<name> PATH...` (nothing for
-    an optional input that is off) and its outputs (every named one, or those in `outputs`) as
-    `--out-<name> PATH...`, quoted: the paths of a rule's shell line, derived from its input and
-    output names (workflow_scripts/command_line.py, which the tests call too)."""
-
-    def args(wildcards, input, output):
-        chosen = output.keys() if outputs is None else outputs
-        flags = path_flags(
-            {name: input.get(name) for name in inputs},
-            {name: output.get(name) for name in chosen},
-        )
-        return shlex.join(flags)
-
-    return args
-
-
-def output_dir(name):
-    """A params function: the folder of the job's output `name` (a list of files in one folder)."""
-
-    def folder(wildcards, output):
-        return os.path.dirname(output.get(name)[0])
-
-    return folder
-
-
-def input_paths(item, wildcards):
-    """The paths in a path, a list, a dict of either (unpack) or a function of the wildcards."""
-    value = item(wildcards) if callable(item) else item
-    if isinstance(value, dict):
-        return [p for entry in value.values() for p in input_paths(entry, wildcards)]
-    return [str(path) for path in ([value] if isinstance(value, str) else value)]
-
-
-# Snakemake's report lists a category's files by their first label (by path without one): these
-# orders give each file a numbered label, so a page lists them as a reader looks at them.
-READING_ORDER = (
-    "model_vs_baselines",
-    "roc",
-    "precision_recall",
-    "confusion_matrix",
-    "training_curves",
-    "length_histogram",
-)
-FIGURE_ORDER = (
-    *READING_ORDER,
-    *(name for name in PLOTS if name not in READING_ORDER),
-    *(f"explain: {name}" for name in EXPLAIN_PLOTS),
-)
-SUMMARY_ORDER = ("summary.html", "summary.png", "summary.tsv", "provenance.json")
-
-
-def ordered_label(order, name, key):
-    """{key: "3. precision recall"}: the place of `name` in `order`, then its name."""
-    digits = len(str(len(order)))
-    place = f"{order.index(name) + 1:0{digits}d}"
-    return {key: f"{place}. {name.replace('_', ' ')}"}
-
-
-def figure_label(name):
-    return ordered_label(FIGURE_ORDER, name, "figure")
-
-
-def summary_label(name):
-    return ordered_label(SUMMARY_ORDER, name, "file")
 
 
 def plot_report_output(name, path):
@@ -257,17 +160,6 @@ def run_rule_config(*sections):
     return for_run
 
 
-def genome_args(wildcards, input):
-    """`--genome DIR` (the genome index directory, index_genome's outputs) when the job reads the
-    index, `--genome FASTA` for predict.genome, else nothing (extract from a sequences table).
-    """
-    if "index" in input.keys():
-        return f"--genome {shlex_quote(os.path.dirname(input.index))}"
-    if "genome" in input.keys():
-        return f"--genome {shlex_quote(input.genome)}"
-    return ""
-
-
 def site_outputs():
     """Every output of the site_calls rule where the pipeline makes the calls (calling.start
     scores or annotation): site-level re-scored calls, docs/sites.md. All of them, declared
@@ -279,15 +171,6 @@ def site_outputs():
     return [*rules.site_calls.output, *rules.site_summary.output]
 
 
-SITE_REPORT_ORDER = (
-    "site_summary.html",
-    "site_metrics.json",
-    "tree_calls.bed",
-    "errorseq_calls.bed",
-    "base_calls.bed",
-)
-
-
 def site_report_output(name):
     """results/sites/<name> flagged for the report's "Site calls" category, captioned by
     report/sites/<name>.rst, in SITE_REPORT_ORDER."""
@@ -295,12 +178,10 @@ def site_report_output(name):
         f"{layout.SITES_DIR}/{name}",
         caption=f"../report/sites/{name.replace('.', '_')}.rst",
         category="Site calls",
-        labels=ordered_label(SITE_REPORT_ORDER, name, "file"),
+        labels=site_file_label(name),
     )
 
 
 def rescore_outputs():
     """The targets of `all` with calling.start regions, the corrected calls and their report."""
     return list(rules.rescore_sites.output)
-
-# ---- a trained model on new calls (README: Use a trained model) ----

@@ -1,6 +1,6 @@
 """Every rule's command line, as `snakemake -n -p` prints it, is accepted by its program's own
-parser: the paths the rules derive from their input and output names (rules/common.smk
-`path_args`, workflow_scripts/command_line.py) are the flags the programs take. Three dry runs
+parser: the paths the rules derive from their input and output names (workflow_scripts/workflow/
+rule_params.py `path_args`, workflow_scripts/command_line.py) are the flags the programs take. Three dry runs
 (calling.start annotation, the demo, calling.start regions) between them plan every program of
 workflow_scripts/rules/."""
 

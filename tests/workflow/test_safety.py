@@ -59,7 +59,7 @@ def test_no_network_access_at_run_time(weird_run):
 
 
 # ---- static checks ----------------------------------------------------------------------------
-# Unquoted params must be numbers or text the workflow quoted itself (shlex_quote in common.smk).
+# Unquoted params must be numbers or text the workflow quoted itself (shlex.quote in workflow_scripts/workflow/).
 UNQUOTED_PARAMS_OK = {
     "errorseq",
     "genome",
@@ -76,7 +76,7 @@ def test_config_values_reach_shell_commands_only_quoted():
                 continue
             assert quoted, (
                 f"{rules.name}: {match.group(0)} reaches the shell unquoted: write it as "
-                "{...:q}, or build it with shlex_quote in common.smk and list it in UNQUOTED_PARAMS_OK"
+                "{...:q}, or build it with shlex.quote in workflow_scripts/workflow/ and list it in UNQUOTED_PARAMS_OK"
             )
     schema = yaml.safe_load((ROOT / "config/config.schema.yaml").read_text())
     name = schema["properties"]["experiments"]["items"]["properties"]["name"]
