@@ -232,7 +232,7 @@ def base_model(facts: Mapping, hasher: Hasher) -> dict:
     if calling["start"] == "calls":
         return {"source": CALLS_GIVEN, "files": [hasher.fact(facts["calls"])]}
     if calling["start"] == "scores":
-        given = {"source": SCORES_GIVEN, "files": [hasher.fact(calling["scores"])]}
+        given: dict = {"source": SCORES_GIVEN, "files": [hasher.fact(calling["scores"])]}
         if calling["base_model"].get("weights"):  # the model the user says made the scores
             given["made_by"] = weights_facts(calling["base_model"]["weights"], hasher)
         return given
