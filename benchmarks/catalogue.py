@@ -154,6 +154,12 @@ BENCHMARKS = [
         needs=SPLICEAI,
     ),
     Benchmark(
+        "shipped-rescorers",
+        "benchmarks.shipped_rescorers",
+        "Do the shipped re-scorers load, every file checked, and does a target run reproduce their cards?",
+        "",
+    ),
+    Benchmark(
         "multinode",
         "benchmarks.multinode",
         "train over 1-2 nodes × 1-2 ranks on the two-node test cluster (CPU, gloo)",

@@ -3,11 +3,17 @@ refused in one line for a name not shipped or a key other than sites.transfer.""
 
 from __future__ import annotations
 
+import json
+
+import polars as pl
 import pytest
 
+from tests.unit.test_rescore_sites import run
+from tests.unit.test_rescore_sites import target as target  # noqa: F401 (the target genome fixture)
 from workflow_scripts.config.package_paths import resolve_package_paths
 from workflow_scripts.errors import InputError
 from workflow_scripts.rescorers import FOLDER, available
+from workflow_scripts.sites.base_match import check_same_base
 
 
 def test_a_name_not_shipped_lists_the_shipped_ones():
@@ -25,3 +31,45 @@ def test_builtin_names_a_rescorer_only_in_sites_transfer():
 def test_each_shipped_name_resolves_to_its_folder(name):
     resolved = resolve_package_paths({"sites": {"transfer": f"builtin:{name}"}})
     assert resolved["sites"]["transfer"] == str(FOLDER / name)
+
+
+SHIPPED = "atha-openspliceai-arabidopsis"
+
+
+def test_the_shipped_rescorer_loads_and_corrects_a_genome_without_annotation(tmp_path, target):  # noqa: F811
+    """Every file checked against its manifest, then applied by rescore_sites: the source's
+    recommendation (its tree beat its re-tuned threshold out of fold) is carried over."""
+    run(target, FOLDER / SHIPPED, tmp_path)
+    report = json.loads((tmp_path / "out.report").read_text())
+    assert report["corrected_calls"]["predictor"] == "transfer_tree"
+    assert report["rescorer"]["deep_models"] == 5 and report["metrics"] is None
+    calls = pl.read_parquet(tmp_path / "out.calls")
+    assert calls.height > 0 and 0 < calls["call_transfer_tree"].sum() < calls.height
+
+
+def test_the_shipped_rescorer_refuses_another_base_model():
+    shipped = json.loads((FOLDER / SHIPPED / "rescorer.json").read_text())["source"]["base_model"]
+    assert shipped["made_by"]["family"] == "openspliceai"
+    assert shipped["made_by"]["species"] == "Arabidopsis thaliana"
+    spliceai = {
+        "source": "weights",
+        "family": "keras-spliceai",
+        "species": "Homo sapiens",
+        "files": [
+            {
+                "path": "spliceai1.h5",
+                "sha256": "e1fd5adcef7489d604b10e79c40078ef790d51ef048c4ce3869c9119ac5de42b",
+            }
+        ],
+    }
+    with pytest.raises(InputError, match="openspliceai models trained on Arabidopsis thaliana"):
+        check_same_base(shipped, spliceai, str(FOLDER / SHIPPED))
+
+
+def test_each_shipped_rescorer_has_its_card_and_measured_numbers():
+    for name in available():
+        card = (FOLDER / f"{name}.md").read_text()
+        measured = json.loads((FOLDER / f"{name}.measured.json").read_text())
+        assert name in card and measured["rescorer"] == name
+        for row in measured["transfer"]:
+            assert f"{row['f1']:.3f}" in card  # the card shows the numbers the benchmark checks

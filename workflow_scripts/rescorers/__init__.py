@@ -1,8 +1,9 @@
 """Re-scorers that ship with errorseq: `sites.transfer: builtin:<name>` names one of these folders.
 
 Each folder is a re-scorer in the safe format (sites/rescorer_files.py: plain JSON, a tree's node
-arrays and safetensors; loading checks every file's sha256) with a MODEL_CARD.md: what it was
-trained on, how, and its measured results with intervals. `python -m workflow_scripts.rescorers`
+arrays and safetensors; loading checks every file's sha256 and refuses any file its manifest does
+not list), with its model card beside it, `<name>.md`: what it was trained on, how, and its
+measured results with intervals; `<name>.measured.json` holds those numbers for the benchmark. `python -m workflow_scripts.rescorers`
 lists them; benchmarks/shipped_rescorers.py reproduces each card's numbers from the shipped files.
 """
 
@@ -14,7 +15,8 @@ from workflow_scripts.errors import InputError
 
 PREFIX = "builtin:"
 FOLDER = Path(__file__).resolve().parent
-CARD = "MODEL_CARD.md"
+CARD = "{name}.md"
+MEASURED = "{name}.measured.json"
 
 
 def available() -> list[str]:
@@ -33,5 +35,6 @@ def builtin_path(value: str, key: str) -> str:
 
 def summary(name: str) -> str:
     """The card's first heading line and its one-line description."""
-    lines = [line.strip() for line in (FOLDER / name / CARD).read_text().splitlines() if line.strip()]
+    card = FOLDER / CARD.format(name=name)
+    lines = [line.strip() for line in card.read_text().splitlines() if line.strip()]
     return f"{PREFIX}{name}: {lines[1] if len(lines) > 1 else lines[0]}"

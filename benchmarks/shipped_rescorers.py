@@ -1,0 +1,126 @@
+"""The re-scorers errorseq ships (sites.transfer: builtin:<name>), checked and measured.
+
+    # every shipped re-scorer loaded with every file checked, and its card's numbers
+    python -m benchmarks.shipped_rescorers
+    # reproduce a card: the target run its card names, then compare its site_metrics.json
+    snakemake results/sites/site_metrics.json --cores all --directory runs/aaren_osai \\
+        --configfile config/aarenosa_chr2.yaml config/base_models/openspliceai_arabidopsis.yaml \\
+        --config 'sites={transfer: builtin:atha-openspliceai-arabidopsis, model: true}' 'train={epochs: 3}'
+    python -m benchmarks.shipped_rescorers compare atha-openspliceai-arabidopsis runs/aaren_osai/results/sites/site_metrics.json
+
+`compare` exits 1 when a transferred predictor's F1, precision or recall, or a difference's estimate
+or interval, is off the card's `<name>.measured.json` by more than TOLERANCE (the run is seeded:
+the same inputs give the same numbers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from benchmarks.tables import print_table
+from workflow_scripts.config.sections import section_defaults
+from workflow_scripts.config.types import parse_typed_config
+from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.rescorers import FOLDER, MEASURED, available
+from workflow_scripts.sites.rescorer_files import load_rescorer
+from workflow_scripts.sites.settings import SiteSettings
+
+TOLERANCE = 0.0005
+
+
+def measured(name: str) -> dict:
+    return json.loads((FOLDER / MEASURED.format(name=name)).read_text())
+
+
+def default_settings() -> SiteSettings:
+    sections = {name: section_defaults(name) for name in ("calling", "sites")}
+    typed = parse_typed_config(json.dumps(sections), required=("calling", "sites"))
+    return SiteSettings.from_config(typed["calling"], typed["sites"])
+
+
+def show(name: str) -> None:
+    rescorer = load_rescorer(str(FOLDER / name), default_settings())
+    card = measured(name)
+    size = sum(path.stat().st_size for path in (FOLDER / name).iterdir())
+    models = len(rescorer.deep.states) if rescorer.deep is not None else 0
+    print(f"\nbuiltin:{name}: every file checked; {size / 1e6:.2f} MB, a tree and {models} deep models")
+    target = card["target"]
+    rows = [
+        [row["predictor"], f"{row['f1']:.3f}", f"{row['precision']:.3f}", f"{row['recall']:.3f}"]
+        for row in card["transfer"]
+    ]
+    print_table(
+        f"{name} on {target['genome']} ({target['genes']} genes, {target['sites']:,} sites)",
+        ["predictor", "F1", "precision", "recall"],
+        rows,
+    )
+    diffs = [
+        [d["pair"], f"{d['estimate']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"] for d in card["differences"]
+    ]
+    print_table(f"{name}: differences, 95% gene-cluster intervals", ["pair", "F1"], diffs)
+
+
+def compare(name: str, metrics_path: str) -> bool:
+    try:
+        report = json.loads(Path(metrics_path).read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise InputError(metrics_path, "site_metrics.json", f"not readable ({error})") from None
+    card, rows, same = measured(name), [], True
+    for row in card["transfer"]:
+        now = report.get("calls", {}).get(row["predictor"], {}).get("overall")
+        if now is None:
+            raise InputError(
+                metrics_path,
+                f"calls.{row['predictor']}",
+                f"missing: run it with sites.transfer builtin:{name}",
+            )
+        for metric in ("f1", "precision", "recall"):
+            ok = abs(now[metric] - row[metric]) <= TOLERANCE
+            same &= ok
+            rows.append(
+                [row["predictor"], metric, f"{row[metric]:.4f}", f"{now[metric]:.4f}", "yes" if ok else "NO"]
+            )
+    for difference in card["differences"]:
+        now = report["differences"][difference["pair"]]["overall"]["f1"]
+        for part in ("estimate", "low", "high"):
+            ok = abs(now[part] - difference[part]) <= TOLERANCE
+            same &= ok
+            rows.append(
+                [
+                    difference["pair"],
+                    part,
+                    f"{difference[part]:+.4f}",
+                    f"{now[part]:+.4f}",
+                    "yes" if ok else "NO",
+                ]
+            )
+    print_table(
+        f"{name}: the card against {metrics_path}",
+        ["predictor or pair", "value", "card", "now", "same"],
+        rows,
+    )
+    return same
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.shipped_rescorers", description=__doc__.splitlines()[0]
+    )
+    sub = parser.add_subparsers(dest="command")
+    again = sub.add_parser("compare", help="a target run's site_metrics.json against a card")
+    again.add_argument("name", choices=available())
+    again.add_argument("site_metrics")
+    args = parser.parse_args(argv)
+    if args.command == "compare":
+        if not compare(args.name, args.site_metrics):
+            sys.exit(1)
+        return
+    for name in available():
+        show(name)
+
+
+if __name__ == "__main__":
+    run_cli(main)
