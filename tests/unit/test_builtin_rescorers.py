@@ -42,6 +42,7 @@ def test_the_shipped_rescorer_loads_and_corrects_a_genome_without_annotation(tmp
     run(target, FOLDER / SHIPPED, tmp_path)
     report = json.loads((tmp_path / "out.report").read_text())
     assert report["corrected_calls"]["predictor"] == "transfer_tree"
+    assert "recommends tree" in report["corrected_calls"]["why"]
     assert report["rescorer"]["deep_models"] == 5 and report["metrics"] is None
     calls = pl.read_parquet(tmp_path / "out.calls")
     assert calls.height > 0 and 0 < calls["call_transfer_tree"].sum() < calls.height

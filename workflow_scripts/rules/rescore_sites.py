@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None) -> None:
         deep = transferred_probability(models, rescorer.deep.flank, found, inputs, args.transfer)
     table = rescored_calls(found, settings.threshold, rescorer.thresholds, tree, deep)
     results = json.loads((Path(args.transfer) / MANIFEST).read_text())["results"]  # checked by load_rescorer
-    predictor = corrected_predictor(deep is not None, (results.get("recommended") or {}).get("predictor"))
+    recommended = (results.get("recommended") or {}).get("predictor")
+    predictor = corrected_predictor(deep is not None, recommended)
     description = f"{predictor}: {args.transfer} applied unchanged, no annotation"
     bed, gff3, outside = call_tracks(table, predictor, inputs.genome.chrom_lengths(), description)
     region_nt = int((inputs.genes["end"] - inputs.genes["start"] + 1).sum())
@@ -108,9 +109,9 @@ def main(argv: list[str] | None = None) -> None:
         "why_no_metrics": NO_METRICS,
         "corrected_calls": {
             "predictor": predictor,
-            "why": "the re-scorer's deep models"
-            if deep is not None
-            else "the re-scorer's tree (it has no deep models)",
+            "why": f"the re-scorer's own out-of-fold evidence on its source genome recommends {recommended}"
+            if recommended
+            else "the re-scorer records no recommendation: its deep models, else its tree",
             **call_counts(table)[predictor],
             "left_out_of_gff3": outside,
         },
