@@ -91,6 +91,9 @@ ANNOTATION_EDGES = TRAINING_EDGES | {
     ),
     ("make_calls", "summarize"),
     ("site_calls", "all"),
+    ("site_calls", "site_summary"),  # the report's site-calls page
+    ("site_summary", "all"),
+    ("score_base_model", "all"),  # the shards are targets: a deleted one is rescored
 }
 
 
