@@ -95,6 +95,12 @@ def difference_intervals(items: Items, calls: dict[str, np.ndarray], n_replicate
     pairs += ERRORSEQ_KMER_PAIRS if ERRORSEQ in calls and KMER in calls else ()
     pairs += TRANSFER_PAIRS if TRANSFER_TREE in calls else ()
     pairs += TRANSFER_ERRORSEQ_PAIRS if TRANSFER_ERRORSEQ in calls else ()
+    return pair_differences(items, calls, pairs, n_replicates, seed)
+
+
+def pair_differences(items: Items, calls: dict[str, np.ndarray], pairs, n_replicates: int, seed: int) -> dict:
+    """{"first - second": {group: {metric: Difference}}} of any `pairs` of predictors: paired
+    gene-cluster bootstrap intervals (the same replicates for every pair)."""
     predictors = sorted({name for pair in pairs for name in pair})
     counts = cluster_counts(items, calls, predictors)
     point = rates(counts.sum(axis=0))

@@ -45,14 +45,7 @@ from workflow_scripts.sites.held_out import (
     source_gene_folds,
 )
 from workflow_scripts.sites.held_out_deep import MEAN, deep_scheme, held_out_model
-from workflow_scripts.sites.intervals import (
-    METRICS,
-    cluster_counts,
-    pair_name,
-    paired,
-    rates,
-    replicate_rates,
-)
+from workflow_scripts.sites.intervals import pair_differences
 from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.orthologs import orthologs, share_counts
 from workflow_scripts.sites.predictors import (
@@ -64,7 +57,7 @@ from workflow_scripts.sites.predictors import (
     thresholds_by_type,
 )
 from workflow_scripts.sites.run_folder import SiteRun, column_or_none
-from workflow_scripts.sites.site_metrics import GROUPS, predictor_calls
+from workflow_scripts.sites.site_metrics import predictor_calls
 
 HELD_OUT_BASE_TUNED, HELD_OUT_TREE, HELD_OUT_ERRORSEQ = (
     "held_out_base_tuned",
@@ -106,27 +99,6 @@ def items_subset(items: Items, mask: np.ndarray) -> Items:
         items.fold[mask],
         items.cluster[mask],
     )
-
-
-def pair_differences(items: Items, calls: dict[str, np.ndarray], pairs, replicates: int, seed: int) -> dict:
-    """{"first - second": {group: {metric: Difference}}}: paired gene-cluster bootstrap intervals
-    (sites/intervals.py's counting and replicates, for any pairs of predictors)."""
-    predictors = sorted({name for pair in pairs for name in pair})
-    counts = cluster_counts(items, calls, predictors)
-    point, replicated = rates(counts.sum(axis=0)), replicate_rates(counts, replicates, seed)
-    report = {}
-    for first, second in pairs:
-        a, b = predictors.index(first), predictors.index(second)
-        report[pair_name(first, second)] = {
-            group: {
-                metric: paired(
-                    point[a, g, m] - point[b, g, m], replicated[:, a, g, m] - replicated[:, b, g, m]
-                )
-                for m, metric in enumerate(METRICS)
-            }
-            for g, group in enumerate(GROUPS)
-        }
-    return report
 
 
 def comparison(
