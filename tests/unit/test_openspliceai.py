@@ -185,3 +185,28 @@ def test_files_are_told_apart_by_content_and_families_do_not_mix(tmp_path):
     with pytest.raises(InputError, match="not a PyTorch state dict"):
         load_openspliceai(tmp_path / "other.pt")
     assert h5.exists()
+
+
+def test_byte_identical_files_run_once_and_keep_the_mean(tmp_path):
+    """OpenSpliceAI's arabidopsis rs11 and rs14 are one file twice: the ensemble runs it once and
+    returns exactly the mean over all listed files, added in their order."""
+    first, second = tmp_path / "rs10.pt", tmp_path / "rs11.pt"
+    write_checkpoint(first, seed=1)
+    write_checkpoint(second, seed=2)
+    copy = tmp_path / "rs14.pt"
+    copy.write_bytes(second.read_bytes())
+    ensemble = load_ensemble(tmp_path)
+    assert len(ensemble.models) == 2 and ensemble.order == [0, 1, 1]
+    assert ensemble.count_text == "3 models (2 distinct, each run once)"
+    assert [p.split("/")[-1] for p in ensemble.sources] == ["rs10.pt", "rs11.pt", "rs14.pt"]
+    runs = []
+    for model in ensemble.models:
+        model.register_forward_hook(lambda module, args, out: runs.append(module))
+    x = torch.nn.functional.one_hot(torch.randint(0, 4, (2, 120 + 2 * ensemble.flank_left)), 4).float()
+    x = x.transpose(1, 2)
+    with torch.no_grad():
+        got = ensemble(x)
+        singles = [load_openspliceai(path)(x) for path in (first, second, copy)]
+    assert len(runs) == 2
+    want = (singles[0] + singles[1] + singles[2]) / 3
+    assert torch.equal(got, want)

@@ -324,7 +324,7 @@ def score_genes(
     label = f"score_base_model shard {index} of {count}"
     print(
         f"{label}: {len(rows):,} of {genes.height:,} genes ({total_nt:,} nt) in {len(regions):,} of "
-        f"{len(planned):,} regions, {len(ensemble.models)} models, context "
+        f"{len(planned):,} regions, {ensemble.count_text}, context "
         f"{ensemble.flank_left}+{ensemble.flank_right} nt, device {device}, "
         f"batch {settings['batch_size']} x {settings['chunk_length']:,} nt",
         file=sys.stderr,

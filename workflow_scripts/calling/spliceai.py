@@ -14,7 +14,9 @@ The port does not hard-code that: it runs whatever graph of Conv1D, BatchNormali
 Activation, Add and Cropping1D layers the file holds (SpliceAI-80nt/400nt/2k and retrained
 descendants too), takes the context from the graph's cropping, and checks the result is a
 splice-site model (4 input channels, 3 softmax outputs). An ensemble averages its models'
-probabilities, as SpliceAI does.
+probabilities, as SpliceAI does. Files with the same bytes (OpenSpliceAI's arabidopsis rs11 and
+rs14) are loaded and run once and counted as often as they are listed: the same mean, added in
+the same order, one forward fewer.
 
 OpenSpliceAI's retrained models (`.pt` state dicts) are built by calling/openspliceai.py; the
 file's content, not its name, picks the reader (model_files.py).
@@ -35,6 +37,7 @@ from workflow_scripts.calling.keras_h5 import KerasLayer, KerasModel, read_keras
 from workflow_scripts.calling.model_files import KERAS, OPENSPLICEAI, file_family, weight_files
 from workflow_scripts.calling.openspliceai import OpenSpliceAIModel, load_openspliceai
 from workflow_scripts.errors import InputError
+from workflow_scripts.io_utils import sha256_file
 
 BASES = "ACGT"
 CLASSES = ("neither", "acceptor", "donor")
@@ -175,7 +178,9 @@ BaseModel = SpliceAIModel | OpenSpliceAIModel
 class SpliceAIEnsemble(nn.Module):
     """The mean of its models' probabilities; all models must share one context."""
 
-    def __init__(self, models: list[BaseModel]):
+    def __init__(self, models: list[BaseModel], order: list[int] | None = None, files: list | None = None):
+        """`order`: the index in `models` of each listed file, `files` (a model listed twice, by
+        two byte-identical files, is one module run once per forward); default one each."""
         super().__init__()
         families = {model.family for model in models}
         if len(families) != 1:
@@ -195,6 +200,8 @@ class SpliceAIEnsemble(nn.Module):
             )
         self.members: list[BaseModel] = list(models)
         self.models = nn.ModuleList(models)
+        self.order = list(range(len(models))) if order is None else list(order)
+        self.files = [str(model.source) for model in models] if files is None else [str(f) for f in files]
         self.flank_left, self.flank_right = flanks.pop()
 
     @property
@@ -203,17 +210,28 @@ class SpliceAIEnsemble(nn.Module):
 
     @property
     def sources(self) -> list[str]:
-        return [str(model.source) for model in self.members]
+        """Every listed file, a byte-identical copy included."""
+        return list(self.files)
+
+    @property
+    def count_text(self) -> str:
+        """'5 models', or '5 models (4 distinct, each run once)' when files repeat a content."""
+        listed, distinct = len(self.order), len(self.members)
+        return f"{listed} models" + ("" if listed == distinct else f" ({distinct} distinct, each run once)")
 
     @property
     def context(self) -> int:
         return self.flank_left + self.flank_right
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        total = self.members[0](x)
-        for model in self.members[1:]:
-            total = total + model(x)
-        return total / len(self.members)
+        outputs: dict[int, torch.Tensor] = {}
+        total: torch.Tensor | None = None
+        for index in self.order:
+            if index not in outputs:
+                outputs[index] = self.members[index](x)
+            total = outputs[index] if total is None else total + outputs[index]
+        assert total is not None
+        return total / len(self.order)
 
 
 def load_model(path: str | Path) -> BaseModel:
@@ -224,7 +242,18 @@ def load_model(path: str | Path) -> BaseModel:
 
 
 def load_ensemble(spec: str | Path | list) -> SpliceAIEnsemble:
-    return SpliceAIEnsemble([load_model(path) for path in weight_files(spec)])
+    """The ensemble of `spec`'s files (model_files.weight_files), each distinct content loaded once."""
+    distinct: dict[str, int] = {}
+    models: list[BaseModel] = []
+    order = []
+    files = weight_files(spec)
+    for path in files:
+        digest = sha256_file(path)
+        if digest not in distinct:
+            distinct[digest] = len(models)
+            models.append(load_model(path))
+        order.append(distinct[digest])
+    return SpliceAIEnsemble(models, order, files)
 
 
 def one_hot(codes: torch.Tensor) -> torch.Tensor:

@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     genome = open_genome(args.genome)
     genes = read_genes(args.genes, genome)
     print(
-        f"score_base_model: {len(ensemble.models)} {ensemble.family} models from {', '.join(ensemble.sources)}; "
+        f"score_base_model: {ensemble.count_text} ({ensemble.family}) from {', '.join(ensemble.sources)}; "
         f"{torch.get_num_threads()} CPU threads",
         file=sys.stderr,
     )
