@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from tests.calls_fixtures import extract_args
+from workflow_scripts.calling import chromosome_windows
 from workflow_scripts.calling.score_profiles import (
     ACCEPTOR_SCORES,
     DONOR_SCORES,
@@ -18,7 +19,6 @@ from workflow_scripts.calling.score_profiles import (
 )
 from workflow_scripts.calling.scores import ScoreTables
 from workflow_scripts.config.types import ExperimentSection, complete_typed_section
-from workflow_scripts.data import chromosome_windows
 from workflow_scripts.data.fasta import load_fasta, open_genome
 from workflow_scripts.data.quality import read_notes
 from workflow_scripts.data.windows import drop_all_n, split_windows, windows_from_calls

@@ -1,7 +1,7 @@
 """Build one experiment's labelled window table (error vs correct calls): the extract rule.
 
 Calls mode (`experiment_calls`, then `call_windows` one chromosome at a time in
-data/chromosome_windows.py): reads and checks the calls table (call_table.py), labels
+calling/chromosome_windows.py): reads and checks the calls table (call_table.py), labels
 `pred_type == error_label` as 1 and `== correct_label` as 0 (other rows are dropped), and cuts a
 window of exactly 2*flank+1 nt around each site, the site at index flank (`site_offset`),
 minus-strand windows reverse-complemented.
@@ -69,7 +69,7 @@ def require_both_classes(
 
 def experiment_calls(genome: Genome, calls_path, experiment: ExperimentSection) -> pl.DataFrame:
     """The checked calls of one experiment (an `experiments:` entry), labelled, with their ids;
-    no sequences yet (extract cuts them a chromosome at a time: data/chromosome_windows.py)."""
+    no sequences yet (extract cuts them a chromosome at a time: calling/chromosome_windows.py)."""
     name = experiment.name
     frame = label_rows(
         load_calls(calls_path, genome), name, experiment.error_label, experiment.correct_label, calls_path

@@ -19,11 +19,11 @@ import time
 
 import polars as pl
 
+from workflow_scripts.calling.chromosome_windows import drop_all_n_calls, write_call_windows
 from workflow_scripts.calling.contract import GENE_COLUMNS
 from workflow_scripts.calling.scores import ScoreTables
 from workflow_scripts.config.sections import add_config_argument
 from workflow_scripts.config.types import ExperimentSection, parse_typed_config
-from workflow_scripts.data.chromosome_windows import drop_all_n_calls, write_call_windows
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.data.quality import check_splits, notes, summary_line, write_windows
@@ -109,7 +109,7 @@ def extract_sequences(args: argparse.Namespace, sections: dict) -> pl.DataFrame:
 
 def extract_calls(args: argparse.Namespace, sections: dict) -> pl.DataFrame:
     """Calls mode: the experiment's calls split, then their windows cut and written one chromosome
-    at a time (data/chromosome_windows.py); the split calls."""
+    at a time (calling/chromosome_windows.py); the split calls."""
     experiment: ExperimentSection = sections["experiment"]
     flank = sections["window"].flank
     genome = open_genome(args.genome)

@@ -10,6 +10,8 @@
    the output columns; written as parquet parts and joined into windows.parquet atomically, with
    extract's notes. A calls table whose chromosomes come in runs (make_calls writes one) keeps its
    row order; the rows of any other come out grouped by chromosome.
+
+It sits in calling/, above data/: it joins data's windows with calling's score tables.
 """
 
 from __future__ import annotations
