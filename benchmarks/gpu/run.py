@@ -22,7 +22,7 @@ from benchmarks.gpu.cases import Case, train_section
 from benchmarks.gpu.inputs import bert_dir, bucket_dir, windows_path
 from benchmarks.runner import PYTHON, run_logged
 from testkit.rule_commands import evaluate_args, train_path_args
-from workflow_scripts.config.sections import complete_sections
+from workflow_scripts.config.types import complete_typed_sections
 from workflow_scripts.training.run_spec import RunSpec, write_launch_file
 
 EXPERIMENT = "fp_vs_tp"
@@ -69,7 +69,7 @@ def worker_launch_file(inputs: dict[str, Path], run: Path, sections: dict) -> st
         out_config=str(run / "model.json"),
         out_steps=str(run / "steps.jsonl"),
     )
-    write_launch_file("classification", complete_sections(sections, required=("model", "train")), spec)
+    write_launch_file("classification", complete_typed_sections(sections, required=("model", "train")), spec)
     return str(spec.launch_file)
 
 

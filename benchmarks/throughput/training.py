@@ -125,7 +125,7 @@ def throughput_rows(data: SplitData, batch_size: int, repeats: int) -> list[list
 
 
 def trainer_epoch(data: SplitData, batch_sizes: list[int], work: Path) -> float:
-    from workflow_scripts.config.sections import complete_sections
+    from workflow_scripts.config.types import complete_typed_sections
     from workflow_scripts.training.checkpoint import CheckpointManager
     from workflow_scripts.training.distributed import DistContext
     from workflow_scripts.training.loop import Trainer
@@ -134,7 +134,7 @@ def trainer_epoch(data: SplitData, batch_sizes: list[int], work: Path) -> float:
     from workflow_scripts.training.telemetry import MetricsSink
 
     objective = build_objective(
-        "classification", complete_sections({"train": TRAINER_SETTINGS}, required=("model", "train"))
+        "classification", complete_typed_sections({"train": TRAINER_SETTINGS}, required=("model", "train"))
     )
     cfg = objective.train_config
     ctx = DistContext(rank=0, local_rank=0, world_size=1, device=torch.device("cpu"), backend=None)

@@ -49,13 +49,43 @@ def hops() -> list[dict]:
     return rows
 
 
+MAX_HOP_FILES = 6  # issue 40: train.lr reaches the optimizer through at most 6 files
+MAX_HAND_OFFS = 2  # Snakemake → job (--config), job → ranks (the launch file)
+READS_LR = re.compile(r"\.lr\b|scaled_lr|\[\s*['\"]lr['\"]\s*\]|\blr\s*=")  # reads or sets the value
+
+
 def test_every_hop_names_a_file_that_holds_its_name():
     rows = hops()
-    assert [row["hop"] for row in rows] == list(range(1, len(rows) + 1)) and len(rows) > 10
+    assert [row["hop"] for row in rows] == list(range(1, len(rows) + 1)) and len(rows) > 5
     for row in rows:
         path = ROOT / row["file"]
         assert path.is_file(), row
         assert re.search(rf"\b{re.escape(row['name'])}\b", path.read_text()), row
+
+
+def test_train_lr_takes_at_most_six_files_and_two_hand_offs():
+    rows = hops()
+    assert len({row["file"] for row in rows}) <= MAX_HOP_FILES, sorted({row["file"] for row in rows})
+    processes = [row["process"] for row in rows if row["process"] != "—"]
+    hand_offs = sum(1 for before, after in zip(processes, processes[1:]) if before != after)
+    assert processes[0] == "snakemake" and processes[-1] == "rank" and hand_offs <= MAX_HAND_OFFS
+
+
+def pass_through_files() -> list[str]:
+    text = DOC.read_text()
+    paragraph = text[text.index("Pass-through files") :].split("\n\n")[0]
+    return re.findall(r"`([\w/.]+\.(?:py|smk))`", paragraph)
+
+
+def test_the_pass_through_files_never_look_at_train_lr():
+    """What makes them not hops: a file that starts reading the value is a hop, and the table
+    must say so (the schema's own `lr:` fields, in config/types.py, are declarations)."""
+    files = pass_through_files()
+    hop_files = {row["file"] for row in hops()}
+    assert len(files) > 5 and not hop_files & set(files)
+    for file in files:
+        text = (ROOT / file).read_text()
+        assert not READS_LR.search(text), f"{file} reads train.lr: {READS_LR.search(text)}"
 
 
 def test_only_the_programs_the_doc_names_read_argv():

@@ -3,7 +3,8 @@ import sys
 
 import pytest
 
-from workflow_scripts.config.sections import complete_sections, section_defaults
+from workflow_scripts.config.sections import section_defaults
+from workflow_scripts.config.types import complete_typed_sections
 from workflow_scripts.errors import InputError
 from workflow_scripts.rules.train import parse_args
 from workflow_scripts.training.entry import resources_from_args
@@ -57,7 +58,7 @@ def test_command_is_one_torchrun_of_the_worker_given_the_launch_file_with_the_ru
         out_steps="steps.jsonl",
         init_encoder="enc.pt",
     )
-    sections = complete_sections({"train": {"lr": 0.01}}, required=("model",))
+    sections = complete_typed_sections({"train": {"lr": 0.01}}, required=("model",))
     write_launch_file("classification", sections, spec)
     assert spec.launch_file == tmp_path / "model" / "launch.json"
     assert read_launch_file(spec.launch_file) == ("classification", sections, spec)
@@ -100,7 +101,7 @@ def test_each_job_meets_at_its_own_rendezvous_port():
 
 
 def test_the_collective_timeout_reaches_the_ranks_through_the_exported_cluster_section():
-    from workflow_scripts.config.sections import parse_rule_config
+    from workflow_scripts.config.types import parse_typed_config
     from workflow_scripts.training.cluster_env import (
         CLUSTER_ENV_VARIABLE,
         collective_timeout_s,
@@ -108,7 +109,7 @@ def test_the_collective_timeout_reaches_the_ranks_through_the_exported_cluster_s
     )
 
     def rule_config(sections: dict) -> dict:
-        return parse_rule_config(json.dumps(sections), required=("model", "train"))
+        return parse_typed_config(json.dumps(sections), required=("model", "train"))
 
     environ = {}
     assert collective_timeout_s(environ) == 600  # the schema's default
@@ -173,7 +174,7 @@ def test_cluster_section_comes_from_the_config_else_the_workflow_environment(mon
     assert (
         from_environment["nccl_debug"] == "INFO" and from_environment["rdzv_port"] == 29500
     )  # schema default
-    assert cluster_section(complete_sections({"cluster": {"rdzv_port": 29600}}))["nccl_debug"] == "WARN"
+    assert cluster_section(complete_typed_sections({"cluster": {"rdzv_port": 29600}}))["nccl_debug"] == "WARN"
     monkeypatch.setenv(CLUSTER_ENV_VARIABLE, json.dumps({"nccl_debgu": "INFO"}))
     with pytest.raises(InputError, match="config: cluster.nccl_debgu: unknown key"):
         cluster_section({})
@@ -228,18 +229,18 @@ def test_one_precision_rule_for_every_strategy():
 
 
 def test_pretrain_takes_epochs_lr_and_max_steps_from_its_own_section():
-    from workflow_scripts.config.sections import complete_sections
+    from workflow_scripts.config.types import complete_typed_sections
     from workflow_scripts.training.objectives import build_objective
 
     sections = {
         "train": {"epochs": 7, "lr": 0.1, "max_steps": 50, "strategy": "fsdp"},
         "pretrain": {"epochs": 2, "lr": 0.004},
     }
-    completed = complete_sections(sections, required=("model",))
+    completed = complete_typed_sections(sections, required=("model",))
     pretrain = build_objective("masked_lm", completed).train_config
     assert (pretrain.epochs, pretrain.lr, pretrain.max_steps, pretrain.strategy) == (2, 0.004, None, "fsdp")
     sections["pretrain"]["max_steps"] = 5
-    completed = complete_sections(sections, required=("model",))
+    completed = complete_typed_sections(sections, required=("model",))
     assert build_objective("masked_lm", completed).train_config.max_steps == 5
     train = build_objective("classification", completed).train_config
     assert (train.epochs, train.lr, train.max_steps) == (7, 0.1, 50)

@@ -135,7 +135,7 @@ def test_checkpoints_are_keyed_on_the_code_of_the_rule_that_trains(tmp_path, obj
     """A code-changed rerun trains afresh: the signature holds the rule's code digest (the one
     Snakemake has as the rule's `code` param)."""
     from tests.train_fixtures import make_training_inputs
-    from workflow_scripts.config.sections import complete_sections
+    from workflow_scripts.config.types import complete_typed_sections
     from workflow_scripts.source_digest import rule_code_digest
     from workflow_scripts.training.distributed import DistContext
     from workflow_scripts.training.objectives import build_objective
@@ -154,6 +154,6 @@ def test_checkpoints_are_keyed_on_the_code_of_the_rule_that_trains(tmp_path, obj
         "steps.jsonl",
     )
     ctx = DistContext(0, 0, 1, torch.device("cpu"), None)
-    sections = complete_sections({}, required=("model", "train", "pretrain"))
+    sections = complete_typed_sections({}, required=("model", "train", "pretrain"))
     signature = resume_signature(build_objective(objective, sections), spec, ctx)
     assert signature["code"] == rule_code_digest(rule) and len(signature["code"]) == 16

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.train_fixtures import make_training_inputs
-from workflow_scripts.config.sections import complete_section
+from workflow_scripts.config.types import complete_typed_section
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.errors import InputError
 from workflow_scripts.tokenization.tokenizers import load_tokenizer
@@ -31,7 +31,7 @@ def inputs(tmp_path_factory):
 def windows_for(inputs, source: str, genome_windows: int = 50):
     paths, genome_dir = inputs
     summary = json.loads(paths["summary"].read_text())
-    pretrain = complete_section("pretrain", {"source": source, "genome_windows": genome_windows})
+    pretrain = complete_typed_section("pretrain", {"source": source, "genome_windows": genome_windows})
     return unlabeled_data(
         str(paths["windows"]),
         str(paths["manifest"]),
@@ -78,7 +78,7 @@ def test_genome_source_without_a_genome_is_one_clear_error(inputs):
         unlabeled_data(
             str(paths["windows"]),
             str(paths["manifest"]),
-            complete_section("pretrain", {"source": "genome"}),
+            complete_typed_section("pretrain", {"source": "genome"}),
             None,
             summary,
             load_tokenizer(summary["tokenizer"]),

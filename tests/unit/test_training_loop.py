@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from tests.train_fixtures import make_training_inputs
-from workflow_scripts.config.sections import complete_sections
+from workflow_scripts.config.types import complete_typed_sections
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer
 from workflow_scripts.training.batches import BatchCollator, budget_batches, load_split
@@ -34,7 +34,7 @@ def splits(tmp_path_factory):
 def make_trainer(splits, work, **train):
     objective = build_objective(
         "classification",
-        complete_sections(
+        complete_typed_sections(
             {"train": {"epochs": 1, "lr": 1e-3, "precision": "fp32", "seed": 0, **train}},
             required=("model", "train"),
         ),

@@ -18,10 +18,10 @@ repeat the experiment's run gets what its rules got before folds and repeats exi
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from workflow_scripts import layout
+from workflow_scripts.config.sections import rule_config_json
 from workflow_scripts.config.split_checks import check_split_config
 from workflow_scripts.config.types import SplitSection
 from workflow_scripts.errors import InputError
@@ -103,7 +103,7 @@ def run_sections(config: dict, run: Run, sections: tuple[str, ...]) -> dict[str,
 
 def run_config_json(config: dict, run: Run, *sections: str) -> str:
     """A run's rule's `--config`: run_sections as one JSON value (rule_config_json's format)."""
-    return json.dumps(run_sections(config, run, sections), sort_keys=True)
+    return rule_config_json(run_sections(config, run, sections), *sections)
 
 
 def site_runs(config: dict, runs: dict[str, Run]) -> dict[str, Run]:

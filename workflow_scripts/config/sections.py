@@ -76,5 +76,6 @@ def add_config_argument(parser: argparse.ArgumentParser, *sections: str) -> None
 
 
 def rule_config_json(config: dict, *sections: str) -> str:
-    """What a rule passes as `--config`: the named sections of the validated workflow config."""
+    """What a rule passes as `--config`: the named sections of the validated workflow config (or
+    of a run's view of it, config/runs.py), one JSON value: the only place a section becomes it."""
     return json.dumps({name: config[name] for name in sections}, sort_keys=True)

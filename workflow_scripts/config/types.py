@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from workflow_scripts.config.sections import complete_section, parse_rule_config
+from workflow_scripts.config.sections import complete_section, complete_sections, parse_rule_config
 from workflow_scripts.config.train import TrainConfig
 
 S = TypeVar("S", bound="Section")
@@ -45,6 +45,11 @@ class Section:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)  # type: ignore[call-overload]
+
+    def to_completed(self) -> dict[str, Any]:
+        """The section as the schema completed it: to_dict without the optional keys left unset
+        (None), so the schema takes it again as it is (model.json's `model`, a resume signature)."""
+        return {key: value for key, value in self.to_dict().items() if value is not None}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -289,9 +294,25 @@ def typed_sections(completed: Mapping[str, Any]) -> dict[str, Any]:
     return {name: typed_section(name, values) for name, values in completed.items()}
 
 
+def untyped_sections(typed: Mapping[str, Any]) -> dict[str, Any]:
+    """{section: typed section} → {section: its dict} (JSON), what `typed_sections` takes back."""
+
+    def untyped(section: Any) -> Any:
+        if isinstance(section, list):
+            return [untyped(item) for item in section]
+        return section.to_dict() if hasattr(section, "to_dict") else section
+
+    return {name: untyped(section) for name, section in typed.items()}
+
+
 def complete_typed_section(name: str, values: Any) -> Any:
     """Fill and check `values` against the schema (InputError names `<name>.<key>`), typed."""
     return typed_section(name, complete_section(name, values))
+
+
+def complete_typed_sections(sections: Mapping[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """{section: values} → {section: typed section}: complete_sections' sections, typed."""
+    return typed_sections(complete_sections(dict(sections), required))
 
 
 def parse_typed_config(text: str, required: tuple[str, ...] = ()) -> dict[str, Any]:

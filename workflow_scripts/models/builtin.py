@@ -4,18 +4,20 @@ Both take token ids [B, T], a boolean attention mask [B, T] and, when trained wi
 (models/call_inputs.py), the call's features [B, F], and with score channels
 (models/score_channels.py) the base model's scores per token [B, T, C], projected and added to
 the token embeddings; they return logits [B, 2] (index 1 = the error class). Their settings are
-the `model:` section, completed by the schema.
+the typed `model:` section (config/types.py ModelSection).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from workflow_scripts.config.sections import complete_section
+from workflow_scripts.config.types import ModelSection, complete_typed_section
 from workflow_scripts.models.call_inputs import FusedHead
 from workflow_scripts.models.dropout_attention import additive_bias, attention_with_dropout
 from workflow_scripts.models.score_channels import ScoreProjection
@@ -94,12 +96,17 @@ class SequenceClassifier(nn.Module):
     two-class head."""
 
     def __init__(
-        self, cfg: dict, vocab_size: int, max_tokens: int, n_features: int = 0, n_score_channels: int = 0
+        self,
+        cfg: ModelSection,
+        vocab_size: int,
+        max_tokens: int,
+        n_features: int = 0,
+        n_score_channels: int = 0,
     ):
         super().__init__()
-        self.arch = cfg["arch"]
-        self.gradient_checkpointing = bool(cfg["gradient_checkpointing"])
-        d_model = cfg["d_model"]
+        self.arch = cfg.arch
+        self.gradient_checkpointing = cfg.gradient_checkpointing
+        d_model = cfg.d_model
         self.embed = nn.Embedding(vocab_size, d_model, padding_idx=0)
         self.blocks = nn.ModuleList(self._make_blocks(cfg))
         if self.arch == "transformer":
@@ -109,18 +116,18 @@ class SequenceClassifier(nn.Module):
             self.score_projection = ScoreProjection(n_score_channels, d_model, scale=1.0)
         self.norm = nn.LayerNorm(d_model)
         pooled = 2 * d_model if self.arch == "cnn" else d_model
-        self.head = FusedHead(pooled, n_features, d_model, cfg["dropout"])
+        self.head = FusedHead(pooled, n_features, d_model, cfg.dropout)
 
     @staticmethod
-    def _make_blocks(cfg: dict) -> list[nn.Module]:
-        if cfg["arch"] == "cnn":
+    def _make_blocks(cfg: ModelSection) -> list[nn.Module]:
+        if cfg.arch == "cnn":
             return [
-                ConvBlock(cfg["d_model"], cfg["kernel_size"], 2 ** (i % 4), cfg["dropout"])
-                for i in range(cfg["n_layers"])
+                ConvBlock(cfg.d_model, cfg.kernel_size, 2 ** (i % 4), cfg.dropout)
+                for i in range(cfg.n_layers)
             ]
         return [
-            TransformerBlock(cfg["d_model"], cfg["n_heads"], cfg["ffn_multiplier"], cfg["dropout"])
-            for _ in range(cfg["n_layers"])
+            TransformerBlock(cfg.d_model, cfg.n_heads, cfg.ffn_multiplier, cfg.dropout)
+            for _ in range(cfg.n_layers)
         ]
 
     def forward(
@@ -168,19 +175,20 @@ class SequenceClassifier(nn.Module):
 
 
 def build_model(
-    model_cfg: dict,
+    model: ModelSection | Mapping[str, Any],
     vocab_size: int,
     max_tokens: int,
     pretrained: bool = True,
     n_features: int = 0,
     n_score_channels: int = 0,
 ) -> nn.Module:
-    """Build the classifier described by the `model:` config section (missing keys take the
-    schema's defaults; a bad value is an InputError naming `model.<key>`), taking `n_features`
-    call inputs beside the sequence and `n_score_channels` score channels along it. For
-    `backbone: hf`, pretrained=False builds the architecture without loading model.path's weights."""
-    cfg = complete_section("model", model_cfg)
-    if cfg["backbone"] == "hf":
+    """Build the classifier described by the typed `model:` section (a plain dict, as model.json
+    or a test holds it, is completed by the schema first: missing keys take its defaults, a bad
+    value is an InputError naming `model.<key>`), taking `n_features` call inputs beside the
+    sequence and `n_score_channels` score channels along it. For `backbone: hf`,
+    pretrained=False builds the architecture without loading model.path's weights."""
+    cfg = model if isinstance(model, ModelSection) else complete_typed_section("model", dict(model))
+    if cfg.backbone == "hf":
         from workflow_scripts.models.hf import build_hf_classifier
 
         return build_hf_classifier(cfg, vocab_size, max_tokens, pretrained, n_features, n_score_channels)

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from workflow_scripts.config.types import ModelSection
 from workflow_scripts.errors import InputError
 from workflow_scripts.models import hf_attention
 from workflow_scripts.models.call_inputs import FusedHead
@@ -160,10 +161,19 @@ class HFSequenceClassifier(nn.Module):
         self.head = None
 
 
-def hf_config(transformers, model_cfg: dict):
-    """The AutoConfig of model.path, made a two-class classifier (model_cfg: a completed model: section)."""
-    trust = model_cfg["trust_remote_code"]
-    config = load_offline(transformers.AutoConfig, model_cfg["path"], "model.path", trust_remote_code=trust)
+def model_path(model: ModelSection) -> str:
+    """model.path, which backbone hf needs (config/validate.py checks it with the tokenizer)."""
+    if not model.path:
+        raise InputError(
+            "config", "model.path", "backbone hf needs a local model directory or cached hub name"
+        )
+    return model.path
+
+
+def hf_config(transformers, model: ModelSection):
+    """The AutoConfig of model.path, made a two-class classifier (`model`: the typed model: section)."""
+    trust = model.trust_remote_code
+    config = load_offline(transformers.AutoConfig, model_path(model), "model.path", trust_remote_code=trust)
     shipped = next(
         (
             ref
@@ -174,7 +184,7 @@ def hf_config(transformers, model_cfg: dict):
     )
     if shipped and not trust:
         raise InputError(
-            model_cfg["path"],
+            model_path(model),
             "model.trust_remote_code",
             f"the model ships its own code "
             f"({shipped}); without it transformers would build its built-in "
@@ -183,12 +193,12 @@ def hf_config(transformers, model_cfg: dict):
         )
     config.num_labels = 2
     if hasattr(config, "hidden_dropout_prob"):
-        config.hidden_dropout_prob = float(model_cfg["dropout"])
+        config.hidden_dropout_prob = float(model.dropout)
     return config
 
 
 def build_hf_classifier(
-    model_cfg: dict,
+    model: ModelSection,
     vocab_size: int,
     max_tokens: int,
     pretrained: bool = True,
@@ -199,35 +209,35 @@ def build_hf_classifier(
     pretrained=False, as evaluate does before loading the trained state dict) builds the same
     architecture without loading weights."""
     transformers = require_transformers()
-    config = hf_config(transformers, model_cfg)
-    load_weights = pretrained and model_cfg["init"] == "pretrained"
-    check_fits(config, model_cfg, vocab_size, max_tokens, load_weights)
-    trust = model_cfg["trust_remote_code"]
+    config = hf_config(transformers, model)
+    load_weights = pretrained and model.init == "pretrained"
+    check_fits(config, model, vocab_size, max_tokens, load_weights)
+    trust = model.trust_remote_code
     auto = transformers.AutoModelForSequenceClassification
     if load_weights:
         hf_model, info = load_offline(
             auto,
-            model_cfg["path"],
+            model_path(model),
             "model.path",
             config=config,
             trust_remote_code=trust,
             output_loading_info=True,
         )
-        check_encoder_loaded(hf_model, info["missing_keys"], model_cfg["path"])
-        materialise_plain_tensors(hf_model, model_cfg["path"])
+        check_encoder_loaded(hf_model, info["missing_keys"], model_path(model))
+        materialise_plain_tensors(hf_model, model_path(model))
     else:
         hf_model = auto.from_config(config, trust_remote_code=trust)
-    choose_attention(hf_model, model_cfg, transformers)
-    if model_cfg["gradient_checkpointing"]:
+    choose_attention(hf_model, model, transformers)
+    if model.gradient_checkpointing:
         enable_checkpointing(hf_model)
-    return HFSequenceClassifier(hf_model, n_features, float(model_cfg["dropout"]), n_score_channels)
+    return HFSequenceClassifier(hf_model, n_features, float(model.dropout), n_score_channels)
 
 
-def choose_attention(hf_model: nn.Module, model_cfg: dict, transformers) -> None:
+def choose_attention(hf_model: nn.Module, model: ModelSection, transformers) -> None:
     try:
-        hf_attention.use_for(hf_model, model_cfg["hf_attention"], transformers)
+        hf_attention.use_for(hf_model, model.hf_attention, transformers)
     except ValueError as error:  # transformers: the model's code does not offer that attention
-        raise InputError(model_cfg["path"], "model.hf_attention", str(error).splitlines()[0]) from None
+        raise InputError(model_path(model), "model.hf_attention", str(error).splitlines()[0]) from None
 
 
 def enable_checkpointing(hf_model: Any) -> None:
@@ -253,7 +263,7 @@ def has_learned_positions(config) -> bool:
     return getattr(config, "position_embedding_type", "absolute") == "absolute"
 
 
-def check_fits(config, model_cfg: dict, vocab_size: int, max_tokens: int, load_weights: bool) -> None:
+def check_fits(config, model: ModelSection, vocab_size: int, max_tokens: int, load_weights: bool) -> None:
     """The tokenizer's ids and bucket.max_length must fit the model's embeddings."""
     positions = getattr(config, "max_position_embeddings", None)
     if positions is not None and max_tokens > positions and has_learned_positions(config):
@@ -271,6 +281,6 @@ def check_fits(config, model_cfg: dict, vocab_size: int, max_tokens: int, load_w
             "config",
             "tokenizer",
             f"{vocab_size} token ids but the model at "
-            f"{model_cfg['path']} embeds {model_vocab}; use the model's own tokenizer",
+            f"{model.path} embeds {model_vocab}; use the model's own tokenizer",
         )
     config.vocab_size = vocab_size  # a randomly initialised model takes the tokenizer's vocabulary

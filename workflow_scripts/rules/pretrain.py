@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from workflow_scripts.config.sections import parse_rule_config
+from workflow_scripts.config.types import parse_typed_config
 from workflow_scripts.errors import run_cli
 from workflow_scripts.training.entry import add_run_arguments, run_spec, start_run
 
@@ -28,7 +28,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    sections = parse_rule_config(args.config, required=SECTIONS)
+    sections = parse_typed_config(args.config, required=SECTIONS)
     genome_dir = str(Path(args.genome_index).parent) if args.genome_index else None
     spec = run_spec(args, args.out_weights, genome_dir=genome_dir)
     start_run("masked_lm", args, sections, spec)

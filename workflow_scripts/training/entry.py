@@ -69,7 +69,7 @@ def run_spec(args: argparse.Namespace, out_weights: str, **extra: str | None) ->
 
 
 def start_run(objective_name: str, args: argparse.Namespace, sections: dict, spec: RunSpec) -> None:
-    """`sections` completed by the schema (parse_rule_config): the objective is built from them
+    """`sections` typed, completed by the schema (parse_typed_config): the objective is built from them
     once, here; refuse what every rank would fail on (before torchrun starts), then launch."""
     objective = build_objective(objective_name, sections)
     resources = resources_from_args(args)

@@ -93,7 +93,7 @@ def cluster_section(sections: dict) -> dict:
     """The cluster: section of --config (completed with the others), else the one the workflow
     exports for every job (not a rule param, so changing an NCCL setting does not retrain)."""
     if "cluster" in sections:
-        return sections["cluster"]
+        return sections["cluster"].to_completed()
     return section_from_environment()
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from workflow_scripts.bucketing.assign import assign_buckets
+from workflow_scripts.config.types import PretrainSection
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.errors import InputError
 from workflow_scripts.tokenization.tokenizers import window_token_lengths
@@ -23,11 +24,17 @@ SAMPLING_ROUNDS = 20
 
 
 def unlabeled_data(
-    windows: str, manifest: str, pretrain: dict, genome_dir: str | None, summary: dict, tokenizer, seed: int
+    windows: str,
+    manifest: str,
+    pretrain: PretrainSection,
+    genome_dir: str | None,
+    summary: dict,
+    tokenizer,
+    seed: int,
 ) -> tuple[SplitData, SplitData]:
-    """(windows to pretrain on, the val split) for the completed `pretrain:` section."""
+    """(windows to pretrain on, the val split) for the typed `pretrain:` section."""
     splits = {name: load_split(windows, manifest, name) for name in ("train", "val", "test")}
-    source = pretrain["source"]
+    source = pretrain.source
     if source == "train_windows":
         train = splits["train"]
     elif source == "all_windows":
@@ -37,7 +44,7 @@ def unlabeled_data(
             raise InputError("config", "pretrain.source", "genome needs the genome index (--genome-index)")
         train = random_genome_windows(
             genome_dir,
-            pretrain["genome_windows"],
+            pretrain.genome_windows,
             splits["train"].lengths,
             seed,
             tokenizer,

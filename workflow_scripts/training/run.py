@@ -98,7 +98,7 @@ def resume_signature(objective: Objective, spec: RunSpec, ctx: DistContext) -> d
     files = {"windows": spec.windows, "manifest": spec.manifest, "summary": spec.bucket_summary, **inputs}
     return run_signature(
         objective.train_config.to_dict(),
-        objective.model_cfg,
+        objective.model_section.to_completed(),
         ctx.world_size,
         files,
         code=rule_code_digest(objective.rule),  # a code-changed rerun trains afresh

@@ -2,9 +2,10 @@
 hands the ranks.
 
 The launcher writes the launch file once, beside the run's JSON record (model/launch.json,
-pretrain/launch.json): the objective, the RunSpec and the config sections as the schema completed
-them in the rule's process. torchrun passes its path to every rank (`--launch-file`); a rank reads
-it back as it is, without checking it against the schema again.
+pretrain/launch.json): the objective, the RunSpec and the typed config sections (config/types.py)
+the schema completed in the rule's process. torchrun passes its path to every rank
+(`--launch-file`); a rank reads them back typed, as they are, without checking them against the
+schema again.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from workflow_scripts.config.types import typed_sections, untyped_sections
 from workflow_scripts.errors import InputError
 from workflow_scripts.io_utils import write_json
 
@@ -39,17 +42,20 @@ class RunSpec:
         return Path(self.out_config).parent / LAUNCH_FILE
 
 
-def write_launch_file(objective: str, sections: dict, spec: RunSpec) -> None:
-    """What every rank gets: the objective's name, its completed config sections and the run."""
-    write_json(
-        spec.launch_file, {"objective": objective, "sections": sections, "run": dataclasses.asdict(spec)}
-    )
+def write_launch_file(objective: str, sections: dict[str, Any], spec: RunSpec) -> None:
+    """What every rank gets: the objective's name, its typed config sections and the run."""
+    launched = {
+        "objective": objective,
+        "sections": untyped_sections(sections),
+        "run": dataclasses.asdict(spec),
+    }
+    write_json(spec.launch_file, launched)
 
 
-def read_launch_file(path: str | Path) -> tuple[str, dict, RunSpec]:
-    """(objective name, completed config sections, RunSpec) as write_launch_file wrote them."""
+def read_launch_file(path: str | Path) -> tuple[str, dict[str, Any], RunSpec]:
+    """(objective name, typed config sections, RunSpec) as write_launch_file wrote them."""
     try:
         launched = json.loads(Path(path).read_text())
-        return launched["objective"], launched["sections"], RunSpec(**launched["run"])
+        return launched["objective"], typed_sections(launched["sections"]), RunSpec(**launched["run"])
     except (json.JSONDecodeError, KeyError, TypeError) as error:
         raise InputError(str(path), "(launch file)", f"not one the launcher wrote ({error})") from None

@@ -10,6 +10,6 @@ OBJECTIVES: dict[str, type[Objective]] = {"classification": Classification, "mas
 
 
 def build_objective(name: str, sections: dict) -> Objective:
-    """The objective `name` for the rule's config sections, completed by the schema already
-    (config.sections.parse_rule_config / complete_sections): nothing is checked again here."""
+    """The objective `name` for the rule's config sections, typed (config/types.py) from what the
+    schema completed already (parse_typed_config): nothing is checked again here."""
     return OBJECTIVES[name](sections)

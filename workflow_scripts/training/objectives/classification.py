@@ -6,7 +6,6 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from workflow_scripts.config.train import TrainConfig
 from workflow_scripts.data.quality import read_notes
 from workflow_scripts.errors import InputError
 from workflow_scripts.metrics import binary_metrics
@@ -44,7 +43,7 @@ class Classification(Objective):
     rule = "train"
 
     def build_train_config(self, sections):
-        return TrainConfig.from_completed(sections["train"])
+        return sections["train"]
 
     def title(self) -> str:
         return "training"
@@ -56,8 +55,8 @@ class Classification(Objective):
 
     def load_data(self, spec, summary, tokenizer):
         self.windows = spec.windows
-        self.input_columns = windows_input_columns(self.model_cfg["call_inputs"], spec.windows)
-        self.score_channels = windows_score_channels(self.model_cfg["score_channels"], spec.windows)
+        self.input_columns = windows_input_columns(self.model_section.call_inputs, spec.windows)
+        self.score_channels = windows_score_channels(self.model_section.score_channels, spec.windows)
         train, val = (
             load_split(spec.windows, spec.manifest, split, self.input_columns, self.score_channels)
             for split in ("train", "val")
@@ -76,7 +75,7 @@ class Classification(Objective):
             )
         n_features = feature_width(self.input_columns)
         model = build_model(
-            self.model_cfg,
+            self.model_section,
             vocab_size,
             max_tokens,
             n_features=n_features,
@@ -130,7 +129,7 @@ class Classification(Objective):
 
     def describe(self, tokenizer, max_tokens):
         return {
-            "model": self.model_cfg,
+            "model": self.model_section.to_completed(),
             "max_tokens": max_tokens,
             **trained_on(read_notes(self.windows), tokenizer, self.input_columns, self.score_channels),
         }

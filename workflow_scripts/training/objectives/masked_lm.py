@@ -6,11 +6,13 @@ it exports are the encoder's alone, under the classifier's parameter names (trai
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import torch.nn.functional as F
 
 from workflow_scripts.config.train import TrainConfig
+from workflow_scripts.config.types import PretrainSection
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.models.masked_lm import MaskedLanguageModel, encoder_state
 from workflow_scripts.training.batches import BatchCollator
@@ -25,29 +27,27 @@ def mlm_loss(logits, labels):
     return F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX)
 
 
-def pretrain_train_section(train: dict, pretrain: dict) -> dict:
+def pretrain_train_section(train: TrainConfig, pretrain: PretrainSection) -> TrainConfig:
     """The train: section with pretrain:'s epochs, lr and max_steps (absent: the epochs decide)."""
-    merged = {key: value for key, value in train.items() if key != "max_steps"}
-    merged.update(epochs=pretrain["epochs"], lr=pretrain["lr"])
-    if pretrain.get("max_steps"):
-        merged["max_steps"] = pretrain["max_steps"]
-    return merged
+    return dataclasses.replace(
+        train, epochs=pretrain.epochs, lr=pretrain.lr, max_steps=pretrain.max_steps or None
+    )
 
 
 class MaskedLM(Objective):
     name = "masked_lm"
     rule = "pretrain"
 
-    def __init__(self, sections: dict):
-        self.pretrain = sections["pretrain"]
+    def __init__(self, sections):
+        self.pretrain: PretrainSection = sections["pretrain"]
         super().__init__(sections)
 
     def build_train_config(self, sections):
         # pretrain.epochs, lr and max_steps have the schema's ranges of train's own
-        return TrainConfig.from_completed(pretrain_train_section(sections["train"], self.pretrain))
+        return pretrain_train_section(sections["train"], self.pretrain)
 
     def title(self) -> str:
-        return f"pretraining (masked LM, source {self.pretrain['source']})"
+        return f"pretraining (masked LM, source {self.pretrain.source})"
 
     def load_data(self, spec, summary, tokenizer):
         return unlabeled_data(
@@ -61,22 +61,22 @@ class MaskedLM(Objective):
         )
 
     def build_model(self, spec, vocab_size, max_tokens, ctx):
-        return MaskedLanguageModel(build_model(self.model_cfg, vocab_size, max_tokens), vocab_size)
+        return MaskedLanguageModel(build_model(self.model_section, vocab_size, max_tokens), vocab_size)
 
     def collators(self, train, val, tokenizer, max_tokens):
-        fraction = self.pretrain["mask_fraction"]
+        fraction = self.pretrain.mask_fraction
         return (
             MaskingCollator(BatchCollator(train, tokenizer, max_tokens), tokenizer, fraction),
             MaskingCollator(BatchCollator(val, tokenizer, max_tokens), tokenizer, fraction, VALIDATION_SEED),
         )
 
     def resume_key(self, spec):
-        from_genome = self.pretrain["source"] == "genome"
+        from_genome = self.pretrain.source == "genome"
         genome_index = Path(spec.genome_dir) / "index.tsv" if from_genome and spec.genome_dir else None
         return {"genome": genome_index}, {
-            "source": self.pretrain["source"],
-            "mask_fraction": self.pretrain["mask_fraction"],
-            "genome_windows": self.pretrain["genome_windows"] if from_genome else None,
+            "source": self.pretrain.source,
+            "mask_fraction": self.pretrain.mask_fraction,
+            "genome_windows": self.pretrain.genome_windows if from_genome else None,
         }
 
     def loss(self, logits, batch):
@@ -105,6 +105,6 @@ class MaskedLM(Objective):
     def describe(self, tokenizer, max_tokens):
         return {
             "objective": self.name,
-            "source": self.pretrain["source"],
-            "mask_fraction": self.pretrain["mask_fraction"],
+            "source": self.pretrain.source,
+            "mask_fraction": self.pretrain.mask_fraction,
         }
