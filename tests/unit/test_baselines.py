@@ -18,8 +18,9 @@ from workflow_scripts.comparison_fields import (
     ROW_FIELDS,
     comparison_rows,
 )
+from workflow_scripts.config.types import EvaluateSection, complete_typed_section
 from workflow_scripts.evaluation import baselines
-from workflow_scripts.evaluation.comparison import BaselineConfig, compare_with_baselines
+from workflow_scripts.evaluation.comparison import compare_with_baselines
 from workflow_scripts.metrics import roc_auc
 
 
@@ -31,7 +32,10 @@ def one_openmp_thread():
         yield
 
 
-CONFIG = BaselineConfig(kmer_max_k=3, bootstrap_replicates=200, bootstrap_seed=0, profile_flank=2, seed=0)
+CONFIG = complete_typed_section(
+    "evaluate", {"kmer_max_k": 3, "bootstrap_replicates": 200, "bootstrap_seed": 0, "profile_flank": 2}
+)
+SEED = 0  # the run's train.seed
 SPLITS = ("train", "val", "test")
 
 
@@ -195,7 +199,7 @@ def test_length_detector_finds_a_length_only_signal():
     splits, labels = split_labels(60)
     sequences = [random_bases(rng, int(rng.integers(25, 41)) if label else 41) for label in labels]
     frame = windows_frame(sequences, labels, splits, position=list(range(len(labels))))
-    report = compare_with_baselines(frame, predictions_of(frame, rng, signal=0.0), CONFIG)
+    report = compare_with_baselines(frame, predictions_of(frame, rng, signal=0.0), CONFIG, SEED)
     overall = report["overall"]["predictors"]
     assert overall["length"]["roc_auc"]["estimate"] > 0.95
     assert report["baselines"]["length"]["orientation"] == -1  # shorter = error, learned on train
@@ -240,7 +244,7 @@ def full_windows(rng, n_per_split=60):
 def test_comparison_document_layout_and_known_answers():
     rng = np.random.default_rng(4)
     frame = full_windows(rng)
-    report = compare_with_baselines(frame, predictions_of(frame, rng, signal=1.0), CONFIG)
+    report = compare_with_baselines(frame, predictions_of(frame, rng, signal=1.0), CONFIG, SEED)
     assert tuple(report) == REPORT_FIELDS
     json.dumps(report, allow_nan=False)
     assert set(report["baselines"]) == set(BASELINES) and report["skipped"] == {}
@@ -278,7 +282,7 @@ def test_comparison_document_layout_and_known_answers():
 def test_without_score_or_splice_type_the_document_says_so():
     rng = np.random.default_rng(5)
     frame = full_windows(rng, 30).drop("score", "splice_type")
-    report = compare_with_baselines(frame, predictions_of(frame, rng, signal=1.0), CONFIG)
+    report = compare_with_baselines(frame, predictions_of(frame, rng, signal=1.0), CONFIG, SEED)
     assert report["skipped"] == {
         "base_score": "the windows have no 'score' column",
         "base_score_type": "the windows have no 'score' column",
@@ -293,16 +297,17 @@ def test_predictions_must_be_test_windows():
     predictions = predictions_of(frame, rng, 1.0)
     with pytest.raises(ValueError, match="not test windows"):
         compare_with_baselines(
-            frame, pl.concat([predictions, pl.DataFrame({"id": ["w0"], "prob": [0.5]})]), CONFIG
+            frame, pl.concat([predictions, pl.DataFrame({"id": ["w0"], "prob": [0.5]})]), CONFIG, SEED
         )
 
 
-def test_config_is_read_from_the_completed_section():
-    section = {
-        "threshold": 0.5,
-        "kmer_max_k": 6,
-        "bootstrap_replicates": 1000,
-        "bootstrap_seed": 0,
-        "profile_flank": 25,
-    }
-    assert BaselineConfig.from_section(section, seed=7) == BaselineConfig(6, 1000, 0, 25, 7)
+def test_the_comparison_reads_the_typed_evaluate_section():
+    section = {"kmer_max_k": 6, "bootstrap_replicates": 1000, "bootstrap_seed": 0, "profile_flank": 25}
+    typed = complete_typed_section("evaluate", section)
+    assert isinstance(typed, EvaluateSection)
+    assert (typed.kmer_max_k, typed.bootstrap_replicates, typed.bootstrap_seed, typed.profile_flank) == (
+        6,
+        1000,
+        0,
+        25,
+    )

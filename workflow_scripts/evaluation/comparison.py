@@ -1,6 +1,7 @@
 """The model against its baselines on the same held-out genes, as one JSON-ready document.
 
-`compare_with_baselines(windows, predictions, cfg)` fits every baseline of `baselines` on the
+`compare_with_baselines(windows, predictions, cfg, seed)` (the typed `evaluate:` section, the run's
+train.seed) fits every baseline of `baselines` on the
 train split (the k-mer model's strength on the validation split), scores the test windows that
 the model predicted, and bootstraps genes (`bootstrap`) for ROC-AUC and PR-AUC with 95%
 intervals and model - baseline differences, overall and per splice type. The layout is
@@ -29,6 +30,7 @@ from workflow_scripts.comparison_fields import (
     ComparisonReport,
     GroupComparison,
 )
+from workflow_scripts.config.types import EvaluateSection
 from workflow_scripts.evaluation import baselines
 from workflow_scripts.evaluation.bootstrap import compare_predictors
 from workflow_scripts.evaluation.by_design import matched_by_design
@@ -44,27 +46,6 @@ DESCRIPTIONS = {
     LENGTH: "leak detector: window length alone, sign chosen on the train split",
     DINUCLEOTIDE: "leak detector: the intron dinucleotide at the site, train error rate per pair",
 }
-
-
-@dataclass(frozen=True)
-class BaselineConfig:
-    """What the comparison needs from the completed `evaluate:` section (defaults: the schema)."""
-
-    kmer_max_k: int
-    bootstrap_replicates: int
-    bootstrap_seed: int
-    profile_flank: int  # nt each side of the site that score_profile_tree reads
-    seed: int  # the run's train.seed: score_profile_tree's random_state
-
-    @classmethod
-    def from_section(cls, section: Mapping, seed: int) -> BaselineConfig:
-        return cls(
-            kmer_max_k=int(section["kmer_max_k"]),
-            bootstrap_replicates=int(section["bootstrap_replicates"]),
-            bootstrap_seed=int(section["bootstrap_seed"]),
-            profile_flank=int(section["profile_flank"]),
-            seed=int(seed),
-        )
 
 
 @dataclass(frozen=True)
@@ -87,14 +68,20 @@ def predicted_test_windows(windows: pl.DataFrame, predictions: pl.DataFrame) -> 
 
 
 def score_baselines(
-    train: pl.DataFrame, val: pl.DataFrame, test: pl.DataFrame, full_length: int, cfg: BaselineConfig
+    train: pl.DataFrame,
+    val: pl.DataFrame,
+    test: pl.DataFrame,
+    full_length: int,
+    cfg: EvaluateSection,
+    seed: int,
 ) -> ScoredBaselines:
-    """Every baseline fitted on train (and val) and scored on `test`; unavailable ones skipped."""
+    """Every baseline fitted on train (and val) and scored on `test`; unavailable ones skipped.
+    `seed`: the run's train.seed, score_profile_tree's random_state."""
     fitters = {
         BASE_SCORE: lambda: baselines.oriented_column(train, test, "score"),
         BASE_SCORE_TYPE: lambda: baselines.score_and_type_scores(train, test),
         SCORE_PROFILE_TREE: lambda: score_profile_tree_scores(
-            train, val, test, cfg.profile_flank, full_length, cfg.seed
+            train, val, test, cfg.profile_flank, full_length, seed
         ),
         KMER: lambda: baselines.kmer_scores(train, val, test, cfg.kmer_max_k),
         CHANCE: lambda: (baselines.chance_scores(test.height), {}),
@@ -114,7 +101,7 @@ def score_baselines(
 
 
 def compare_group(
-    test: pl.DataFrame, scores: Mapping[str, np.ndarray], cfg: BaselineConfig, rows: np.ndarray | None = None
+    test: pl.DataFrame, scores: Mapping[str, np.ndarray], cfg: EvaluateSection, rows: np.ndarray | None = None
 ) -> GroupComparison:
     """compare_predictors on the test windows selected by `rows` (all when None)."""
     selected = slice(None) if rows is None else rows
@@ -134,7 +121,9 @@ class Comparison:
     baseline_scores: dict[str, np.ndarray]  # each scored baseline's score per predicted window, in order
 
 
-def compare_and_score(windows: pl.DataFrame, predictions: pl.DataFrame, cfg: BaselineConfig) -> Comparison:
+def compare_and_score(
+    windows: pl.DataFrame, predictions: pl.DataFrame, cfg: EvaluateSection, seed: int
+) -> Comparison:
     """The report, and the baselines' scores of the predicted windows (in the predictions' order)."""
     test = predicted_test_windows(windows, predictions)
     fitted = score_baselines(
@@ -143,6 +132,7 @@ def compare_and_score(windows: pl.DataFrame, predictions: pl.DataFrame, cfg: Bas
         test,
         int(windows["length"].to_numpy().max()),
         cfg,
+        seed,
     )
     scores = {MODEL: test["prob"].to_numpy().astype(float), **fitted.scores}
     per_splice_type = {}
@@ -168,7 +158,7 @@ def compare_and_score(windows: pl.DataFrame, predictions: pl.DataFrame, cfg: Bas
 
 
 def compare_with_baselines(
-    windows: pl.DataFrame, predictions: pl.DataFrame, cfg: BaselineConfig
+    windows: pl.DataFrame, predictions: pl.DataFrame, cfg: EvaluateSection, seed: int
 ) -> ComparisonReport:
     """windows: windows.parquet (all splits); predictions: the model's test predictions (id, prob)."""
-    return compare_and_score(windows, predictions, cfg).report
+    return compare_and_score(windows, predictions, cfg, seed).report

@@ -30,8 +30,9 @@ from workflow_scripts.artifacts import (
     PREDICTION_COLUMNS,
     PREDICTION_DROPPED_WINDOW_COLUMNS,
 )
+from workflow_scripts.config.types import EvaluateSection
 from workflow_scripts.errors import InputError
-from workflow_scripts.evaluation.comparison import BaselineConfig, Comparison, compare_and_score
+from workflow_scripts.evaluation.comparison import Comparison, compare_and_score
 from workflow_scripts.evaluation.comparison_text import comparison_sentences
 from workflow_scripts.evaluation.predict import load_trained_model, predict_split
 from workflow_scripts.evaluation.threshold import CHOICE_SPLIT, choose_threshold, is_auto
@@ -39,26 +40,7 @@ from workflow_scripts.io_utils import write_json, write_parquet
 from workflow_scripts.metrics import binary_metrics, grouped_metrics
 from workflow_scripts.training.batches import SplitData
 
-__all__ = ["EvaluateConfig", "EvaluatePaths", "evaluate", "load_trained_model"]
-
-
-@dataclass(frozen=True)
-class EvaluateConfig:
-    """The completed `evaluate:` section (defaults come from the schema, not from here)."""
-
-    threshold: float | str  # a number in [0, 1], or "auto"
-    batch_size: int
-    baselines: BaselineConfig
-
-    @classmethod
-    def from_section(cls, section: Mapping, seed: int) -> EvaluateConfig:
-        """`seed`: the run's train.seed (the fitted baselines' random state)."""
-        threshold = section["threshold"]
-        return cls(
-            threshold=threshold if is_auto(threshold) else float(threshold),
-            batch_size=int(section["batch_size"]),
-            baselines=BaselineConfig.from_section(section, seed),
-        )
+__all__ = ["EvaluatePaths", "evaluate", "load_trained_model"]
 
 
 @dataclass(frozen=True)
@@ -144,8 +126,9 @@ def log(lines: list[str]) -> None:
         print(line, file=sys.stderr)
 
 
-def evaluate(paths: EvaluatePaths, cfg: EvaluateConfig, experiment: str) -> dict:
-    """Write predictions.parquet and metrics.json for the test split; return the metrics."""
+def evaluate(paths: EvaluatePaths, cfg: EvaluateSection, seed: int, experiment: str) -> dict:
+    """Write predictions.parquet and metrics.json for the test split; return the metrics. `cfg`:
+    the typed `evaluate:` section; `seed`: the run's train.seed (the fitted baselines' random state)."""
     model, saved = load_trained_model(paths.model, paths.model_config)
 
     def predict(split: str) -> tuple[SplitData, np.ndarray]:
@@ -160,7 +143,7 @@ def evaluate(paths: EvaluatePaths, cfg: EvaluateConfig, experiment: str) -> dict
     if len(data) == 0:
         raise InputError(paths.manifest, "split", f"no rows in the {EVALUATED_SPLIT} split")
     windows = pl.read_parquet(paths.windows)
-    comparison = compare_and_score(windows, pl.DataFrame({"id": data.ids, "prob": probs}), cfg.baselines)
+    comparison = compare_and_score(windows, pl.DataFrame({"id": data.ids, "prob": probs}), cfg, seed)
     metrics = metrics_document(experiment, data, probs, choice, comparison)
     write_parquet(
         predictions_frame(data, probs, choice["threshold"], windows, comparison.baseline_scores),
