@@ -74,7 +74,7 @@ rule score_base_model:
         "../envs/train.yaml"
     threads: 2
     resources:
-        gpu=GPU_ON_THIS_MACHINE,
+        gpu=local_gpu_resource,
     params:
         code=rule_code("score_base_model"),
         inputs=user_input_digests(files.base_model_weights()),

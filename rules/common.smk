@@ -14,14 +14,10 @@ from workflow_scripts.config.runs import run_config_json, runs_of_config, site_r
 from workflow_scripts.config.sections import rule_config_json, schema
 from workflow_scripts.config.validate import check_config_file, validate_config
 from workflow_scripts.errors import InputError
-from workflow_scripts.evaluation.provenance import (
-    RUN_FACTS_VARIABLE,
-    run_facts,
-    workflow_facts,
-)
-from workflow_scripts.training.cluster_env import CLUSTER_ENV_VARIABLE
+from workflow_scripts.evaluation.provenance import workflow_facts
 from workflow_scripts.workflow import rule_configs
-from workflow_scripts.workflow.preflight import check_input_files, nvidia_gpu_present
+from workflow_scripts.workflow.job_environment import shell_exports
+from workflow_scripts.workflow.preflight import check_input_files, local_gpu_resource
 from workflow_scripts.workflow.report_labels import (
     figure_label,
     site_file_label,
@@ -65,12 +61,10 @@ SITE_RUNS = site_model_runs
 ALL_RUNS = {**EXPERIMENTS, **SITE_RUNS}
 # the files the rules read and the targets, as the config says (workflow/rule_files.py)
 files = RuleFiles(config, tuple(EXPERIMENTS), tuple(SITE_RUNS))
-# Jobs inherit this (also on SLURM, where each job re-reads the workflow): the launcher exports
-# the NCCL presets from it. Not a param, so changing an NCCL setting does not retrain.
-os.environ[CLUSTER_ENV_VARIABLE] = json.dumps(config["cluster"], sort_keys=True)
-# Likewise the run's inputs and config for the provenance site_calls writes (not a param: a config
-# change that leaves the site results as they are does not rerun it).
-os.environ[RUN_FACTS_VARIABLE] = json.dumps(run_facts(config, workflow.configfiles))
+# Every job's shell line exports the cluster section (the launcher's NCCL presets) and the run's
+# facts (site_calls' provenance): no params, so changing them reruns nothing (workflow/
+# job_environment.py). SLURM jobs parse the workflow again and build the same prefix.
+JOB_EXPORTS = shell_exports(config, workflow.configfiles)
 
 
 wildcard_constraints:
@@ -80,13 +74,15 @@ wildcard_constraints:
 if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
     # envs/*.yaml hold the third-party packages; errorseq itself is this checkout.
     shell.prefix(
-        f"set -euo pipefail; export PYTHONPATH={shlex.quote(workflow.basedir)}; "
+        f"set -euo pipefail; {JOB_EXPORTS}export PYTHONPATH={shlex.quote(workflow.basedir)}; "
     )
 else:
     # Jobs run `python` from the interpreter that runs Snakemake (e.g. .venv/bin/snakemake
     # without an activated venv), not whichever python comes first on the user's PATH.
     interpreter_bin = shlex.quote(os.path.dirname(sys.executable))
-    shell.prefix(f'set -euo pipefail; export PATH={interpreter_bin}:"$PATH"; ')
+    shell.prefix(
+        f'set -euo pipefail; {JOB_EXPORTS}export PATH={interpreter_bin}:"$PATH"; '
+    )
 
 
 def rule_config(*sections):
@@ -124,11 +120,6 @@ def explain_report_output(name, path):
         labels=figure_label(f"explain: {name}"),
     )
     return flagged
-
-
-# score_base_model's `gpu` resource where Snakemake runs the job itself: 1 where the NVIDIA driver
-# is loaded, else 0, so a CPU-only run does not show gpu=1 (SLURM's profile sets its own).
-GPU_ON_THIS_MACHINE = int(nvidia_gpu_present())
 
 
 def summary_provenance():

@@ -188,3 +188,10 @@ NVIDIA_CONTROL_DEVICE = Path("/dev/nvidiactl")  # present where the NVIDIA drive
 def nvidia_gpu_present() -> bool:
     """Whether this machine has an NVIDIA GPU, without importing torch while the DAG is built."""
     return NVIDIA_CONTROL_DEVICE.exists()
+
+
+def local_gpu_resource(wildcards) -> int:
+    """score_base_model's `gpu` resource, decided per job when Snakemake plans it (not when the
+    workflow is parsed): 1 where the NVIDIA driver is loaded, else 0, so a CPU-only run does not
+    show gpu=1. The SLURM profile's set-resources gives cluster jobs their own."""
+    return int(nvidia_gpu_present())
