@@ -33,7 +33,7 @@ def settings(**changed) -> SiteSettings:
             "l2_regularization": 0.0,
         },
     }
-    return SiteSettings(**{**values, **changed})
+    return SiteSettings.from_completed({**values, "model": False, **changed})
 
 
 def scores_of(frame: pl.DataFrame) -> Scores:

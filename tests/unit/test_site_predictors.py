@@ -68,7 +68,7 @@ def test_tree_probabilities_are_seeded(genome):
 def test_a_folds_thresholds_and_probabilities_are_learnt_without_its_own_genes(genome):
     """Scrambling fold 1 (scores, labels, annotation) leaves fold 1's thresholds and tree
     probabilities as they were; it moves the other folds' thresholds, which train on fold 1."""
-    quick = settings(tree={**settings().tree, "max_iter": 10})
+    quick = settings(tree={**settings().tree.to_dict(), "max_iter": 10})
     before = predict_out_of_fold(genome, Items.from_candidates(genome), quick)
     other = scrambled(genome, fold=1)
     after = predict_out_of_fold(other, Items.from_candidates(other), quick)

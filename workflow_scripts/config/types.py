@@ -113,9 +113,9 @@ class SitesSection(Section):
     peak_radius: int
     folds: int
     flank: int
-    tree: TreeSection
     bootstrap_replicates: int
     seed: int
+    tree: TreeSection
     transfer: str | None  # another genome's re-scorer folder
     model: bool
 

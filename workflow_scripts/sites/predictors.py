@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 from workflow_scripts.calling.scores import SPLICE_TYPES
+from workflow_scripts.config.types import TreeSection
 from workflow_scripts.metrics import counts_at_distinct_scores
 from workflow_scripts.progress import LOG_EVERY_S, TimeLeft, duration
 from workflow_scripts.sites.candidates import Candidates
@@ -67,8 +68,8 @@ def per_candidate(thresholds: Thresholds, folds: np.ndarray, types: np.ndarray) 
     return result
 
 
-def new_tree(params: dict, seed: int) -> HistGradientBoostingClassifier:
-    return HistGradientBoostingClassifier(**params, early_stopping=False, random_state=seed)
+def new_tree(tree: TreeSection, seed: int) -> HistGradientBoostingClassifier:
+    return HistGradientBoostingClassifier(**tree.to_dict(), early_stopping=False, random_state=seed)
 
 
 def fit_and_predict(
@@ -128,7 +129,7 @@ def tree_cost_lines(found: Candidates, settings: SiteSettings, folds: int) -> li
     features = found.features.shape[1]
     lines = [
         f"trees: {folds * folds} fits ({folds} folds, each {folds - 1} inner and 1 outer) on up to "
-        f"{found.table.height:,} candidates x {features:,} features, {settings.tree['max_iter']} rounds each"
+        f"{found.table.height:,} candidates x {features:,} features, {settings.tree.max_iter} rounds each"
     ]
     if settings.flank > LARGE_FLANK:
         reference = 2 * (2 * REFERENCE_FLANK + 1) + 1

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -49,10 +49,13 @@ class SiteRun:
     items: Items
     calls: pl.DataFrame  # corrected_calls.parquet's candidate rows, in found.table's order
 
-    def fold_runs(self) -> list[Path]:
-        """sites.model's runs, results/site_candidates_fold1..k."""
+    def fold_runs(self) -> list[layout.FoldRunFiles]:
+        """The files of sites.model's runs, results/site_candidates_fold1..k."""
         folds = range(1, self.settings.folds + 1)
-        return [self.root / layout.run_dir(layout.site_fold_run(fold)) for fold in folds]
+        return [
+            layout.fold_run_files(str(self.root / layout.run_dir(layout.site_fold_run(fold))))
+            for fold in folds
+        ]
 
 
 def existing(path: Path, field: str) -> Path:
@@ -87,13 +90,12 @@ def run_settings(metrics: dict, path: Path) -> SiteSettings:
     saved = metrics.get("settings") if isinstance(metrics, dict) else None
     if not isinstance(saved, dict):
         raise InputError(path, "settings", "missing: not a site_calls site_metrics.json")
-    names = [item.name for item in fields(SiteSettings)]
-    lacking = [name for name in names if name not in saved]
+    lacking = [name for name in SiteSettings.summarised_fields() if name not in saved]
     if lacking:
         raise InputError(
             path, f"settings.{lacking[0]}", "missing: written by another errorseq; rerun site_calls"
         )
-    return SiteSettings(**{name: saved[name] for name in names})
+    return SiteSettings.from_summary(saved)
 
 
 def aligned_calls(found: Candidates, calls_path: Path) -> pl.DataFrame:

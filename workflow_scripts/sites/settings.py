@@ -1,26 +1,24 @@
-"""The site_calls rule's settings: the `sites:` section and the two `calling:` keys it shares
-with make_calls (the base model's threshold, the ±w window that makes a prediction a TP)."""
+"""The site_calls rule's settings: the typed `sites:` section itself, with the two `calling:` keys
+it shares with make_calls (the base model's threshold, the ±w window that makes a prediction a
+TP). Its fields are SitesSection's (config/types.py, checked against the schema) and those two;
+nothing is copied by name here."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
 
 from workflow_scripts.config.types import CallingSection, SitesSection
 from workflow_scripts.errors import InputError
 
+NOT_SUMMARISED = ("transfer",)  # a path, recorded in the report's provenance instead
 
-@dataclass(frozen=True)
-class SiteSettings:
+
+@dataclass(frozen=True, kw_only=True)
+class SiteSettings(SitesSection):
     threshold: float  # calling.threshold: the base model's own cut
     consensus_window: int  # calling.consensus_window: a candidate within ±w of a site is true
-    floor: float
-    peak_radius: int
-    folds: int
-    flank: int
-    bootstrap_replicates: int
-    seed: int
-    tree: dict = field(default_factory=dict)
-    model: bool = False  # sites.model: errorseq's deep model is a predictor too
 
     @classmethod
     def from_config(cls, calling: CallingSection, sites: SitesSection) -> SiteSettings:
@@ -31,29 +29,23 @@ class SiteSettings:
                 f"{sites.floor} is above calling.threshold ({calling.threshold}): the base model's "
                 "own calls would lose the positions between the two",
             )
-        return cls(
-            threshold=calling.threshold,
-            consensus_window=calling.consensus_window,
-            floor=sites.floor,
-            peak_radius=sites.peak_radius,
-            folds=sites.folds,
-            flank=sites.flank,
-            bootstrap_replicates=sites.bootstrap_replicates,
-            seed=sites.seed,
-            tree=sites.tree.to_dict(),
-            model=sites.model,
-        )
+        fields = {field.name: getattr(sites, field.name) for field in dataclasses.fields(SitesSection)}
+        return cls(threshold=calling.threshold, consensus_window=calling.consensus_window, **fields)
 
-    def summary(self) -> dict:
-        return {
-            "threshold": self.threshold,
-            "consensus_window": self.consensus_window,
-            "floor": self.floor,
-            "peak_radius": self.peak_radius,
-            "folds": self.folds,
-            "flank": self.flank,
-            "bootstrap_replicates": self.bootstrap_replicates,
-            "seed": self.seed,
-            "tree": self.tree,
-            "model": self.model,
-        }
+    @classmethod
+    def summarised_fields(cls) -> list[str]:
+        """What `summary` holds, in its order (the calling keys first), and `from_summary` reads."""
+        names = ["threshold", "consensus_window"]
+        return names + [
+            field.name for field in dataclasses.fields(SitesSection) if field.name not in NOT_SUMMARISED
+        ]
+
+    def summary(self) -> dict[str, Any]:
+        """site_metrics.json's `settings` (the tree as its arguments)."""
+        values = self.to_dict()
+        return {name: values[name] for name in self.summarised_fields()}
+
+    @classmethod
+    def from_summary(cls, saved: dict[str, Any]) -> SiteSettings:
+        """The settings `summary` wrote, back (`transfer` is not among them: None)."""
+        return cls.from_completed({name: saved[name] for name in cls.summarised_fields()})
