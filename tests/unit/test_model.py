@@ -60,3 +60,18 @@ def test_size_follows_the_config():
     small = build_model({"d_model": 16, "n_layers": 1}, TOKENIZER.vocab_size, 64)
     large = build_model({"d_model": 32, "n_layers": 3}, TOKENIZER.vocab_size, 64)
     assert count_parameters(large) > 3 * count_parameters(small)
+
+
+def test_the_typed_section_and_its_dict_build_the_same_model():
+    """The library reads the typed model: section; a plain dict (model.json's) is typed first."""
+    from workflow_scripts.config.types import ModelSection, complete_typed_section
+
+    values = {"arch": "transformer", "d_model": 16, "n_layers": 2, "n_heads": 2, "dropout": 0.0}
+    typed = complete_typed_section("model", values)
+    assert isinstance(typed, ModelSection)
+    torch.manual_seed(0)
+    from_typed = build_model(typed, TOKENIZER.vocab_size, 64).state_dict()
+    torch.manual_seed(0)
+    from_dict = build_model(typed.to_completed(), TOKENIZER.vocab_size, 64).state_dict()
+    assert from_typed.keys() == from_dict.keys()
+    assert all(torch.equal(from_typed[key], from_dict[key]) for key in from_typed)

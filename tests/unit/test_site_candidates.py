@@ -3,6 +3,8 @@ missed sites, profiles in the transcript's direction, and folds that keep gene c
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import polars as pl
 import pytest
@@ -127,3 +129,26 @@ def test_a_floor_above_the_base_models_threshold_is_refused():
     sites = complete_typed_section("sites", {"floor": 0.6})
     with pytest.raises(InputError, match=r"sites.floor: 0.6 is above calling.threshold \(0.5\)"):
         SiteSettings.from_config(complete_typed_section("calling", {}), sites)
+
+
+def test_the_settings_are_the_typed_sites_section_and_read_back_from_site_metrics():
+    """site_metrics.json's `settings`: calling's two keys, then sites' (not transfer), in the
+    order it has always had; run_folder reads them back as the same settings."""
+    sites = complete_typed_section("sites", {"floor": 0.01, "model": True, "transfer": "elsewhere"})
+    found = SiteSettings.from_config(complete_typed_section("calling", {}), sites)
+    assert isinstance(found, type(sites)) and found.floor == 0.01 and found.threshold == 0.5
+    summary = found.summary()
+    assert list(summary) == [
+        "threshold",
+        "consensus_window",
+        "floor",
+        "peak_radius",
+        "folds",
+        "flank",
+        "bootstrap_replicates",
+        "seed",
+        "tree",
+        "model",
+    ]
+    assert summary["tree"] == sites.tree.to_dict()
+    assert SiteSettings.from_summary(summary) == dataclasses.replace(found, transfer=None)
