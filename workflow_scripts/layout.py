@@ -7,6 +7,8 @@ module while it parses the workflow.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 RESULTS = "results"
 
 # index_genome: the genome as one array and its chromosomes' offsets (data/genome.py)
@@ -89,3 +91,22 @@ FOLD_RUN_FILES = (WINDOWS, BUCKET_MANIFEST, MODEL_WEIGHTS, MODEL_CONFIG, PREDICT
 def site_fold_run(fold: int) -> str:
     """The name of sites.model's run that tests site_calls' fold `fold` (1-based)."""
     return f"{SITE_EXPERIMENT}_fold{fold}"
+
+
+@dataclass(frozen=True)
+class FoldRunFiles:
+    """The files of one of sites.model's runs that site_calls reads (FOLD_RUN_FILES, named): the
+    modules that read them take these paths and never join a run's folder with a file name."""
+
+    run: str  # results/<run>, for messages
+    windows: str
+    manifest: str
+    weights: str
+    model_config: str
+    predictions: str
+
+
+def fold_run_files(run_folder: str) -> FoldRunFiles:
+    """The FoldRunFiles of the run in `run_folder` (results/site_candidates_fold<i>, or such a
+    folder inside another work directory)."""
+    return FoldRunFiles(run_folder, *(f"{run_folder}/{name}" for name in FOLD_RUN_FILES))

@@ -68,3 +68,31 @@ def test_run_files_and_annotation_tables():
     assert layout.run_file(layout.WINDOWS) == "results/{experiment}/windows.parquet"
     assert layout.run_file(layout.MODEL_WEIGHTS, "a_fold1") == "results/a_fold1/model/model.pt"
     assert layout.annotation_table("gene_clusters") == "results/annotation/gene_clusters.parquet"
+
+
+# the fold-run files by name (layout.FOLD_RUN_FILES); outside layout.py only the rules that write
+# them (their own outputs) and rule_files (site_calls' inputs) name them
+FOLD_RUN_NAMES = ("WINDOWS", "BUCKET_MANIFEST", "MODEL_WEIGHTS", "MODEL_CONFIG", "PREDICTIONS")
+
+
+def test_site_modules_read_fold_runs_through_the_paths_they_are_given():
+    """sites/ and site_calls take layout.FoldRunFiles; none joins a run folder with a file name."""
+    files = [
+        *sorted((ROOT / "workflow_scripts" / "sites").glob("*.py")),
+        ROOT / "workflow_scripts/rules/site_calls.py",
+    ]
+    joined = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in files
+        for number, code in code_lines(path)
+        if re.search(rf"layout\.({'|'.join(FOLD_RUN_NAMES)})\b", code)
+    ]
+    assert joined == []
+
+
+def test_fold_run_files_name_every_file_site_calls_reads():
+    files = layout.fold_run_files("results/site_candidates_fold2")
+    assert files.run == "results/site_candidates_fold2"
+    assert (files.windows, files.manifest, files.weights, files.model_config, files.predictions) == tuple(
+        f"results/site_candidates_fold2/{name}" for name in layout.FOLD_RUN_FILES
+    )

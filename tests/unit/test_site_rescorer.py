@@ -14,6 +14,7 @@ from threadpoolctl import threadpool_limits
 
 from tests.site_fixtures import profile_genome, settings
 from workflow_scripts.errors import InputError
+from workflow_scripts.layout import fold_run_files
 from workflow_scripts.sites.candidates import find_candidates
 from workflow_scripts.sites.deep_transfer import DeepModels, read_deep_models
 from workflow_scripts.sites.folds import assign_folds
@@ -150,4 +151,4 @@ def test_fold_models_of_different_windows_are_refused(tmp_path):
         window = {"flank": flank, "length": 2 * flank + 1, "site_offset": flank}
         (model / "model.json").write_text(json.dumps({"window": window}))
     with pytest.raises(InputError, match="window.flank"):
-        read_deep_models([str(tmp_path / "fold1"), str(tmp_path / "fold2")])
+        read_deep_models([fold_run_files(str(tmp_path / "fold1")), fold_run_files(str(tmp_path / "fold2"))])

@@ -45,6 +45,7 @@ from workflow_scripts.evaluation.provenance import (
 )
 from workflow_scripts.evaluation.provenance import provenance as run_provenance
 from workflow_scripts.io_utils import atomic_path, write_json, write_text
+from workflow_scripts.layout import FoldRunFiles, fold_run_files
 from workflow_scripts.progress import Console, add_console_argument, announce, duration
 from workflow_scripts.rules.site_windows import add_site_input_arguments
 from workflow_scripts.sites.base_match import check_same_base
@@ -201,13 +202,13 @@ def rescorer_packages() -> dict:
 
 
 def errorseq_predictions(
-    args: argparse.Namespace, batch_size: int, found, items: Items, predictions: OutOfFold
+    fold_runs: list[FoldRunFiles], batch_size: int, found, items: Items, predictions: OutOfFold
 ):
     """sites.model: the errorseq predictor from the runs' models (sites/errorseq.py)."""
     from workflow_scripts.sites.errorseq import read_fold_predictions, with_errorseq
 
     began = time.perf_counter()
-    runs = [read_fold_predictions(path, batch_size) for path in args.errorseq]
+    runs = [read_fold_predictions(files, batch_size) for files in fold_runs]
     merged = with_errorseq(predictions, found, items, runs)
     log(f"errorseq: {len(runs)} runs' test and val predictions in {time.perf_counter() - began:.1f} s")
     return merged
@@ -243,9 +244,10 @@ def main(argv: list[str] | None = None) -> None:
     predictions, kmer = kmer_baseline(
         predictions, found, items, inputs.genome, kmer_settings, progress=lambda line: note(console, line)
     )
-    if args.errorseq:
-        predictions = errorseq_predictions(args, batch_size, found, items, predictions)
-    deep = read_deep_models(args.errorseq) if args.errorseq else None
+    fold_runs = [fold_run_files(folder) for folder in args.errorseq]  # sites.model's runs
+    if fold_runs:
+        predictions = errorseq_predictions(fold_runs, batch_size, found, items, predictions)
+    deep = read_deep_models(fold_runs) if fold_runs else None
     rescorer = fit_rescorer(found, items, predictions, settings, source_facts(found, inputs), deep)
     moved = None
     if transfer is not None:

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from workflow_scripts import layout
 from workflow_scripts.errors import InputError
 from workflow_scripts.json_fields import field, typed
+from workflow_scripts.layout import FoldRunFiles
 from workflow_scripts.sites.candidates import Candidates
 from workflow_scripts.sites.inputs import SiteInputs, profiled_windows
 
@@ -37,21 +37,20 @@ class DeepModels:
         return int(self.configs[0]["window"]["flank"])
 
 
-def read_deep_models(run_dirs: list[str]) -> DeepModels:
+def read_deep_models(runs: list[FoldRunFiles]) -> DeepModels:
     """The models of sites.model's runs (results/site_candidates_fold<i>/model/): model.pt as
     tensors only (torch weights_only), checked against the sha256 train recorded."""
     from workflow_scripts.evaluation.predict import check_weights_digest, load_state_dict
 
     states, configs = [], []
-    for run in map(Path, run_dirs):
-        weights, config = run / layout.MODEL_WEIGHTS, run / layout.MODEL_CONFIG
-        saved = json.loads(config.read_text())
-        check_weights_digest(str(weights), saved, str(config))
-        states.append(load_state_dict(str(weights)))
+    for run in runs:
+        saved = json.loads(Path(run.model_config).read_text())
+        check_weights_digest(run.weights, saved, run.model_config)
+        states.append(load_state_dict(run.weights))
         configs.append(saved)
-    flanks = {window_flank(config, f"{run}/{layout.MODEL_CONFIG}") for config, run in zip(configs, run_dirs)}
+    flanks = {window_flank(config, run.model_config) for config, run in zip(configs, runs)}
     if len(flanks) != 1:
-        raise InputError(run_dirs[0], "window.flank", f"the fold runs' models differ: {sorted(flanks)}")
+        raise InputError(runs[0].run, "window.flank", f"the fold runs' models differ: {sorted(flanks)}")
     return DeepModels(tuple(states), tuple(configs))
 
 

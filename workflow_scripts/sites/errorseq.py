@@ -15,14 +15,13 @@ and no other candidate is; a run that differs (other settings, other inputs) is 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from workflow_scripts import layout
 from workflow_scripts.calling.contract import GENE_CLUSTER
 from workflow_scripts.errors import InputError
+from workflow_scripts.layout import FoldRunFiles
 from workflow_scripts.sites.candidate_windows import candidate_ids
 from workflow_scripts.sites.candidates import Candidates
 from workflow_scripts.sites.items import Items
@@ -114,23 +113,21 @@ def with_errorseq(
     )
 
 
-def read_fold_predictions(run_dir: str, batch_size: int) -> FoldPredictions:
+def read_fold_predictions(run: FoldRunFiles, batch_size: int) -> FoldPredictions:
     """One run's test predictions (evaluate's predictions.parquet) and its val split, predicted
     with evaluate's model loading and batching."""
     from workflow_scripts.evaluation.predict import load_trained_model, predict_split
 
-    run = Path(run_dir)
-    windows_path, manifest = run / layout.WINDOWS, run / layout.BUCKET_MANIFEST
-    windows = pl.read_parquet(windows_path, columns=["id", "split", "fold", GENE_CLUSTER])
+    windows = pl.read_parquet(run.windows, columns=["id", "split", "fold", GENE_CLUSTER])
     test_folds = windows.filter(pl.col("split") == "test")["fold"].unique().to_list()
     if len(test_folds) != 1:
-        raise InputError(windows_path, "fold", f"the test split holds folds {sorted(test_folds)}, not one")
-    tested = pl.read_parquet(run / layout.PREDICTIONS, columns=["id", "prob"])
-    model, saved = load_trained_model(str(run / layout.MODEL_WEIGHTS), str(run / layout.MODEL_CONFIG))
-    data, val_probability = predict_split(model, saved, str(windows_path), str(manifest), "val", batch_size)
+        raise InputError(run.windows, "fold", f"the test split holds folds {sorted(test_folds)}, not one")
+    tested = pl.read_parquet(run.predictions, columns=["id", "prob"])
+    model, saved = load_trained_model(run.weights, run.model_config)
+    data, val_probability = predict_split(model, saved, run.windows, run.manifest, "val", batch_size)
     val = windows.filter(pl.col("split") == "val")
     return FoldPredictions(
-        source=str(run),
+        source=run.run,
         fold=int(test_folds[0]),
         test_ids=tested["id"].to_numpy(),
         test_probability=tested["prob"].to_numpy(),

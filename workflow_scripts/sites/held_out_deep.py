@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from workflow_scripts import layout
 from workflow_scripts.errors import InputError
+from workflow_scripts.layout import FoldRunFiles
 from workflow_scripts.sites.candidates import Candidates
 from workflow_scripts.sites.held_out import Folds
 from workflow_scripts.sites.inputs import SiteInputs, profiled_windows
@@ -33,9 +33,9 @@ from workflow_scripts.sites.inputs import SiteInputs, profiled_windows
 MEAN = None  # a candidate scored by the mean of every fold model
 
 
-def tested_fold(run_dir: Path) -> int:
+def tested_fold(run: FoldRunFiles) -> int:
     """The source fold a sites.model run tested (its windows.parquet's test split)."""
-    path = run_dir / layout.WINDOWS
+    path = Path(run.windows)
     if not path.is_file():
         raise InputError(path, "windows", "not found: a sites.model run (site_candidates_fold<i>) needs it")
     tested = pl.read_parquet(path, columns=["split", "fold"]).filter(pl.col("split") == "test")
@@ -45,36 +45,38 @@ def tested_fold(run_dir: Path) -> int:
     return int(folds[0])
 
 
-def model_flank(run_dir: Path) -> int:
-    path = run_dir / layout.MODEL_CONFIG
+def model_flank(run: FoldRunFiles) -> int:
+    path = Path(run.model_config)
     if not path.is_file():
         raise InputError(path, "model", "not found: has the sites.model run finished?")
     return int(json.loads(path.read_text())["window"]["flank"])
 
 
 def fold_model_probabilities(
-    run_dirs: list[Path], found: Candidates, inputs: SiteInputs, batch_size: int, progress=lambda line: None
+    runs: list[FoldRunFiles],
+    found: Candidates,
+    inputs: SiteInputs,
+    batch_size: int,
+    progress=lambda line: None,
 ) -> dict[int, np.ndarray]:
     """Source fold -> the P(true site) its run's model gives every candidate of `found` (another
     genome's), the windows cut as site_windows cuts them (the models' flank, the base model's
     score profiles), scored with predict's own model loading and batching."""
     from workflow_scripts.inference.predict_calls import TrainedModel
 
-    flanks = {model_flank(run) for run in run_dirs}
+    flanks = {model_flank(run) for run in runs}
     if len(flanks) != 1:
-        raise InputError(run_dirs[0], "window.flank", f"the fold runs' models differ: {sorted(flanks)}")
+        raise InputError(runs[0].run, "window.flank", f"the fold runs' models differ: {sorted(flanks)}")
     windows, _ = profiled_windows(found, inputs, flanks.pop())
     sequences, lengths = windows["sequence"].to_list(), windows["length"].to_numpy()
     probabilities = {}
-    for run in run_dirs:
+    for run in runs:
         began, fold = time.perf_counter(), tested_fold(run)
-        model = TrainedModel.from_files(
-            str(run / layout.MODEL_WEIGHTS), str(run / layout.MODEL_CONFIG), batch_size
-        )
-        features, profiles = model.features(windows, str(run)), model.profiles(windows, str(run))
+        model = TrainedModel.from_files(run.weights, run.model_config, batch_size)
+        features, profiles = model.features(windows, run.run), model.profiles(windows, run.run)
         probabilities[fold] = np.asarray(model.p_error(sequences, lengths, features, profiles), dtype=float)
         progress(
-            f"fold model {fold} ({run}): {len(sequences):,} candidates in {time.perf_counter() - began:.1f} s"
+            f"fold model {fold} ({run.run}): {len(sequences):,} candidates in {time.perf_counter() - began:.1f} s"
         )
     return probabilities
 
