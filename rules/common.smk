@@ -50,6 +50,9 @@ try:
     site_model_runs = site_runs(checked, runs)
 except InputError as error:
     sys.exit(f"errorseq: error: {error}")
+# The validated config, defaults filled in, is the one the rules read: as Snakemake's own
+# validate(config, schema, set_default=True) fills `config` in place. errorseq's validator (its
+# one-line errors, strings from --config coerced, pkg: paths resolved) returns it as a copy.
 config.clear()
 config.update(checked)
 

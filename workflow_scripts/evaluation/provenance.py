@@ -67,7 +67,7 @@ HASHING = "sha256 of each file as stored (a compressed file is hashed compressed
 CALLING_SETTINGS = ("threshold", "consensus_window", "negatives", "biotypes", "transcripts")
 COUNTED_CLASSES = ("TP", "FP", "FN", "TN")
 CORE_PACKAGES = ("torch", "numpy", "polars", "scikit-learn", "scipy", "h5py", "safetensors", "snakemake")
-RUN_FACTS_VARIABLE = "ERRORSEQ_RUN_FACTS"  # rules/common.smk sets it for every job
+RUN_FACTS_VARIABLE = "ERRORSEQ_RUN_FACTS"  # exported on every job's shell line (workflow/job_environment.py)
 
 
 def config_digest(config: Mapping) -> str:

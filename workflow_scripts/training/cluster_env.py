@@ -2,8 +2,10 @@
 
 Variables already set in the job's environment win over the config (export NCCL_DEBUG=INFO
 before `snakemake` to debug one run: SLURM passes the environment on with --export=ALL).
-The section itself travels to every process of a job as JSON in ERRORSEQ_CLUSTER_ENV: the
-launcher sets it, the training processes read their collective timeout from it.
+The section itself travels to every process of a job as JSON in ERRORSEQ_CLUSTER_ENV: every
+job's shell line exports it (workflow/job_environment.py, not a rule param, so changing an NCCL
+setting does not retrain), the launcher sets it again for the ranks, which read their collective
+timeout from it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Mapping, MutableMapping
 from workflow_scripts.config.sections import complete_section
 from workflow_scripts.errors import InputError
 
-# The workflow puts the config's cluster: section here, as JSON, for every job.
+# The config's cluster: section as JSON, exported on every job's shell line (workflow/job_environment.py).
 CLUSTER_ENV_VARIABLE = "ERRORSEQ_CLUSTER_ENV"
 
 # config key -> environment variable
