@@ -13,8 +13,8 @@ rule bucket:
         "../envs/data.yaml"
     params:
         code=rule_code("bucket"),
-        config=rule_config("bucket", "tokenizer", "model"),
-        paths=path_args("windows", "tokenizer"),
+        config=stage_config("bucket"),
+        paths=path_args("bucket"),
     shell:
         "python -m workflow_scripts.rules.bucket --config {params.config:q} {params.paths} "
         "> {log:q} 2>&1"

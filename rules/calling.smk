@@ -22,9 +22,9 @@ rule annotate_sites:
     params:
         code=rule_code("annotate_sites"),
         inputs=user_input_digests(files.calling_annotation()),
-        config=rule_configs.calling_config(config, "annotate_sites"),
+        config=stage_config("annotate_sites"),
         genome=genome_args,
-        paths=path_args("annotation"),
+        paths=path_args("annotate_sites"),
     shell:
         "python -m workflow_scripts.rules.annotate_sites --config {params.config:q} "
         "{params.genome} {params.paths} > {log:q} 2>&1"
@@ -46,9 +46,9 @@ rule cluster_genes:
         "../envs/data.yaml"
     params:
         code=rule_code("cluster_genes"),
-        config=rule_configs.calling_config(config, "cluster_genes"),
+        config=stage_config("cluster_genes"),
         genome=genome_args,
-        paths=path_args("exons", "genes"),
+        paths=path_args("cluster_genes"),
     shell:
         "python -m workflow_scripts.rules.cluster_genes --config {params.config:q} "
         "{params.genome} {params.paths} > {log:q} 2>&1"
@@ -78,9 +78,9 @@ rule score_base_model:
     params:
         code=rule_code("score_base_model"),
         inputs=user_input_digests(files.base_model_weights()),
-        config=rule_configs.calling_config(config, "score_base_model"),
+        config=stage_config("score_base_model"),
         genome=genome_args,
-        paths=path_args("genes", "weights"),
+        paths=path_args("score_base_model"),
     shell:
         "python -m workflow_scripts.rules.score_base_model --config {params.config:q} "
         "{params.genome} {params.paths} --shard {wildcards.shard} --shards {wildcards.shards} "
@@ -107,9 +107,9 @@ rule make_calls:
     params:
         code=rule_code("make_calls"),
         inputs=user_input_digests(files.scores_tables()),
-        config=rule_configs.calling_config(config, "make_calls"),
+        config=stage_config("make_calls"),
         genome=genome_args,
-        paths=path_args("scores", "sites", "genes", "gene_clusters"),
+        paths=path_args("make_calls"),
     shell:
         "python -m workflow_scripts.rules.make_calls --config {params.config:q} "
         "{params.genome} {params.paths} > {log:q} 2>&1"

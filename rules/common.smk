@@ -10,12 +10,12 @@ from workflow_scripts import layout
 from workflow_scripts.artifacts import EXPLAIN_PLOTS, PLOTS
 from workflow_scripts.config.package_paths import resolve_package_paths
 from workflow_scripts.config.run_directory import check_run_directory
-from workflow_scripts.config.runs import run_config_json, runs_of_config, site_runs
-from workflow_scripts.config.sections import rule_config_json, schema
+from workflow_scripts.config.runs import runs_of_config, site_runs
+from workflow_scripts.config.sections import schema
 from workflow_scripts.config.validate import check_config_file, validate_config
 from workflow_scripts.errors import InputError
 from workflow_scripts.evaluation.provenance import workflow_facts
-from workflow_scripts.workflow import rule_configs
+from workflow_scripts.workflow import rule_params
 from workflow_scripts.workflow.job_environment import shell_exports
 from workflow_scripts.workflow.preflight import check_input_files, local_gpu_resource
 from workflow_scripts.workflow.report_labels import (
@@ -88,11 +88,6 @@ else:
     )
 
 
-def rule_config(*sections):
-    """The named config sections as one JSON value: a rule's `--config` param."""
-    return rule_config_json(config, *sections)
-
-
 def plot_report_output(name, path):
     """One plot flagged for the report, with its caption report/plots/<name>.rst."""
     flagged = report(
@@ -140,18 +135,11 @@ def all_outputs():
     return outputs + files.score_shard_outputs()
 
 
-def experiment_rule_config(*sections):
-    """Like run_rule_config, plus the run's experiments: entry as the section `experiment`."""
-    return run_rule_config("experiment", *sections)
-
-
-def run_rule_config(*sections):
-    """Like rule_config, as the wildcard's run sees them (config/runs.py: its train.seed)."""
-
-    def for_run(wildcards):
-        return run_config_json(config, ALL_RUNS[wildcards.experiment], *sections)
-
-    return for_run
+def stage_config(rule):
+    """`rule`'s `--config` param: the config sections and keys its declaration reads
+    (config/stages.py), as its run sees them for a stage of one run (its train.seed, its
+    `experiments:` entry as the section `experiment`)."""
+    return rule_params.stage_config(config, ALL_RUNS, rule)
 
 
 def site_outputs():

@@ -10,8 +10,8 @@ rule demo_data:
         "../envs/data.yaml"
     params:
         code=rule_code("demo_data"),
-        config=rule_config("demo"),
-        paths=path_args(),
+        config=stage_config("demo_data"),
+        paths=path_args("demo_data"),
     shell:
         "python -m workflow_scripts.rules.demo_data --config {params.config:q} {params.paths} "
         "> {log:q} 2>&1"

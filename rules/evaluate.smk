@@ -15,8 +15,8 @@ rule evaluate:
         "../envs/train.yaml"
     params:
         code=rule_code("evaluate"),
-        config=run_rule_config("evaluate", "train"),
-        paths=path_args("windows", "manifest", "model", "model_config"),
+        config=stage_config("evaluate"),
+        paths=path_args("evaluate"),
     shell:
         "python -m workflow_scripts.rules.evaluate --config {params.config:q} {params.paths} "
         "--experiment {wildcards.experiment} > {log:q} 2>&1"

@@ -15,10 +15,8 @@ rule explain:
         "../envs/train.yaml"
     params:
         code=rule_code("explain"),
-        config=rule_config("explain"),
-        paths=path_args(
-            "windows", "model", "model_config", outputs=("attribution", "kmers")
-        ),
+        config=stage_config("explain"),
+        paths=path_args("explain"),
         plots_dir=output_dir("plots"),
     shell:
         "python -m workflow_scripts.rules.explain --config {params.config:q} {params.paths} "

@@ -13,8 +13,8 @@ rule index_genome:
     params:
         code=rule_code("index_genome"),
         inputs=user_input_digests(config.get("genome", [])),
-        config=rule_config("index_genome"),
-        paths=path_args("fasta"),
+        config=stage_config("index_genome"),
+        paths=path_args("index_genome"),
     shell:
         "python -m workflow_scripts.rules.index_genome --config {params.config:q} "
         "{params.paths} > {log:q} 2>&1"
@@ -37,9 +37,9 @@ rule extract:
     params:
         code=rule_code("extract"),
         inputs=user_input_digests(files.extract_inputs),
-        config=experiment_rule_config("window", "split"),
+        config=stage_config("extract"),
         genome=genome_args,
-        paths=path_args("sequences", "calls", "scores", "genes"),
+        paths=path_args("extract"),
     shell:
         "python -m workflow_scripts.rules.extract --config {params.config:q} "
         "{params.genome} {params.paths} > {log:q} 2>&1"

@@ -15,9 +15,7 @@ rule plot:
         "../envs/plot.yaml"
     params:
         code=rule_code("plot"),
-        paths=path_args(
-            "predictions", "metrics", "steps", "bucket_summary", "manifest", outputs=()
-        ),
+        paths=path_args("plot"),
         plots_dir=output_dir("plots"),
     shell:
         "python -m workflow_scripts.rules.plot {params.paths} --out-dir {params.plots_dir:q} "

@@ -24,9 +24,9 @@ rule predict_calls:
     params:
         code=rule_code("predict_calls"),
         inputs=user_input_digests(files.predict_inputs),
-        config=experiment_rule_config("predict", "window", "evaluate"),
+        config=stage_config("predict_calls"),
         genome=genome_args,
-        paths=path_args("calls", "model", "model_config", "metrics"),
+        paths=path_args("predict_calls"),
     shell:
         "python -m workflow_scripts.rules.predict_calls --config {params.config:q} "
         "{params.genome} {params.paths} > {log:q} 2>&1"

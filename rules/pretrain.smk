@@ -20,6 +20,6 @@ use rule train as pretrain with:
     params:
         program="pretrain",
         code=rule_code("pretrain"),
-        config=run_rule_config("model", "train", "pretrain"),
+        config=stage_config("pretrain"),
         checkpoints=lambda wildcards: f"results/{wildcards.experiment}/pretrain/checkpoints",
-        paths=path_args("windows", "manifest", "bucket_summary", "genome_index"),
+        paths=path_args("pretrain"),

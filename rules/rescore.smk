@@ -20,7 +20,7 @@ rule target_regions:
         code=rule_code("target_regions"),
         inputs=user_input_digests(files.calling_regions()),
         genome=genome_args,
-        paths=path_args("regions"),
+        paths=path_args("target_regions"),
     shell:
         "python -m workflow_scripts.rules.target_regions "
         "{params.genome} {params.paths} > {log:q} 2>&1"
@@ -49,9 +49,9 @@ rule rescore_sites:
     params:
         code=rule_code("rescore_sites"),
         inputs=user_input_digests(files.site_transfer_manifest()),
-        config=rule_configs.rescore_sites_config(config),
+        config=stage_config("rescore_sites"),
         genome=genome_args,
-        paths=path_args("scores", "regions", "transfer"),
+        paths=path_args("rescore_sites"),
     shell:
         "python -m workflow_scripts.rules.rescore_sites --config {params.config:q} "
         "{params.genome} {params.paths} > {log:q} 2>&1"

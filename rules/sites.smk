@@ -38,10 +38,10 @@ rule site_calls:
     params:
         code=rule_code("site_calls"),
         inputs=user_input_digests(files.scores_tables(), files.site_transfer_manifest()),
-        config=rule_configs.site_calls_config(config, bool(SITE_RUNS)),
+        config=stage_config("site_calls"),
         genome=genome_args,
         errorseq=files.site_model_args,
-        paths=path_args("scores", "sites", "genes", "gene_clusters", "transfer"),
+        paths=path_args("site_calls"),
     shell:
         "python -m workflow_scripts.rules.site_calls --config {params.config:q} "
         "{params.genome} {params.paths} {params.errorseq} --console-fd 3 3>&2 > {log:q} 2>&1"
@@ -68,9 +68,9 @@ rule site_windows:
     params:
         code=rule_code("site_windows"),
         inputs=user_input_digests(files.scores_tables()),
-        config=rule_configs.site_windows_config(config),
+        config=stage_config("site_windows"),
         genome=genome_args,
-        paths=path_args("scores", "sites", "genes", "gene_clusters"),
+        paths=path_args("site_windows"),
     shell:
         "python -m workflow_scripts.rules.site_windows --config {params.config:q} "
         "{params.genome} {params.paths} --console-fd 3 3>&2 > {log:q} 2>&1"
@@ -92,7 +92,7 @@ rule site_summary:
         "../envs/plot.yaml"
     params:
         code=rule_code("site_summary"),
-        paths=path_args("metrics"),
+        paths=path_args("site_summary"),
     shell:
         "python -m workflow_scripts.rules.site_summary {params.paths} > {log:q} 2>&1"
 

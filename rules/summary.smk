@@ -35,9 +35,9 @@ rule summarize:
         "../envs/plot.yaml"
     params:
         code=rule_code("summarize"),
-        config=rule_config("experiments", "split", "train"),
+        config=stage_config("summarize"),
         provenance=summary_provenance(),
-        paths=path_args("metrics", "calls_summary"),
+        paths=path_args("summarize"),
     shell:
         "python -m workflow_scripts.rules.summarize --config {params.config:q} {params.paths} "
         "--provenance {params.provenance:q} --console-fd 3 3>&2 > {log:q} 2>&1"

@@ -11,8 +11,8 @@ rule tokenizer:
         "../envs/train.yaml"
     params:
         code=rule_code("tokenizer"),
-        config=rule_config("tokenizer", "split"),
-        paths=path_args("windows"),
+        config=stage_config("tokenizer"),
+        paths=path_args("tokenizer"),
     shell:
         "python -m workflow_scripts.rules.tokenizer --config {params.config:q} {params.paths} "
         "> {log:q} 2>&1"

@@ -29,9 +29,9 @@ rule train:
         program="train",
         code=rule_code("train"),
         inputs=user_input_digests(config["train"].get("deepspeed_config", [])),
-        config=run_rule_config("model", "train"),
+        config=stage_config("train"),
         checkpoints=lambda wildcards: f"results/{wildcards.experiment}/model/checkpoints",
-        paths=path_args("windows", "manifest", "bucket_summary", "init_encoder"),
+        paths=path_args("train"),
     shell:
         "python -m workflow_scripts.rules.{params.program:q} --config {params.config:q} "
         "{params.paths} --checkpoint-dir {params.checkpoints:q} "

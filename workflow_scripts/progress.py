@@ -18,7 +18,6 @@ hundredfold), at the rate measured since the first piece of work ended: what com
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -29,14 +28,6 @@ from typing import TextIO
 
 CONSOLE_EVERY_S = 30.0  # at most one progress line per job this often on the console
 LOG_EVERY_S = 30.0  # and in the log
-
-
-def add_console_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--console-fd",
-        type=int,
-        help="a file descriptor on Snakemake's console for the progress lines (the rules: 3, with 3>&2)",
-    )
 
 
 class Console:

@@ -21,12 +21,12 @@ DOC = ROOT / "docs" / "architecture.md"
 TRACED = ("job", "rank")  # the processes whose hops this test runs; the others are read
 ARGV_MODULES = {  # outside workflow_scripts/rules/: the doc names them, nothing else reads argv
     "workflow_scripts/config/sections.py",
+    "workflow_scripts/config/stage.py",
     "workflow_scripts/training/entry.py",
     "workflow_scripts/training/worker.py",
     "workflow_scripts/training/node_torchrun.py",
     "workflow_scripts/training/strategies/deepspeed_config.py",
     "workflow_scripts/slurm_plan.py",
-    "workflow_scripts/progress.py",
     "workflow_scripts/sites/convert_rescorer.py",
 }
 

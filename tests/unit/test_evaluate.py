@@ -23,7 +23,7 @@ from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.errors import run_cli
 from workflow_scripts.evaluation.predict import load_trained_model, predict_split
 from workflow_scripts.metrics import binary_metrics, roc_auc
-from workflow_scripts.rules.evaluate import main, parse_args
+from workflow_scripts.rules.evaluate import STAGE, main
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +135,7 @@ def test_settings_come_from_the_config_json_with_schema_defaults(trained, tmp_pa
 
 
 def test_the_entry_point_has_no_setting_flags():
-    args = parse_args(
+    args, cfg = STAGE.parse(
         [
             "--windows",
             "w",
@@ -154,7 +154,7 @@ def test_the_entry_point_has_no_setting_flags():
         ]
     )
     assert not {"threshold", "batch_size", "split", "kmer_max_k", "bootstrap_replicates"} & set(vars(args))
-    assert args.config == "{}"
+    assert cfg.evaluate.threshold == section_defaults("evaluate")["threshold"]
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import pytest
 from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.config.types import complete_typed_sections
 from workflow_scripts.errors import InputError
-from workflow_scripts.rules.train import parse_args
+from workflow_scripts.rules.train import STAGE
 from workflow_scripts.training.entry import resources_from_args
 from workflow_scripts.training.launch import (
     Resources,
@@ -45,7 +45,7 @@ def test_one_process_per_gpu_else_the_configured_cpu_processes():
 
 
 def test_command_is_one_torchrun_of_the_worker_given_the_launch_file_with_the_run_untouched(tmp_path):
-    args = parse_args([*PATHS, "--gpus", "0", "--cpu-procs", "3"])
+    args, _ = STAGE.parse([*PATHS, "--gpus", "0", "--cpu-procs", "3"])
     assert resources_from_args(args) == Resources(gpus=0, cpu_procs=3, threads=args.threads, nodes=1)
     spec = RunSpec(
         experiment="fp_vs_tp",

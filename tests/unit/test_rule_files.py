@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.unit.test_rule_configs import demo_config
+from tests.unit.test_stage import demo_config
 from workflow_scripts import layout
 from workflow_scripts.errors import InputError
 from workflow_scripts.workflow.rule_files import RuleFiles

@@ -1,8 +1,8 @@
-"""The calling artifacts' columns and the `calling:` keys each rule reads, declared once.
+"""The calling artifacts' columns, declared once (the `calling:` keys each rule reads are in its
+declaration, config/stages.py).
 
 No polars here: the preflight and rules/common.smk import this while Snakemake parses the
-workflow. A rule gets only its keys of `calling:` as --config (workflow/rule_configs.py: calling_config), so
-changing the threshold re-runs make_calls but neither annotate_sites nor score_base_model.
+workflow.
 """
 
 from __future__ import annotations
@@ -38,10 +38,3 @@ CALLS_COLUMNS = (
     "dinucleotide",
     "tn_strategy",
 )
-
-# The calling: keys each rule's entry point reads (the others take the schema defaults there).
-ANNOTATE_SITES_KEYS = ("biotypes", "transcripts", "region")
-CLUSTER_GENES_KEYS = ("paralogs",)
-MAKE_CALLS_KEYS = ("threshold", "consensus_window", "negatives")
-SCORE_BASE_MODEL_KEYS = ("base_model",)
-SITE_CALLS_KEYS = ("threshold", "consensus_window")  # site_calls also reads the sites: section

@@ -11,7 +11,9 @@ import argparse
 import copy
 import functools
 import json
+from collections.abc import Collection, Mapping
 from pathlib import Path
+from typing import Any
 
 from workflow_scripts.config.validate import check_section, load_schema, validate_section
 from workflow_scripts.errors import InputError
@@ -46,15 +48,28 @@ def complete_section(name: str, values: dict) -> dict:
     return completed
 
 
-def parse_rule_config(text: str, required: tuple[str, ...] = ()) -> dict[str, dict]:
-    """`--config` JSON → {section: completed section}; every name in `required` must be there."""
+def parse_rule_config(
+    text: str, required: tuple[str, ...] = (), keep: Mapping[str, Collection[str] | None] | None = None
+) -> dict[str, dict]:
+    """`--config` JSON → {section: completed section}; every name in `required` must be there.
+    `keep` ({section: None for all its keys, or the keys}): what else the JSON holds is dropped
+    before the schema completes it (config/stage.py: a stage reads only what it declared)."""
     try:
         sections = json.loads(text)
     except json.JSONDecodeError as error:
         raise InputError("--config", "(json)", f"not valid JSON: {error.msg}") from None
     if not isinstance(sections, dict):
         raise InputError("--config", "(json)", "expected an object of config sections")
+    if keep is not None:
+        sections = {name: kept(values, keep[name]) for name, values in sections.items() if name in keep}
     return complete_sections(sections, required)
+
+
+def kept(values: Any, keys: Collection[str] | None) -> Any:
+    """A section's `keys` (all of it when None or not an object)."""
+    if keys is None or not isinstance(values, dict):
+        return values
+    return {key: value for key, value in values.items() if key in keys}
 
 
 def complete_sections(sections: dict, required: tuple[str, ...] = ()) -> dict[str, dict]:

@@ -6,40 +6,25 @@ tokenizer.kind is auto). `--tokenizer` is the tokenizer rule's output, with kind
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from workflow_scripts.bucketing.assign import BucketSettings, bucket_windows
-from workflow_scripts.config.sections import add_config_argument
-from workflow_scripts.config.types import parse_typed_config
+from workflow_scripts.config.stages import STAGES
 from workflow_scripts.errors import run_cli
 from workflow_scripts.io_utils import write_json, write_parquet
 from workflow_scripts.tokenization.tokenizers import tokenizer_from_config
 
-SECTIONS = ("bucket", "tokenizer", "model")
-
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--windows", required=True, help="windows parquet (id, split, label, length, sequence)"
-    )
-    parser.add_argument("--tokenizer", help="the learnt BPE tokenizer (tokenizer.kind bpe)")
-    parser.add_argument("--out-manifest", required=True)
-    parser.add_argument("--out-summary", required=True)
-    add_config_argument(parser, *SECTIONS)
-    return parser.parse_args(argv)
+STAGE = STAGES["bucket"]
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    sections = parse_typed_config(args.config, required=SECTIONS)
-    tokenizer = tokenizer_from_config(sections["tokenizer"], sections["model"], args.tokenizer)
-    settings = BucketSettings.from_config(sections["bucket"], tokenizer)
-    manifest, summary, report = bucket_windows(args.windows, settings)
+    paths, cfg = STAGE.parse(argv)
+    tokenizer = tokenizer_from_config(cfg.tokenizer, cfg.model, paths.tokenizer)
+    settings = BucketSettings.from_config(cfg.bucket, tokenizer)
+    manifest, summary, report = bucket_windows(paths.windows, settings)
     print(report, file=sys.stderr)
-    write_parquet(manifest, args.out_manifest)
-    write_json(args.out_summary, summary)
+    write_parquet(manifest, paths.out_manifest)
+    write_json(paths.out_summary, summary)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ them re-runs neither annotate_sites nor score_base_model.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
@@ -17,37 +16,27 @@ import polars as pl
 from workflow_scripts.calling.contract import EXON_COLUMNS, GENE_COLUMNS
 from workflow_scripts.calling.genome_checks import check_chromosomes
 from workflow_scripts.calling.paralogs import gene_clusters
-from workflow_scripts.config.sections import add_config_argument
-from workflow_scripts.config.types import CallingSection, parse_typed_config
+from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.types import CallingSection
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.tables import read_table
 from workflow_scripts.errors import run_cli
 from workflow_scripts.io_utils import write_parquet
 
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--exons", required=True, help="exons.parquet (annotate_sites)")
-    parser.add_argument("--genes", required=True, help="genes.parquet (annotate_sites)")
-    parser.add_argument(
-        "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
-    )
-    parser.add_argument("--out-gene-clusters", required=True, help="gene clusters parquet")
-    add_config_argument(parser, "calling")
-    return parser.parse_args(argv)
+STAGE = STAGES["cluster_genes"]
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    calling: CallingSection = parse_typed_config(args.config, required=("calling",))["calling"]
+    paths, cfg = STAGE.parse(argv)
+    calling: CallingSection = cfg.calling
     settings = calling.paralogs
     began = time.perf_counter()
-    genome = open_genome(args.genome)
-    exons = read_table(args.exons, required=EXON_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
-    genes = read_table(args.genes, required=GENE_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
-    check_chromosomes(exons, genome, args.exons, "column 'chrom'")
+    genome = open_genome(paths.genome)
+    exons = read_table(paths.exons, required=EXON_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
+    genes = read_table(paths.genes, required=GENE_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
+    check_chromosomes(exons, genome, paths.exons, "column 'chrom'")
     clusters, summary = gene_clusters(exons, genes, genome, settings)
-    write_parquet(clusters, args.out_gene_clusters)
+    write_parquet(clusters, paths.out_gene_clusters)
     print(
         f"cluster_genes: {summary['genes_in_paralog_clusters']:,} of {genes.height:,} genes in "
         f"{summary['paralog_clusters']:,} clusters of neighbours sharing exonic sequence (largest "

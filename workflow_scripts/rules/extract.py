@@ -22,8 +22,9 @@ import polars as pl
 from workflow_scripts.calling.chromosome_windows import drop_all_n_calls, write_call_windows
 from workflow_scripts.calling.contract import GENE_COLUMNS
 from workflow_scripts.calling.scores import ScoreTables
-from workflow_scripts.config.sections import add_config_argument
-from workflow_scripts.config.types import ExperimentSection, parse_typed_config
+from workflow_scripts.config.stage import StageConfig
+from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.types import ExperimentSection
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.data.quality import check_splits, notes, summary_line, write_windows
@@ -37,40 +38,26 @@ from workflow_scripts.data.windows import (
 )
 from workflow_scripts.errors import InputError, run_cli
 
-SECTIONS = ("experiment", "window", "split")
+STAGE = STAGES["extract"]
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--genome", help="genome index directory (index_genome) or a FASTA file")
-    parser.add_argument("--calls", help="calls table: .tsv/.tsv.gz/.txt/.csv/.parquet")
-    parser.add_argument("--sequences", help="ready-made windows table (sequence, label[, gene_id, id])")
-    parser.add_argument(
-        "--scores", nargs="+", help="calls mode: the scores tables the calls were made from (profiles)"
-    )
-    parser.add_argument("--genes", help="genes.parquet (annotate_sites): the spans the scores are read in")
-    parser.add_argument("--out-windows", required=True, help="output windows parquet")
-    add_config_argument(parser, *SECTIONS)
-    return parser.parse_args(argv)
-
-
-def check_inputs(args: argparse.Namespace) -> None:
-    if args.sequences and (args.calls or args.genome):
+def check_inputs(paths: argparse.Namespace) -> None:
+    if paths.sequences and (paths.calls or paths.genome):
         raise InputError(
             "command line", "--sequences", "use either --sequences or --genome with --calls, not both"
         )
-    if not args.sequences and not (args.calls and args.genome):
+    if not paths.sequences and not (paths.calls and paths.genome):
         raise InputError("command line", "--calls/--genome", "both are required unless --sequences is given")
-    if bool(args.scores) != bool(args.genes) or (args.scores and args.sequences):
+    if bool(paths.scores) != bool(paths.genes) or (paths.scores and paths.sequences):
         raise InputError("command line", "--scores/--genes", "both together, and only with --calls")
 
 
-def score_tables(args: argparse.Namespace, genome: Genome) -> ScoreTables | None:
+def score_tables(paths: argparse.Namespace, genome: Genome) -> ScoreTables | None:
     """The scores tables behind the calls (calls mode with --scores), read one chromosome at a time."""
-    if not args.scores:
+    if not paths.scores:
         return None
-    genes = read_table(args.genes, required=GENE_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
-    return ScoreTables(args.scores, genes, genome.chrom_lengths())
+    genes = read_table(paths.genes, required=GENE_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
+    return ScoreTables(paths.scores, genes, genome.chrom_lengths())
 
 
 def log_profiles(report: dict, tables: ScoreTables) -> None:
@@ -94,45 +81,44 @@ def checked(
     return warnings
 
 
-def extract_sequences(args: argparse.Namespace, sections: dict) -> pl.DataFrame:
+def extract_sequences(paths: argparse.Namespace, cfg: StageConfig) -> pl.DataFrame:
     """Sequences mode: the user's ready-made windows, checked and split, written whole."""
-    experiment: ExperimentSection = sections["experiment"]
-    frame, all_n = drop_all_n(windows_from_sequences(args.sequences, experiment.name))
-    frame = split_windows(frame, sections["split"], experiment.fold, args.sequences)
+    experiment: ExperimentSection = cfg.experiment
+    frame, all_n = drop_all_n(windows_from_sequences(paths.sequences, experiment.name))
+    frame = split_windows(frame, cfg.split, experiment.fold, paths.sequences)
     class_names = {"error": "label 1", "correct": "label 0"}
-    warnings = checked(frame, args.sequences, experiment, class_names, all_n)
+    warnings = checked(frame, paths.sequences, experiment, class_names, all_n)
     write_windows(
-        frame, args.out_windows, notes(frame, {}, experiment.labels(), {"all_n_windows": all_n}, warnings)
+        frame, paths.out_windows, notes(frame, {}, experiment.labels(), {"all_n_windows": all_n}, warnings)
     )
     return frame
 
 
-def extract_calls(args: argparse.Namespace, sections: dict) -> pl.DataFrame:
+def extract_calls(paths: argparse.Namespace, cfg: StageConfig) -> pl.DataFrame:
     """Calls mode: the experiment's calls split, then their windows cut and written one chromosome
     at a time (calling/chromosome_windows.py); the split calls."""
-    experiment: ExperimentSection = sections["experiment"]
-    flank = sections["window"].flank
-    genome = open_genome(args.genome)
-    frame = experiment_calls(genome, args.calls, experiment)
+    experiment: ExperimentSection = cfg.experiment
+    flank = cfg.window.flank
+    genome = open_genome(paths.genome)
+    frame = experiment_calls(genome, paths.calls, experiment)
     frame, all_n = drop_all_n_calls(genome, frame, flank)
-    frame = with_splits(frame, sections["split"], experiment.fold, args.calls)
-    warnings = checked(frame, args.calls, experiment, experiment.labels(), all_n)
+    frame = with_splits(frame, cfg.split, experiment.fold, paths.calls)
+    warnings = checked(frame, paths.calls, experiment, experiment.labels(), all_n)
     shape = {"flank": flank, "length": 2 * flank + 1, "site_offset": flank}
     extract_notes = notes(frame, shape, experiment.labels(), {"all_n_windows": all_n}, warnings)
-    tables = score_tables(args, genome)
-    report = write_call_windows(genome, frame, tables, flank, args.out_windows, json.dumps(extract_notes))
+    tables = score_tables(paths, genome)
+    report = write_call_windows(genome, frame, tables, flank, paths.out_windows, json.dumps(extract_notes))
     if tables is not None:
         log_profiles(report, tables)
     return frame
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    check_inputs(args)
-    sections = parse_typed_config(args.config, required=SECTIONS)
+    paths, cfg = STAGE.parse(argv)
+    check_inputs(paths)
     began = time.perf_counter()
-    frame = extract_sequences(args, sections) if args.sequences else extract_calls(args, sections)
-    log(summary_line(frame, sections["experiment"].name, time.perf_counter() - began))
+    frame = extract_sequences(paths, cfg) if paths.sequences else extract_calls(paths, cfg)
+    log(summary_line(frame, cfg.experiment.name, time.perf_counter() - began))
 
 
 def log(line: str) -> None:

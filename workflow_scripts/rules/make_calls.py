@@ -10,7 +10,6 @@ docs/calling.md has the rules.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
@@ -20,34 +19,13 @@ from workflow_scripts.calling.calls import CallSettings, make_calls_by_chromosom
 from workflow_scripts.calling.contract import GENE_CLUSTER, GENE_COLUMNS, SITE_COLUMNS
 from workflow_scripts.calling.genome_checks import check_chromosomes
 from workflow_scripts.calling.scores import ScoreTables
-from workflow_scripts.config.sections import add_config_argument
-from workflow_scripts.config.types import parse_typed_config
+from workflow_scripts.config.stages import STAGES
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.tables import read_table
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_json, write_parquet
 
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--scores",
-        required=True,
-        nargs="+",
-        help="scores tables (.parquet, .tsv, .csv): one, or every shard's",
-    )
-    parser.add_argument("--sites", required=True, help="sites.parquet (annotate_sites)")
-    parser.add_argument("--genes", required=True, help="genes.parquet (annotate_sites)")
-    parser.add_argument(
-        "--gene-clusters", help="gene_clusters.parquet (cluster_genes): carried into the calls"
-    )
-    parser.add_argument(
-        "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
-    )
-    parser.add_argument("--out-calls", required=True, help="calls parquet")
-    parser.add_argument("--out-summary", help="counts per splice type and call, TN report (JSON)")
-    add_config_argument(parser, "calling")
-    return parser.parse_args(argv)
+STAGE = STAGES["make_calls"]
 
 
 def count_line(summary: dict) -> str:
@@ -72,22 +50,22 @@ def with_clusters(genes: pl.DataFrame, path: str) -> pl.DataFrame:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    settings = CallSettings.from_config(parse_typed_config(args.config, required=("calling",))["calling"])
+    paths, cfg = STAGE.parse(argv)
+    settings = CallSettings.from_config(cfg.calling)
     began = time.perf_counter()
-    genome = open_genome(args.genome)
-    sites = read_table(args.sites, required=SITE_COLUMNS).with_columns(pl.col("position").cast(pl.Int64))
-    genes = read_table(args.genes, required=GENE_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
-    check_chromosomes(genes, genome, args.genes, "column 'chrom'")
-    if args.gene_clusters:
-        genes = with_clusters(genes, args.gene_clusters)
-    check_chromosomes(sites, genome, args.sites, "column 'chrom'")
-    tables = ScoreTables(args.scores, genes, genome.chrom_lengths())
+    genome = open_genome(paths.genome)
+    sites = read_table(paths.sites, required=SITE_COLUMNS).with_columns(pl.col("position").cast(pl.Int64))
+    genes = read_table(paths.genes, required=GENE_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
+    check_chromosomes(genes, genome, paths.genes, "column 'chrom'")
+    if paths.gene_clusters:
+        genes = with_clusters(genes, paths.gene_clusters)
+    check_chromosomes(sites, genome, paths.sites, "column 'chrom'")
+    tables = ScoreTables(paths.scores, genes, genome.chrom_lengths())
     calls, summary = make_calls_by_chromosome(tables.by_chromosome(), sites, genes, genome, settings)
     summary = {**summary, **tables.report(), "seconds": round(time.perf_counter() - began, 2)}
-    write_parquet(calls, args.out_calls)
-    if args.out_summary:
-        write_json(args.out_summary, summary)
+    write_parquet(calls, paths.out_calls)
+    if paths.out_summary:
+        write_json(paths.out_summary, summary)
     print(
         f"make_calls: threshold {settings.threshold}, window ±{settings.consensus_window}, "
         f"TN {settings.negatives}; {count_line(summary)}; {summary['seconds']} s",

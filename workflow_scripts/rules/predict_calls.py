@@ -9,42 +9,24 @@ same) and evaluate (batch_size: the batches evaluate scores in).
 
 from __future__ import annotations
 
-import argparse
-
-from workflow_scripts.config.sections import add_config_argument
-from workflow_scripts.config.types import parse_typed_config
+from workflow_scripts.config.stages import STAGES
 from workflow_scripts.errors import run_cli
 from workflow_scripts.inference.predict_calls import PredictPaths, PredictSettings, predict_calls
 
-SECTIONS = ("experiment", "predict", "window", "evaluate")
-
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", required=True, help="calls table: .tsv/.tsv.gz/.txt/.csv/.parquet")
-    parser.add_argument(
-        "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
-    )
-    parser.add_argument("--model", required=True, help="model.pt written by train")
-    parser.add_argument("--model-config", required=True, help="model.json written by train")
-    parser.add_argument("--metrics", required=True, help="metrics.json written by evaluate (the threshold)")
-    parser.add_argument("--out-predictions", required=True, help="output parquet")
-    add_config_argument(parser, *SECTIONS)
-    return parser.parse_args(argv)
+STAGE = STAGES["predict_calls"]
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    sections = parse_typed_config(args.config, required=SECTIONS)
-    paths = PredictPaths(
-        args.calls, args.genome, args.model, args.model_config, args.metrics, args.out_predictions
+    paths, cfg = STAGE.parse(argv)
+    files = PredictPaths(
+        paths.calls, paths.genome, paths.model, paths.model_config, paths.metrics, paths.out_predictions
     )
     settings = PredictSettings(
-        flank=sections["window"].flank,
-        batch_size=sections["evaluate"].batch_size,
-        chunk_size=sections["predict"].chunk_size,
+        flank=cfg.window.flank,
+        batch_size=cfg.evaluate.batch_size,
+        chunk_size=cfg.predict.chunk_size,
     )
-    predict_calls(paths, settings, sections["experiment"])
+    predict_calls(files, settings, cfg.experiment)
 
 
 if __name__ == "__main__":

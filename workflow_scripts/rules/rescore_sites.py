@@ -12,15 +12,13 @@ features) and evaluate (batch_size: its deep models). docs/sites.md.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
 import time
 from pathlib import Path
 
-from workflow_scripts.config.sections import add_config_argument
-from workflow_scripts.config.types import parse_typed_config
+from workflow_scripts.config.stages import STAGES
 from workflow_scripts.errors import run_cli
 from workflow_scripts.evaluation.provenance import (
     Hasher,
@@ -47,27 +45,9 @@ from workflow_scripts.sites.rescore import (
 from workflow_scripts.sites.rescorer_files import MANIFEST, load_rescorer
 from workflow_scripts.sites.settings import SiteSettings
 
+STAGE = STAGES["rescore_sites"]
+
 PROVENANCE_KEY = "errorseq_provenance"  # the calls' parquet metadata, as site_calls writes it
-
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--scores", required=True, nargs="+", help="scores tables (score_base_model's shards)"
-    )
-    parser.add_argument(
-        "--regions", required=True, help="the scored regions (target_regions: regions.parquet)"
-    )
-    parser.add_argument(
-        "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
-    )
-    parser.add_argument("--transfer", required=True, help="sites.transfer: another genome's re-scorer folder")
-    parser.add_argument("--out-calls", required=True, help="every candidate and its calls (parquet)")
-    parser.add_argument("--out-bed", required=True, help="BED of the corrected calls")
-    parser.add_argument("--out-gff3", required=True, help="GFF3 of the corrected calls")
-    parser.add_argument("--out-report", required=True, help="JSON: no metrics, counts and provenance")
-    add_config_argument(parser, "calling", "sites", "evaluate")
-    return parser.parse_args(argv)
 
 
 def log(line: str) -> None:
@@ -75,33 +55,30 @@ def log(line: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    config = parse_typed_config(args.config, required=("calling", "sites", "evaluate"))
-    settings = SiteSettings.from_config(config["calling"], config["sites"])
+    paths, cfg = STAGE.parse(argv)
+    settings = SiteSettings.from_config(cfg.calling, cfg.sites)
     began = time.perf_counter()
-    rescorer = load_rescorer(args.transfer, settings)
+    rescorer = load_rescorer(paths.transfer, settings)
     run = run_facts_from_environment()  # None in a job run by hand
     if not check_same_base(
-        rescorer.source.get("base_model"), base_model(run, Hasher()) if run else None, args.transfer
+        rescorer.source.get("base_model"), base_model(run, Hasher()) if run else None, paths.transfer
     ):
         log("the re-scorer's or this run's base-model weights are not known: not compared")
-    models = (
-        trained_models(rescorer.deep, config["evaluate"].batch_size, args.transfer) if rescorer.deep else []
-    )
+    models = trained_models(rescorer.deep, cfg.evaluate.batch_size, paths.transfer) if rescorer.deep else []
     log(
-        f"the re-scorer of {rescorer.source.get('source')} ({args.transfer}) checked, {len(models)} deep models"
+        f"the re-scorer of {rescorer.source.get('source')} ({paths.transfer}) checked, {len(models)} deep models"
     )
-    inputs = region_inputs(args.scores, args.regions, args.genome)
+    inputs = region_inputs(paths.scores, paths.regions, paths.genome)
     found, scores_report = region_candidates(inputs, settings, progress=log)
     tree = rescorer.probability(found.features)
     deep = None
     if rescorer.deep is not None:
-        deep = transferred_probability(models, rescorer.deep.flank, found, inputs, args.transfer)
+        deep = transferred_probability(models, rescorer.deep.flank, found, inputs, paths.transfer)
     table = rescored_calls(found, settings.threshold, rescorer.thresholds, tree, deep)
-    results = json.loads((Path(args.transfer) / MANIFEST).read_text())["results"]  # checked by load_rescorer
+    results = json.loads((Path(paths.transfer) / MANIFEST).read_text())["results"]  # checked by load_rescorer
     recommended = (results.get("recommended") or {}).get("predictor")
     predictor = corrected_predictor(deep is not None, recommended)
-    description = f"{predictor}: {args.transfer} applied unchanged, no annotation"
+    description = f"{predictor}: {paths.transfer} applied unchanged, no annotation"
     bed, gff3, outside = call_tracks(table, predictor, inputs.genome.chrom_lengths(), description)
     region_nt = int((inputs.genes["end"] - inputs.genes["start"] + 1).sum())
     report = {
@@ -119,8 +96,8 @@ def main(argv: list[str] | None = None) -> None:
         "counts": {"regions": inputs.genes.height, "region_nt": region_nt, "candidates": table.height},
         "scores": scores_report,
         "rescorer": {
-            "path": args.transfer,
-            "manifest_sha256": sha256_file(f"{args.transfer}/{MANIFEST}"),
+            "path": paths.transfer,
+            "manifest_sha256": sha256_file(f"{paths.transfer}/{MANIFEST}"),
             "source": rescorer.source,
             "thresholds": {  # inf (no site of a type to tune on at the source): null
                 name: {t: None if math.isinf(v) else v for t, v in by_type.items()}
@@ -133,11 +110,11 @@ def main(argv: list[str] | None = None) -> None:
         "provenance": run_provenance(run) if run is not None else None,
     }
     report["answer"] = answer(predictor, table, inputs.genes.height, region_nt)
-    with atomic_path(args.out_calls) as tmp:
+    with atomic_path(paths.out_calls) as tmp:
         table.write_parquet(tmp, metadata={PROVENANCE_KEY: json.dumps(report["provenance"])})
-    write_text(args.out_bed, bed)
-    write_text(args.out_gff3, gff3)
-    write_json(args.out_report, report)
+    write_text(paths.out_bed, bed)
+    write_text(paths.out_gff3, gff3)
+    write_json(paths.out_report, report)
     print(f"{report['answer']}; {time.perf_counter() - began:.1f} s", file=sys.stderr)
 
 

@@ -10,7 +10,6 @@ CPU threads: torch takes OMP_NUM_THREADS, which Snakemake sets to the rule's thr
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import torch
@@ -19,38 +18,13 @@ from workflow_scripts.calling.regions import read_genes
 from workflow_scripts.calling.scoring import score_genes
 from workflow_scripts.calling.shards import shard_record, shard_regions
 from workflow_scripts.calling.spliceai import load_ensemble
-from workflow_scripts.config.sections import add_config_argument, parse_rule_config
+from workflow_scripts.config.stages import STAGES
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_json
-from workflow_scripts.progress import Console, add_console_argument
+from workflow_scripts.progress import Console
 
-SECTIONS = ("calling",)
-
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--genes", required=True, help="gene spans (genes.parquet: gene_id, chrom, start, end, strand)"
-    )
-    parser.add_argument(
-        "--genome", required=True, help="genome index directory (index_genome) or a FASTA file"
-    )
-    parser.add_argument(
-        "--weights",
-        required=True,
-        nargs="+",
-        help="SpliceAI .h5 or OpenSpliceAI .pt models, or one directory of them",
-    )
-    parser.add_argument("--out-scores", required=True, help="output scores parquet")
-    parser.add_argument(
-        "--out-regions", help="the shard's record: its shard and regions (JSON; calling/shards.py)"
-    )
-    parser.add_argument("--shard", type=int, default=1, help="which shard to score, 1..--shards")
-    parser.add_argument("--shards", type=int, default=1, help="how many shards the genes are split into")
-    add_console_argument(parser)
-    add_config_argument(parser, *SECTIONS)
-    return parser.parse_args(argv)
+STAGE = STAGES["score_base_model"]
 
 
 def check_shard(shard: int, shards: int) -> None:
@@ -59,24 +33,24 @@ def check_shard(shard: int, shards: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    check_shard(args.shard, args.shards)
-    settings = parse_rule_config(args.config, required=SECTIONS)["calling"]["base_model"]
-    ensemble = load_ensemble(args.weights[0] if len(args.weights) == 1 else args.weights)
-    genome = open_genome(args.genome)
-    genes = read_genes(args.genes, genome)
+    paths, cfg = STAGE.parse(argv)
+    check_shard(paths.shard, paths.shards)
+    settings = cfg.completed("calling")["base_model"]  # score_genes still reads the dict
+    ensemble = load_ensemble(paths.weights[0] if len(paths.weights) == 1 else paths.weights)
+    genome = open_genome(paths.genome)
+    genes = read_genes(paths.genes, genome)
     print(
         f"score_base_model: {ensemble.count_text} ({ensemble.family}) from {', '.join(ensemble.sources)}; "
         f"{torch.get_num_threads()} CPU threads",
         file=sys.stderr,
     )
-    shard = (args.shard, args.shards)
+    shard = (paths.shard, paths.shards)
     score_genes(
-        ensemble, genome, genes, args.out_scores, settings, shard=shard, console=Console(args.console_fd)
+        ensemble, genome, genes, paths.out_scores, settings, shard=shard, console=Console(paths.console_fd)
     )
-    if args.out_regions:  # what the readers check this table against (a shard copied over another)
+    if paths.out_regions:  # what the readers check this table against (a shard copied over another)
         regions = shard_regions(genes, genome, ensemble.context, *shard)
-        write_json(args.out_regions, shard_record(regions, genome, *shard))
+        write_json(paths.out_regions, shard_record(regions, genome, *shard))
 
 
 if __name__ == "__main__":

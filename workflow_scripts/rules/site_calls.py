@@ -34,8 +34,7 @@ from importlib import metadata
 
 import polars as pl
 
-from workflow_scripts.config.sections import add_config_argument
-from workflow_scripts.config.types import parse_typed_config
+from workflow_scripts.config.stages import STAGES
 from workflow_scripts.errors import run_cli
 from workflow_scripts.evaluation.provenance import (
     Hasher,
@@ -46,8 +45,7 @@ from workflow_scripts.evaluation.provenance import (
 from workflow_scripts.evaluation.provenance import provenance as run_provenance
 from workflow_scripts.io_utils import atomic_path, write_json, write_text
 from workflow_scripts.layout import FoldRunFiles, fold_run_files
-from workflow_scripts.progress import Console, add_console_argument, announce, duration
-from workflow_scripts.rules.site_windows import add_site_input_arguments
+from workflow_scripts.progress import Console, announce, duration
 from workflow_scripts.sites.base_match import check_same_base
 from workflow_scripts.sites.deep_transfer import read_deep_models, trained_models, transferred_probability
 from workflow_scripts.sites.diagnostics import fp_vs_tp_line
@@ -61,29 +59,7 @@ from workflow_scripts.sites.rescorer import Rescorer, fit_rescorer, with_transfe
 from workflow_scripts.sites.rescorer_files import load_rescorer, save_rescorer
 from workflow_scripts.sites.settings import SiteSettings
 
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_site_input_arguments(parser)
-    parser.add_argument("--out-calls", required=True, help="corrected calls (parquet)")
-    parser.add_argument("--out-tree-bed", required=True, help="BED of the tree's calls")
-    parser.add_argument(
-        "--out-base-bed", required=True, help="BED of the base model's calls at calling.threshold"
-    )
-    parser.add_argument("--out-metrics", required=True, help="site_metrics.json")
-    parser.add_argument(
-        "--out-rescorer", required=True, help="re-scorer folder: tree and thresholds on all genes"
-    )
-    parser.add_argument("--transfer", help="sites.transfer: another genome's re-scorer folder")
-    parser.add_argument("--errorseq", nargs="+", default=[], help="sites.model: the runs' directories")
-    parser.add_argument("--out-errorseq-bed", required=True, help="BED of errorseq's calls (sites.model)")
-    parser.add_argument("--out-corrected-bed", help="BED of the recommended predictor's calls")
-    parser.add_argument("--out-corrected-gff3", help="GFF3 of the recommended predictor's calls")
-    add_console_argument(parser)
-    add_config_argument(parser, "calling", "sites", "evaluate", "window")
-    return parser.parse_args(argv)
-
-
+STAGE = STAGES["site_calls"]
 MODEL_OFF = "sites.model is off: no errorseq calls"
 PROVENANCE_KEY = "errorseq_provenance"  # the corrected calls' parquet metadata
 
@@ -222,10 +198,9 @@ def note(console: Console, line: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    config = parse_typed_config(args.config, required=("calling", "sites", "evaluate", "window"))
-    settings = SiteSettings.from_config(config["calling"], config["sites"])
-    batch_size: int = config["evaluate"].batch_size  # the deep models' (sites.model, sites.transfer)
+    args, cfg = STAGE.parse(argv)
+    settings = SiteSettings.from_config(cfg.calling, cfg.sites)
+    batch_size: int = cfg.evaluate.batch_size  # the deep models' (sites.model, sites.transfer)
     run = run_facts_from_environment()  # None in a job run by hand
     transfer = read_transfer(args.transfer, settings, batch_size, run) if args.transfer else None
     console = Console(args.console_fd)
@@ -240,7 +215,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{found.table.height:,} candidates, {found.sites.height:,} scored sites ({int(found.missed.sum()):,} missed)"
     )
     predictions = predict_out_of_fold(found, items, settings, progress=lambda line: note(console, line))
-    kmer_settings = KmerSettings.from_config(config["window"], config["evaluate"])
+    kmer_settings = KmerSettings.from_config(cfg.window, cfg.evaluate)
     predictions, kmer = kmer_baseline(
         predictions, found, items, inputs.genome, kmer_settings, progress=lambda line: note(console, line)
     )

@@ -6,32 +6,27 @@ compared pair's F1 difference with its interval, and where the results came from
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
+from workflow_scripts.config.stages import STAGES
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_text
 from workflow_scripts.sites.summary import summary_html
 
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--metrics", required=True, help="site_metrics.json (site_calls)")
-    parser.add_argument("--out-html", required=True, help="site_summary.html (the report shows it)")
-    return parser.parse_args(argv)
+STAGE = STAGES["site_summary"]
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
+    paths, _ = STAGE.parse(argv)
     try:
-        report = json.loads(Path(args.metrics).read_text())
+        report = json.loads(Path(paths.metrics).read_text())
         html = summary_html(report)
     except (json.JSONDecodeError, KeyError, TypeError) as error:
         raise InputError(
-            args.metrics, "site_metrics", f"not site_calls' site_metrics.json ({error!r})"
+            paths.metrics, "site_metrics", f"not site_calls' site_metrics.json ({error!r})"
         ) from None
-    write_text(args.out_html, html)
+    write_text(paths.out_html, html)
 
 
 if __name__ == "__main__":

@@ -8,29 +8,17 @@ ERRORSEQ_CLUSTER_ENV); `--gpus`, `--cpu-procs`, `--threads` and `--nodes` are th
 
 from __future__ import annotations
 
-import argparse
-
-from workflow_scripts.config.types import parse_typed_config
+from workflow_scripts.config.stages import STAGES
 from workflow_scripts.errors import run_cli
-from workflow_scripts.training.entry import add_run_arguments, run_spec, start_run
+from workflow_scripts.training.entry import run_spec, start_run
 
-SECTIONS = ("model", "train")
-
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--init-encoder", help="encoder.pt written by pretrain: start from it")
-    add_run_arguments(
-        parser, SECTIONS, out_weights="model.pt: the best epoch's plain state dict", out_config="model.json"
-    )
-    return parser.parse_args(argv)
+STAGE = STAGES["train"]
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    sections = parse_typed_config(args.config, required=SECTIONS)
-    spec = run_spec(args, args.out_weights, init_encoder=args.init_encoder)
-    start_run("classification", args, sections, spec)
+    paths, cfg = STAGE.parse(argv)
+    spec = run_spec(paths, paths.out_weights, init_encoder=paths.init_encoder)
+    start_run("classification", paths, cfg.sections(), spec)
 
 
 if __name__ == "__main__":

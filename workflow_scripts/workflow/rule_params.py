@@ -1,4 +1,5 @@
-"""The params functions rules/*.smk share: a rule's paths as its shell line's flags, the digests
+"""The params functions rules/*.smk share: a rule's paths as its shell line's flags and its
+`--config`, both from its declaration (config/stages.py), the digests
 that rerun it when its code or the user's files change, and the run-name pattern of the
 `{experiment}` wildcard. Snakemake calls the returned functions with the job's wildcards (and
 its `input` and `output`, Namedlists: `.get(name)`, `.keys()`).
@@ -9,10 +10,11 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from workflow_scripts.command_line import path_flags
+from workflow_scripts.config.runs import Run, run_sections
+from workflow_scripts.config.stages import STAGES
 from workflow_scripts.input_digest import input_digests
 from workflow_scripts.shown_digest import ShownDigest
 from workflow_scripts.source_digest import rule_code_digest
@@ -56,21 +58,32 @@ def user_input_digests(*inputs: Any) -> Callable[[Any], Any]:
     return digests
 
 
-def path_args(*inputs: str, outputs: Iterable[str] | None = None) -> Callable[[Any, Any, Any], str]:
-    """A params function: the job's inputs named in `inputs` as `--<name> PATH...` (nothing for
-    an optional input that is off) and its outputs (every named one, or those in `outputs`) as
-    `--out-<name> PATH...`, quoted: the paths of a rule's shell line, derived from its input and
-    output names (workflow_scripts/command_line.py, which the tests call too)."""
+def path_args(rule: str) -> Callable[[Any, Any, Any], str]:
+    """A params function: the job's inputs and outputs that `rule`'s declaration passes
+    (config/stages.py) as `--<name> PATH...` and `--out-<name> PATH...`, quoted, in the
+    declaration's order; an optional input that is off adds nothing (workflow_scripts/command_line.py,
+    which the tests call too)."""
+    stage = STAGES[rule]
 
     def args(wildcards: Any, input: Any, output: Any) -> str:
-        chosen = output.keys() if outputs is None else outputs
-        flags = path_flags(
-            {name: input.get(name) for name in inputs},
-            {name: output.get(name) for name in chosen},
-        )
-        return shlex.join(flags)
+        names = {name: input.get(name) for name in input.keys()}
+        return shlex.join(stage.path_flags(names, {name: output.get(name) for name in output.keys()}))
 
     return args
+
+
+def stage_config(config: dict, runs: Mapping[str, Run], rule: str) -> str | Callable[[Any], str]:
+    """`rule`'s `--config` param: its declared sections and keys of the workflow's `config`
+    (config/stages.py); for a stage of one run, a function of the wildcards that gives them as
+    the `{experiment}` run sees them (config/runs.py run_sections)."""
+    stage = STAGES[rule]
+    if not stage.per_run:
+        return stage.config_json(config)
+
+    def for_run(wildcards: Any) -> str:
+        return stage.config_json(run_sections(config, runs[wildcards.experiment], stage.config_sections()))
+
+    return for_run
 
 
 def output_dir(name: str) -> Callable[[Any, Any], str]:

@@ -1,0 +1,151 @@
+"""config/stage.py and config/stages.py: a rule's declaration gives its parser, its flags and its
+`--config`; a stage reads only the config it declared, and gets only that from the workflow, so a
+change to another key leaves its params (and so its outputs) as they are."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from tests.workflow_helpers import ROOT
+from workflow_scripts.config.sections import schema
+from workflow_scripts.config.stage import UndeclaredConfig
+from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.train import TrainConfig
+from workflow_scripts.config.types import CallingSection, EvaluateSection, SitesSection
+from workflow_scripts.config.validate import validate_config
+from workflow_scripts.errors import InputError
+
+
+def demo_config(**changes: dict) -> dict:
+    """config/config.yaml as the workflow validates it, with `changes` merged per section."""
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    for section, values in changes.items():
+        config[section] = {**config.get(section, {}), **values}
+    return validate_config(config, schema())
+
+
+def test_parse_gives_the_paths_and_the_typed_sections():
+    stage = STAGES["evaluate"]
+    config = json.dumps({"evaluate": {"batch_size": 7}, "train": {"seed": 3}})
+    paths, cfg = stage.parse(
+        [
+            *stage.path_flags(
+                {"windows": "w.parquet", "manifest": "m.parquet", "model": "m.pt", "model_config": "m.json"},
+                {"predictions": "p.parquet", "metrics": "metrics.json"},
+            ),
+            "--experiment",
+            "e",
+            "--config",
+            config,
+        ]
+    )
+    assert (paths.windows, paths.model_config, paths.out_metrics, paths.experiment) == (
+        "w.parquet",
+        "m.json",
+        "metrics.json",
+        "e",
+    )
+    assert isinstance(cfg.evaluate, EvaluateSection) and cfg.evaluate.batch_size == 7
+    assert isinstance(cfg.train, TrainConfig) and cfg.train.seed == 3
+    assert not hasattr(paths, "config")
+
+
+def test_a_missing_required_path_is_a_usage_error():
+    with pytest.raises(SystemExit) as exit_info:
+        STAGES["evaluate"].parse(["--windows", "w.parquet", "--experiment", "e"])
+    assert exit_info.value.code == 2
+
+
+def test_a_key_outside_the_declared_subset_cannot_be_read():
+    """annotate_sites declares calling's biotypes, transcripts and region: the threshold the user
+    gave by hand is dropped, and reading it is an error, not the schema's default."""
+    text = json.dumps({"calling": {"biotypes": ["lncRNA"], "threshold": 0.9}})
+    cfg = STAGES["annotate_sites"].typed_config(text)
+    assert cfg.calling.biotypes == ["lncRNA"]
+    with pytest.raises(UndeclaredConfig, match=r"calling\.threshold"):
+        cfg.calling.threshold  # noqa: B018
+    assert cfg.completed("calling") == {"biotypes": ["lncRNA"], "transcripts": "all", "region": None}
+    with pytest.raises(UndeclaredConfig, match="'sites'"):
+        cfg.sites  # noqa: B018
+
+
+def test_a_whole_section_is_the_typed_class_and_bad_values_name_the_key():
+    cfg = STAGES["rescore_sites"].typed_config(json.dumps({"sites": {"folds": 4}}))
+    assert isinstance(cfg.sites, SitesSection) and cfg.sites.folds == 4
+    assert isinstance(cfg.calling.__dict__["_section"], CallingSection)
+    with pytest.raises(InputError, match=r"sites\.folds"):
+        STAGES["rescore_sites"].typed_config(json.dumps({"sites": {"folds": "many"}}))
+    with pytest.raises(InputError, match="JSON"):
+        STAGES["rescore_sites"].typed_config("{not json")
+
+
+def test_optional_sections_are_none_when_absent():
+    assert STAGES["train"].typed_config(json.dumps({})).cluster is None
+    assert STAGES["summarize"].typed_config(json.dumps({})).experiments is None
+    given = STAGES["summarize"].typed_config(
+        json.dumps({"experiments": [{"name": "a", "error_label": "FP", "correct_label": "TP"}]})
+    )
+    assert [experiment.name for experiment in given.experiments] == ["a"]
+
+
+def test_a_calling_rule_gets_only_its_keys():
+    config = demo_config()
+    moved = demo_config(calling={"threshold": 0.3})
+    for rule in ("annotate_sites", "cluster_genes", "score_base_model", "make_calls"):
+        keys = STAGES[rule].config["calling"]
+        sections = json.loads(STAGES[rule].config_json(config))
+        assert list(sections) == ["calling"] and set(sections["calling"]) <= set(keys), rule
+        changed = STAGES[rule].config_json(moved) != STAGES[rule].config_json(config)
+        assert changed == (rule == "make_calls"), rule
+
+
+def test_site_rules_read_their_keys():
+    config = demo_config()
+    other = copy.deepcopy(config)
+    other["sites"]["bootstrap_replicates"] += 1  # the intervals: site_calls only
+    assert STAGES["site_windows"].config_json(other) == STAGES["site_windows"].config_json(config)
+    assert STAGES["site_calls"].config_json(other) != STAGES["site_calls"].config_json(config)
+    windows = json.loads(STAGES["site_windows"].config_json(config))
+    assert set(windows["sites"]) == {"floor", "peak_radius", "folds", "seed"}
+    assert windows["split"] == {"fractions": config["split"]["fractions"]}
+
+
+def test_site_calls_gets_the_batch_size_only_with_sites_model():
+    config = demo_config()
+    off = json.loads(STAGES["site_calls"].config_json(config))
+    on_config = copy.deepcopy(config)
+    on_config["sites"]["model"] = True
+    on = json.loads(STAGES["site_calls"].config_json(on_config))
+    assert off["evaluate"] == {"kmer_max_k": config["evaluate"]["kmer_max_k"]}
+    assert on["evaluate"] == {**off["evaluate"], "batch_size": config["evaluate"]["batch_size"]}
+    assert on["window"] == {"flank": config["window"]["flank"]} and off["sites"] == config["sites"]
+    rescore = json.loads(STAGES["rescore_sites"].config_json(config))
+    assert rescore == {
+        "calling": {key: config["calling"][key] for key in ("threshold", "consensus_window")},
+        "sites": config["sites"],
+        "evaluate": {"batch_size": config["evaluate"]["batch_size"]},
+    }
+
+
+def test_the_declarations_import_no_heavy_library():
+    """rules/common.smk imports them while Snakemake parses the workflow."""
+    code = (
+        "import sys, workflow_scripts.config.stages, workflow_scripts.workflow.rule_params;"
+        "print(sorted({'torch', 'polars', 'sklearn', 'numpy', 'pandas'} & set(sys.modules)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_every_program_parses_with_its_declaration():
+    """Each workflow_scripts/rules/<rule>.py has a declaration, and its STAGE is it."""
+    programs = {path.stem for path in (ROOT / "workflow_scripts" / "rules").glob("*.py")} - {"__init__"}
+    assert programs == set(STAGES)
