@@ -62,6 +62,7 @@ CONFIG_OVERRIDES = {
     "experiments": [{"name": EXPERIMENT, "error_label": "FP", "correct_label": "TP"}],
     "model": {"d_model": 16, "n_layers": 1},
     "train": {"epochs": 1, "log_every_steps": 1},
+    "cluster": {"env": {"ERRORSEQ_PROBE": "on-slurm"}},  # reaches train through its shell line
 }
 
 
@@ -245,6 +246,7 @@ def test_demo_pipeline_runs_on_slurm_with_one_two_gpu_torchrun(cluster, demo_in_
     assert slurm_job_log(workdir, "train", train_job["JobId"]), "the SLURM job log is missing"
     train_log = (workdir / "logs" / EXPERIMENT / "train.log").read_text()
     assert train_log.count("launch: ") == 1, train_log  # torchrun started once ...
+    assert "ERRORSEQ_PROBE=on-slurm" in train_log  # cluster.env, exported by the job's shell prefix
     assert f"--nproc_per_node={TRAIN_GPUS}" in train_log  # ... with one process per GPU
     assert f"world size {TRAIN_GPUS}" in train_log
     # the GPUs SLURM bound to the job: two of the node's four (which two depends on the other test)
