@@ -14,7 +14,11 @@ rule site_calls:
         gene_clusters=layout.ANNOTATION_GENE_CLUSTERS,
         index=layout.GENOME_INDEX,
         sequence=layout.GENOME_SEQUENCE,
-        errorseq=files.site_model_inputs(),
+        fold_windows=files.site_model_inputs("windows"),
+        fold_manifest=files.site_model_inputs("manifest"),
+        fold_weights=files.site_model_inputs("weights"),
+        fold_model_config=files.site_model_inputs("model_config"),
+        fold_predictions=files.site_model_inputs("predictions"),
         transfer=files.site_transfer_inputs(),
     # every output always declared, and all in rule all (common.smk: site_outputs)
     output:
@@ -40,11 +44,10 @@ rule site_calls:
         inputs=user_input_digests(files.scores_tables(), files.site_transfer_manifest()),
         config=stage_config("site_calls"),
         genome=genome_args,
-        errorseq=files.site_model_args,
         paths=path_args("site_calls"),
     shell:
         "python -m workflow_scripts.rules.site_calls --config {params.config:q} "
-        "{params.genome} {params.paths} {params.errorseq} --console-fd 3 3>&2 > {log:q} 2>&1"
+        "{params.genome} {params.paths} --console-fd 3 3>&2 > {log:q} 2>&1"
 
 
 # sites.model (docs/sites.md): the candidates as windows, one windows.parquet per fold, for the runs

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from dataclasses import fields as fields_of
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from tests.site_fixtures import CHROM, gene_rows, set_scores, site_table
 from workflow_scripts.command_line import path_flags
 from workflow_scripts.data.genome import COMPLEMENT, Genome
 from workflow_scripts.errors import run_cli
+from workflow_scripts.layout import FoldRunFiles, fold_run_files
 from workflow_scripts.rules import evaluate as evaluate_rule
 from workflow_scripts.rules import site_calls, site_windows
 
@@ -164,8 +166,10 @@ def run_site_calls(root: Path, config: dict, errorseq: list[Path] = ()) -> None:
         )
     }
     argv = [*site_input_args(root), *path_flags({}, outputs), "--config", json.dumps(config)]
-    if errorseq:
-        argv += ["--errorseq", *map(str, errorseq)]
+    if errorseq:  # sites.model's run folders: their files, one path per fold, as the rule names them
+        runs = [fold_run_files(str(folder)) for folder in errorseq]
+        fields = [field.name for field in fields_of(FoldRunFiles)][1:]
+        argv += path_flags({f"fold_{name}": [getattr(run, name) for run in runs] for name in fields}, {})
     run_cli(site_calls.main, argv)
 
 

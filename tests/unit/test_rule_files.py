@@ -48,13 +48,11 @@ def test_shards_are_numbered_1_to_n_of_n():
 def test_site_model_runs_are_site_calls_inputs():
     runs = (layout.site_fold_run(1), layout.site_fold_run(2))
     files = RuleFiles(scores_run().config, ("fp_vs_tp",), runs)
-    inputs = files.site_model_inputs()
-    assert len(inputs) == 2 * len(layout.FOLD_RUN_FILES)
-    assert "results/site_candidates_fold2/model/model.pt" in inputs
-    assert (
-        files.site_model_args(RUN) == "--errorseq results/site_candidates_fold1 results/site_candidates_fold2"
-    )
-    assert RuleFiles(files.config, (), ()).site_model_args(RUN) == ""
+    assert files.site_model_inputs("weights") == [f"results/{run}/model/model.pt" for run in runs]
+    assert files.site_model_inputs("predictions") == [
+        f"results/{run}/evaluation/predictions.parquet" for run in runs
+    ]
+    assert RuleFiles(files.config, (), ()).site_model_inputs("windows") == []
     assert files.site_windows_outputs() == [f"results/{run}/windows.parquet" for run in runs]
 
 

@@ -149,3 +149,31 @@ def test_every_program_parses_with_its_declaration():
     """Each workflow_scripts/rules/<rule>.py has a declaration, and its STAGE is it."""
     programs = {path.stem for path in (ROOT / "workflow_scripts" / "rules").glob("*.py")} - {"__init__"}
     assert programs == set(STAGES)
+
+
+def test_site_calls_fold_runs_are_named_inputs_one_path_per_fold():
+    """sites.model's runs reach site_calls as the inputs fold_<file>, zipped into FoldRunFiles."""
+    from workflow_scripts.rules.site_calls import STAGE, fold_run_inputs
+
+    runs = ("results/site_candidates_fold1", "results/site_candidates_fold2")
+    fold_inputs = {
+        "fold_windows": [f"{run}/windows.parquet" for run in runs],
+        "fold_manifest": [f"{run}/buckets/manifest.parquet" for run in runs],
+        "fold_weights": [f"{run}/model/model.pt" for run in runs],
+        "fold_model_config": [f"{run}/model/model.json" for run in runs],
+        "fold_predictions": [f"{run}/evaluation/predictions.parquet" for run in runs],
+    }
+    required = ["--genome", "g", "--scores", "s", "--sites", "s", "--genes", "g", "--gene-clusters", "c"]
+    outputs = {
+        name: name for name in ("calls", "tree_bed", "base_bed", "metrics", "rescorer", "errorseq_bed")
+    }
+    paths, _ = STAGE.parse([*required, *STAGE.path_flags(fold_inputs, outputs)])
+    folds = fold_run_inputs(paths)
+    assert [fold.run for fold in folds] == list(runs)
+    assert folds[1].weights == "results/site_candidates_fold2/model/model.pt"
+    off, _ = STAGE.parse([*required, *STAGE.path_flags({}, outputs)])
+    assert fold_run_inputs(off) == []
+    short = {**fold_inputs, "fold_weights": fold_inputs["fold_weights"][:1]}
+    uneven, _ = STAGE.parse([*required, *STAGE.path_flags(short, outputs)])
+    with pytest.raises(InputError, match="--fold-"):
+        fold_run_inputs(uneven)

@@ -37,6 +37,18 @@ MODEL_CONFIG = Input("model_config", "model.json written by train")
 DEEPSPEED_CONFIG = Input(
     "deepspeed_config", "train.deepspeed_config (read through the config)", required=False, passed=False
 )
+# sites.model: site_calls reads these of each run site_candidates_fold<i> (layout.FoldRunFiles),
+# one path per fold, in fold order
+FOLD_RUN_INPUTS = tuple(
+    Input(f"fold_{name}", f"sites.model: each fold run's {what}", required=False, many=True)
+    for name, what in (
+        ("windows", "windows.parquet"),
+        ("manifest", "bucket manifest"),
+        ("weights", "model.pt"),
+        ("model_config", "model.json"),
+        ("predictions", "evaluation/predictions.parquet"),
+    )
+)
 RUN_OPTIONS = (
     Option("checkpoint_dir", "resumable checkpoints", required=True),
     EXPERIMENT,
@@ -158,7 +170,7 @@ STAGE_LIST = (
             GENES,
             GENE_CLUSTERS,
             TRANSFER,
-            Input("errorseq", "sites.model: the fold runs' files", required=False, passed=False),
+            *FOLD_RUN_INPUTS,
         ),
         outputs=(
             Output("calls", "corrected calls (parquet)"),
@@ -177,10 +189,7 @@ STAGE_LIST = (
             "evaluate": ("kmer_max_k", "batch_size"),
         },
         only_when={"evaluate.batch_size": "sites.model"},  # errorseq's val predictions
-        options=(
-            Option("errorseq", "sites.model: the runs' directories", many=True),
-            CONSOLE,
-        ),
+        options=(CONSOLE,),
         genome=True,
     ),
     Stage(

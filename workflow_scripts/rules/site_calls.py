@@ -9,8 +9,9 @@ corrected-calls table, BED tracks of the tree's and the base model's calls, and 
 (metrics per predictor and splice type, bootstrap intervals of the differences, the answer in a
 sentence). `--config` holds the `calling` section (threshold, consensus_window:
 calling/contract.SITE_CALLS_KEYS), the `sites` section, window.flank and evaluate's kmer_max_k
-(with sites.model also its batch_size). With sites.model, `--errorseq` names the runs
-site_candidates_fold1..k (results/<run>/: windows, buckets, model, evaluation), whose deep model
+(with sites.model also its batch_size). With sites.model, `--fold-windows`, `--fold-manifest`,
+`--fold-weights`, `--fold-model-config` and `--fold-predictions` name the files of the runs
+site_candidates_fold1..k, one per fold in fold order (layout.FoldRunFiles), whose deep model
 is one more predictor, `errorseq` (sites/errorseq.py), with its BED track `--out-errorseq-bed`
 (without sites.model, a track line that says so). `--out-corrected-bed` and
 `--out-corrected-gff3`: the calls of the predictor site_metrics.json recommends, as BED and GFF3.
@@ -25,7 +26,9 @@ docs/sites.md.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
 import platform
 import sys
 import time
@@ -35,7 +38,7 @@ from importlib import metadata
 import polars as pl
 
 from workflow_scripts.config.stages import STAGES
-from workflow_scripts.errors import run_cli
+from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.evaluation.provenance import (
     Hasher,
     base_model,
@@ -44,7 +47,7 @@ from workflow_scripts.evaluation.provenance import (
 )
 from workflow_scripts.evaluation.provenance import provenance as run_provenance
 from workflow_scripts.io_utils import atomic_path, write_json, write_text
-from workflow_scripts.layout import FoldRunFiles, fold_run_files
+from workflow_scripts.layout import FoldRunFiles
 from workflow_scripts.progress import Console, announce, duration
 from workflow_scripts.sites.base_match import check_same_base
 from workflow_scripts.sites.deep_transfer import read_deep_models, trained_models, transferred_probability
@@ -64,6 +67,14 @@ MODEL_OFF = "sites.model is off: no errorseq calls"
 PROVENANCE_KEY = "errorseq_provenance"  # the corrected calls' parquet metadata
 
 
+def fold_run_inputs(args: argparse.Namespace) -> list[FoldRunFiles]:
+    """sites.model's runs from the `--fold-*` inputs (one path per fold each); [] when off."""
+    columns = [getattr(args, f"fold_{field.name}") or [] for field in dataclasses.fields(FoldRunFiles)[1:]]
+    if len({len(paths) for paths in columns}) > 1:
+        raise InputError("command line", "--fold-*", "one path per fold run for each of them")
+    return [FoldRunFiles(os.path.dirname(files[0]), *files) for files in zip(*columns, strict=True)]
+
+
 def log(line: str) -> None:
     print(f"site_calls: {line}", file=sys.stderr, flush=True)
 
@@ -75,7 +86,7 @@ def write_outputs(args: argparse.Namespace, table: pl.DataFrame, report: dict, t
     write_text(args.out_tree_bed, bed_text(table, TREE, "tree_probability", tree_track))
     base_track = f"the base model's calls at {threshold} (local maxima)"
     write_text(args.out_base_bed, bed_text(table, BASE_THRESHOLD, "base_score", base_track))
-    if args.errorseq:
+    if args.fold_weights:  # sites.model
         track = "errorseq's deep model on the sequence and the score profiles, out of fold"
         write_text(args.out_errorseq_bed, bed_text(table, ERRORSEQ, "errorseq_probability", track))
     else:
@@ -219,7 +230,7 @@ def main(argv: list[str] | None = None) -> None:
     predictions, kmer = kmer_baseline(
         predictions, found, items, inputs.genome, kmer_settings, progress=lambda line: note(console, line)
     )
-    fold_runs = [fold_run_files(folder) for folder in args.errorseq]  # sites.model's runs
+    fold_runs = fold_run_inputs(args)  # sites.model's runs
     if fold_runs:
         predictions = errorseq_predictions(fold_runs, batch_size, found, items, predictions)
     deep = read_deep_models(fold_runs) if fold_runs else None

@@ -6,8 +6,8 @@ object with an `experiment` attribute).
 
 from __future__ import annotations
 
+import dataclasses
 import os
-import shlex
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,15 +116,13 @@ class RuleFiles:
     def site_windows_outputs(self) -> list[str]:
         return [layout.run_file(layout.WINDOWS, run) for run in self.site_runs]
 
-    def site_model_inputs(self) -> list[str]:
-        """sites.model: what site_calls reads of each run (test predictions, the model and its
-        val split); [] when off."""
-        return [layout.run_file(name, run) for run in self.site_runs for name in layout.FOLD_RUN_FILES]
-
-    def site_model_args(self, wildcards: Any) -> str:
-        """--errorseq RUN_DIR... with sites.model, else nothing."""
-        runs = " ".join(shlex.quote(layout.run_dir(run)) for run in self.site_runs)
-        return f"--errorseq {runs}" if self.site_runs else ""
+    def site_model_inputs(self, field: str) -> list[str]:
+        """sites.model: the file `field` of layout.FoldRunFiles (windows, manifest, weights,
+        model_config, predictions) of each of its runs, in fold order: site_calls' input
+        `fold_<field>`; [] when off."""
+        fields = [item.name for item in dataclasses.fields(layout.FoldRunFiles)][1:]
+        name = dict(zip(fields, layout.FOLD_RUN_FILES, strict=True))[field]
+        return [layout.run_file(name, run) for run in self.site_runs]
 
     def site_transfer_inputs(self) -> list[str]:
         """sites.transfer: another genome's re-scorer folder, applied unchanged; [] when unset."""
