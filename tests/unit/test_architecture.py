@@ -9,6 +9,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -18,7 +19,7 @@ from workflow_scripts.config import sections as config_sections
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "architecture.md"
-TRACED = ("job", "rank")  # the processes whose hops this test runs; the others are read
+TRACED = ("snakemake", "job", "rank")  # the processes whose hops this test runs (Snakemake's in here)
 ARGV_MODULES = {  # outside workflow_scripts/rules/: the doc names them, nothing else reads argv
     "workflow_scripts/config/sections.py",
     "workflow_scripts/config/stage.py",
@@ -142,6 +143,22 @@ def in_order(expected: list[tuple[str, str]], calls: list[tuple[str, str]]) -> l
     return []
 
 
+def train_rule_config(overrides: dict) -> str:
+    """What Snakemake does with config/config.yaml and `overrides` while it parses the workflow
+    (rules/common.smk: validate_config) and plans train (rules/train.smk: stage_config)."""
+    import yaml
+
+    from workflow_scripts.config.runs import runs_of_config
+    from workflow_scripts.config.validate import validate_config
+    from workflow_scripts.workflow.rule_params import stage_config
+
+    user = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config = validate_config({**user, **overrides}, config_sections.schema())
+    runs = runs_of_config(config)
+    name = next(iter(runs))  # the first experiment's run
+    return stage_config(config, runs, "train")(SimpleNamespace(experiment=name))
+
+
 def test_train_lr_takes_the_documented_hops_and_is_checked_once_before_launch(tmp_path, monkeypatch):
     from workflow_scripts.rules import train
     from workflow_scripts.training import launch, worker
@@ -180,6 +197,10 @@ def test_train_lr_takes_the_documented_hops_and_is_checked_once_before_launch(tm
     argv += ["--gpus", "0", "--cpu-procs", "2", "--threads", "1"]
 
     rows = [row for row in hops() if row["process"] in TRACED]
+    rule_config = []
+    workflow_calls = traced_calls(lambda: rule_config.append(train_rule_config({"train": {"lr": 0.0123}})))
+    assert json.loads(rule_config[0])["train"]["lr"] == 0.0123  # what train's --config carries
+    checks.clear()  # the workflow checks the whole config (validate_config, traced as a hop)
     job_calls = traced_calls(lambda: train.main(argv))
     assert checks.count("train") == 1, checks  # the job: once, when --config is read
     (rank_argv,) = [command[command.index(launch.WORKER_MODULE) + 1 :] for command in torchrun]
@@ -191,7 +212,7 @@ def test_train_lr_takes_the_documented_hops_and_is_checked_once_before_launch(tm
     }
     rank_calls = traced_calls(lambda: worker.main(rank_argv), last=expected["rank"][-1])
     assert "train" not in checks, checks  # a rank: never (models.builtin still completes `model`)
-    for process, calls in (("job", job_calls), ("rank", rank_calls)):
+    for process, calls in (("snakemake", workflow_calls), ("job", job_calls), ("rank", rank_calls)):
         missed = in_order(expected[process], calls)
         assert not missed, f"{process}: not reached in this order: {missed}"
     assert peak_lr == [pytest.approx(0.0123)]

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from workflow_scripts.command_line import input_flag, output_flag, path_flags
-from workflow_scripts.config.sections import parse_rule_config
+from workflow_scripts.config.sections import parse_rule_config, rule_config_json
 from workflow_scripts.config.types import typed_section
 
 WHOLE = None  # a section read whole, in Stage.config
@@ -176,7 +175,7 @@ class Stage:
                     if key in values and self.passes(f"{name}.{key}", sections)
                 }
             chosen[name] = values
-        return json.dumps(chosen, sort_keys=True)
+        return rule_config_json(chosen, *chosen)
 
     def passes(self, key: str, sections: Mapping[str, Any]) -> bool:
         """Whether the workflow passes the declared `section.key` (only_when: while its switch is on)."""
