@@ -6,6 +6,7 @@ working folder that runs the A. thaliana slice with no annotation through the wo
 from __future__ import annotations
 
 import shutil
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -86,6 +87,19 @@ def scores_frame(seed: int) -> pl.DataFrame:
 BED = "track name=regions\nNC_003070.9\t3000\t6000\tAT1G01010\t0\t+\nNC_003070.9\t11000\t14000\n"
 
 
+_DEEP_RESCORER: list[tempfile.TemporaryDirectory] = []  # fitted once per process (about 10 CPU-s)
+
+
+def copy_of_deep_rescorer(folder: Path) -> Path:
+    """write_rescorer(folder, deep=True)'s folder, fitted on the first call and copied after: the
+    same files each time (fixed seeds), as regions_workdir's callers read them."""
+    if not _DEEP_RESCORER:
+        scratch = tempfile.TemporaryDirectory(prefix="errorseq-rescorer-")  # removed at exit
+        write_rescorer(Path(scratch.name) / "rescorer", deep=True)
+        _DEEP_RESCORER.append(scratch)
+    return Path(shutil.copytree(Path(_DEEP_RESCORER[0].name) / "rescorer", folder))
+
+
 def regions_workdir(directory: Path, bed: bool) -> Path:
     """The slice's genome, two tiny SpliceAI-shaped models in two shards and a re-scorer with deep
     models; calling.start regions over BED's regions (`bed`) or the whole slice."""
@@ -94,7 +108,7 @@ def regions_workdir(directory: Path, bed: bool) -> Path:
     (directory / "models").mkdir()
     for seed in (1, 2):
         write_spliceai_h5(directory / "models" / f"model{seed}.h5", seed=seed)
-    write_rescorer(directory / "source" / "rescorer", deep=True)
+    copy_of_deep_rescorer(directory / "source" / "rescorer")
     base_model = {"weights": "models", "shards": 2, "chunk_length": 500, "device": "cpu"}
     calling = {"start": "regions", "base_model": base_model}
     if bed:

@@ -10,13 +10,16 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from tests.calls_fixtures import CALLS, SHARD, annotation_workdir
-from tests.workflow_helpers import snakemake, start_snakemake
+from tests.workflow_helpers import copy_of_run, snakemake, start_snakemake
 
 
 def job_counts(output: str) -> dict[str, int]:
@@ -51,11 +54,28 @@ def next_shard_started(workdir: Path) -> bool:
     return len(list((workdir / "logs/score_base_model").glob("*.log"))) >= 2
 
 
-def test_killed_run_resumes_with_its_shards_and_gathers_the_unsharded_calls(tmp_path):
-    sharded = tmp_path / "sharded"
+@dataclass
+class KilledAndResumed:
+    """A three-shard run killed after its first shard, unlocked and resumed to the calls."""
+
+    workdir: Path
+    config: Path
+    done_before: list[int]  # the shards written before the kill
+    first_mtime: int  # the first of them, as the kill left it
+    calls_after_kill: bool
+    unlocked: subprocess.CompletedProcess
+    resumed: subprocess.CompletedProcess
+
+
+@pytest.fixture(scope="module")
+def killed_and_resumed(tmp_path_factory) -> KilledAndResumed:
+    """The run test_killed_run_resumes... checks; test_a_deleted_shard... works on a copy of its
+    finished folder (the same three-shard calls it would otherwise score again)."""
+    base = tmp_path_factory.mktemp("killed")
+    sharded = base / "sharded"
     config = annotation_workdir(sharded, shards=3)
     workflow = start_snakemake(
-        sharded, CALLS, "--configfile", str(config), output=tmp_path / "killed.out", cores=1
+        sharded, CALLS, "--configfile", str(config), output=base / "killed.out", cores=1
     )
     try:
         wait_for(lambda: next_shard_started(sharded), workflow, "second shard job")
@@ -63,14 +83,22 @@ def test_killed_run_resumes_with_its_shards_and_gathers_the_unsharded_calls(tmp_
         os.killpg(workflow.pid, signal.SIGKILL)  # the run and its running job, as a lost node would
         workflow.wait()
     done_before = [n for n in range(1, 4) if (sharded / SHARD.format(n, 3)).exists()]
-    assert done_before and not (sharded / CALLS).exists()
-    first = sharded / SHARD.format(done_before[0], 3)
-    first_mtime = first.stat().st_mtime_ns
+    first_mtime = sharded.joinpath(SHARD.format(done_before[0], 3)).stat().st_mtime_ns if done_before else 0
+    calls_after_kill = (sharded / CALLS).exists()
     unlocked = snakemake(
         sharded, CALLS, "--configfile", str(config), "--unlock"
     )  # a hard kill leaves the lock
-    assert unlocked.returncode == 0, unlocked.stderr[-2000:]
     resumed = snakemake(sharded, CALLS, "--configfile", str(config), cores=1)
+    return KilledAndResumed(sharded, config, done_before, first_mtime, calls_after_kill, unlocked, resumed)
+
+
+def test_killed_run_resumes_with_its_shards_and_gathers_the_unsharded_calls(killed_and_resumed, tmp_path):
+    run = killed_and_resumed
+    sharded, done_before, resumed = run.workdir, run.done_before, run.resumed
+    assert done_before and not run.calls_after_kill
+    first = sharded / SHARD.format(done_before[0], 3)
+    first_mtime = run.first_mtime
+    assert run.unlocked.returncode == 0, run.unlocked.stderr[-2000:]
     assert resumed.returncode == 0, resumed.stderr[-4000:]
     ran = re.findall(r"output: (results/base_model/shards/[^,\s]+)", resumed.stderr + resumed.stdout)
     assert sorted(ran) == [SHARD.format(n, 3) for n in range(1, 4) if n not in done_before], ran
@@ -97,43 +125,44 @@ def planned_outputs(dry_run_output: str) -> set[str]:
     return {path.strip() for line in found for path in line.split(",")}
 
 
-def test_a_deleted_shard_is_scored_again_and_one_copied_over_another_is_named(tmp_path):
+def test_a_deleted_shard_is_scored_again_and_one_copied_over_another_is_named(killed_and_resumed, tmp_path):
     """Snakemake does not redo a deleted file that only feeds jobs whose outputs are there: a shard
     deleted after a finished run stayed missing until site_calls reran. The shards are targets of
     their own now. A shard's table copied over another's is refused by make_calls in one line
-    naming the file and the regions it should hold (it advised to "score both strands")."""
-    config = annotation_workdir(tmp_path, shards=3)
-    calls = snakemake(tmp_path, CALLS, "--configfile", str(config))
-    assert calls.returncode == 0, calls.stderr[-4000:]
+    naming the file and the regions it should hold (it advised to "score both strands").
+    It works on a copy of the three-shard run that test_killed_run_resumes... finished."""
+    assert killed_and_resumed.resumed.returncode == 0, killed_and_resumed.resumed.stderr[-4000:]
+    workdir = copy_of_run(killed_and_resumed.workdir, tmp_path / "run")
+    config = workdir / killed_and_resumed.config.name
     # the rest of a finished run (training and all), as placeholders Snakemake takes as up to date
-    every = snakemake(tmp_path, "-n", "--forceall", "--configfile", str(config))
+    every = snakemake(workdir, "-n", "--forceall", "--configfile", str(config))
     for path in planned_outputs(every.stdout + every.stderr):
-        placeholder = tmp_path / path
+        placeholder = workdir / path
         if not placeholder.exists():
             placeholder.parent.mkdir(parents=True, exist_ok=True)
             placeholder.touch()
-    touched = snakemake(tmp_path, "--touch", "--configfile", str(config))
+    touched = snakemake(workdir, "--touch", "--configfile", str(config))
     assert touched.returncode == 0, touched.stderr[-3000:]
-    finished = snakemake(tmp_path, "-n", "--configfile", str(config))
+    finished = snakemake(workdir, "-n", "--configfile", str(config))
     assert "Nothing to be done" in finished.stdout + finished.stderr, finished.stdout[-3000:]
 
-    (tmp_path / SHARD.format(2, 3)).unlink()
-    again = snakemake(tmp_path, "-n", "--configfile", str(config))
+    (workdir / SHARD.format(2, 3)).unlink()
+    again = snakemake(workdir, "-n", "--configfile", str(config))
     assert again.returncode == 0, again.stderr[-3000:]
     jobs = job_counts(again.stdout)
     assert jobs.get("score_base_model") == 1 and jobs.get("make_calls") == 1, again.stdout[-3000:]
     assert f"reason: Missing output files: {SHARD.format(2, 3)}" in again.stdout
 
     rescored = snakemake(
-        tmp_path, "--until", "make_calls", "--configfile", str(config)
+        workdir, "--until", "make_calls", "--configfile", str(config)
     )  # not the placeholders' jobs
-    assert rescored.returncode == 0 and (tmp_path / SHARD.format(2, 3)).exists(), rescored.stderr[-3000:]
-    record = json.loads((tmp_path / SHARD.format(1, 3).replace(".parquet", ".regions.json")).read_text())
+    assert rescored.returncode == 0 and (workdir / SHARD.format(2, 3)).exists(), rescored.stderr[-3000:]
+    record = json.loads((workdir / SHARD.format(1, 3).replace(".parquet", ".regions.json")).read_text())
     chrom, strand, start, end = record["regions"][0]
-    shutil.copyfile(tmp_path / SHARD.format(2, 3), tmp_path / SHARD.format(1, 3))
-    refused = snakemake(tmp_path, CALLS, "--configfile", str(config))
+    shutil.copyfile(workdir / SHARD.format(2, 3), workdir / SHARD.format(1, 3))
+    refused = snakemake(workdir, CALLS, "--configfile", str(config))
     assert refused.returncode != 0
-    errors = [line for line in (tmp_path / "logs/make_calls.log").read_text().splitlines() if "error" in line]
+    errors = [line for line in (workdir / "logs/make_calls.log").read_text().splitlines() if "error" in line]
     assert len(errors) == 1 and errors[0].startswith(
         f"errorseq: error: {SHARD.format(1, 3)}: column 'position' row 1: "
     )
