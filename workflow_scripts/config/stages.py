@@ -10,8 +10,10 @@ does not re-annotate), and reading another key is an error (stage.UndeclaredConf
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
+from workflow_scripts import layout
 from workflow_scripts.config.stage import WHOLE, Input, Option, Output, Stage
 
 CONSOLE = Option(
@@ -40,14 +42,8 @@ DEEPSPEED_CONFIG = Input(
 # sites.model: site_calls reads these of each run site_candidates_fold<i> (layout.FoldRunFiles),
 # one path per fold, in fold order
 FOLD_RUN_INPUTS = tuple(
-    Input(f"fold_{name}", f"sites.model: each fold run's {what}", required=False, many=True)
-    for name, what in (
-        ("windows", "windows.parquet"),
-        ("manifest", "bucket manifest"),
-        ("weights", "model.pt"),
-        ("model_config", "model.json"),
-        ("predictions", "evaluation/predictions.parquet"),
-    )
+    Input(f"fold_{field.name}", f"sites.model: each fold run's {file}", required=False, many=True)
+    for field, file in zip(dataclasses.fields(layout.FoldRunFiles)[1:], layout.FOLD_RUN_FILES, strict=True)
 )
 RUN_OPTIONS = (
     Option("checkpoint_dir", "resumable checkpoints", required=True),
@@ -150,7 +146,7 @@ STAGE_LIST = (
         "site_windows",
         "site_calls' candidates as windows, one windows.parquet per fold (sites.model).",
         inputs=(SCORES, SITES, GENES, GENE_CLUSTERS),
-        outputs=(Output("windows", "windows.parquet of folds 1..sites.folds", many=True),),
+        outputs=(Output("windows", "the windows of folds 1..sites.folds, in fold order", many=True),),
         # what the candidates and their folds depend on: another sites key does not retrain
         config={
             "calling": SITE_CALLING,
@@ -320,11 +316,11 @@ STAGE_LIST = (
         "plot",
         "One run's plots (artifacts.PLOTS).",
         inputs=(
-            Input("predictions", "evaluation/predictions.parquet"),
+            Input("predictions", "the test predictions (evaluate)"),
             Input("metrics", "evaluation/metrics.json"),
             Input("steps", "model/steps.jsonl"),
             Input("bucket_summary", "buckets/summary.json"),
-            Input("manifest", "buckets/manifest.parquet"),
+            Input("manifest", "the bucket manifest (bucket)"),
         ),
         outputs=(Output("plots", "the PNG files (artifacts.PLOTS), under --out-dir", passed=False),),
         options=(OUT_DIR,),
@@ -332,7 +328,7 @@ STAGE_LIST = (
     Stage(
         "explain",
         "What the model looks at: attributions, k-mers and their plots.",
-        inputs=(Input("windows", "windows.parquet written by extract"), MODEL, MODEL_CONFIG),
+        inputs=(Input("windows", "the windows (extract)"), MODEL, MODEL_CONFIG),
         outputs=(
             Output("attribution", "attribution.tsv"),
             Output("kmers", "kmers.tsv"),
@@ -360,9 +356,7 @@ STAGE_LIST = (
         "Every run's model-vs-baselines results in one table, plot and page.",
         inputs=(
             Input("metrics", "each run's evaluation/metrics.json", many=True),
-            Input(
-                "calls_summary", "results/calls/summary.json (the pipeline made the calls)", required=False
-            ),
+            Input("calls_summary", "make_calls' summary (the pipeline made the calls)", required=False),
         ),
         outputs=(
             Output("table", "summary.tsv (artifacts.summary_fields)"),
