@@ -18,18 +18,22 @@ class Named(dict):
         return self[name]
 
 
-def test_path_args_are_the_named_inputs_and_outputs_quoted():
-    args = path_args("windows", "tokenizer")
+def test_path_args_are_the_declared_inputs_and_outputs_quoted():
+    """bucket declares windows and tokenizer (optional: off here) and its two outputs."""
+    args = path_args("bucket")
     inputs = Named(windows="results/a b/windows.parquet", tokenizer=[])
-    outputs = Named(manifest="results/x/manifest.parquet")
+    outputs = Named(manifest="results/x/manifest.parquet", summary="results/x/summary.json")
     words = shlex.split(args(None, inputs, outputs))
     assert words == [
         "--windows",
         "results/a b/windows.parquet",
         "--out-manifest",
         "results/x/manifest.parquet",
+        "--out-summary",
+        "results/x/summary.json",
     ]
-    assert path_args("windows", outputs=())(None, inputs, outputs).count("--out-") == 0
+    plots = Named(plots=["results/x/plots/roc.png"])
+    assert path_args("plot")(None, Named(), plots) == ""  # the plots go by --out-dir
 
 
 def test_genome_args_name_the_index_folder_or_the_fasta():
