@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import torch.nn.functional as F
 
@@ -38,7 +39,7 @@ class MaskedLM(Objective):
     name = "masked_lm"
     rule = "pretrain"
 
-    def __init__(self, sections):
+    def __init__(self, sections: dict[str, Any]) -> None:
         self.pretrain: PretrainSection = sections["pretrain"]
         super().__init__(sections)
 
