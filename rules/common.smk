@@ -137,7 +137,7 @@ def all_outputs():
 
 def stage_config(rule):
     """`rule`'s `--config` param: the config sections and keys its declaration reads
-    (config/stages.py), as its run sees them for a stage of one run (its train.seed, its
+    (config/stages/), as its run sees them for a stage of one run (its train.seed, its
     `experiments:` entry as the section `experiment`)."""
     return rule_params.stage_config(config, ALL_RUNS, rule)
 

@@ -1,5 +1,5 @@
 """Every rule's command line, as `snakemake -n -p` prints it, is accepted by its program's
-declaration (config/stages.py), and each rule's input and output names are the declared ones: the paths the rules derive from their input and output names (workflow_scripts/workflow/
+declaration (config/stages/), and each rule's input and output names are the declared ones: the paths the rules derive from their input and output names (workflow_scripts/workflow/
 rule_params.py `path_args`, workflow_scripts/command_line.py) are the flags the programs take. Three dry runs
 (calling.start annotation, the demo, calling.start regions) between them plan every program of
 workflow_scripts/rules/."""
@@ -89,7 +89,7 @@ def rule_names(workdir, *configfiles) -> dict[str, list[list[str]]]:
 
 
 def test_every_rule_names_the_inputs_and_outputs_its_stage_declares(tmp_path):
-    """The `input:` and `output:` names of each rule are its declaration's (config/stages.py):
+    """The `input:` and `output:` names of each rule are its declaration's (config/stages/):
     the outputs in the declared order, the inputs as a set (`--genome` stands for index and
     sequence). extract and predict_calls unpack theirs from a function: their command lines are
     checked by the test above."""

@@ -1,5 +1,5 @@
 """The calling artifacts' columns, declared once (the `calling:` keys each rule reads are in its
-declaration, config/stages.py).
+declaration, config/stages/).
 
 No polars here: the preflight and rules/common.smk import this while Snakemake parses the
 workflow.

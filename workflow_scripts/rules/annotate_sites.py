@@ -1,6 +1,6 @@
 """The `annotate_sites` rule: a GTF/GFF3 annotation -> sites.parquet and genes.parquet.
 
-`--config` holds the keys of `calling` its declaration reads (config/stages.py; the workflow
+`--config` holds the keys of `calling` its declaration reads (config/stages/annotate_sites.py; the workflow
 passes only those, so a new threshold does not re-annotate). `--genome` is the genome
 index directory (index_genome) or a FASTA: chromosome names are checked against it and the log
 reports the share of donors with GT and acceptors with AG (docs/calling.md, conventions).
@@ -14,13 +14,11 @@ import time
 from workflow_scripts.calling.annotation import Region, build_site_tables
 from workflow_scripts.calling.genome_checks import canonical_fractions, check_chromosomes, check_inside
 from workflow_scripts.calling.gff import read_annotation
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.annotate_sites import STAGE
 from workflow_scripts.config.types import CallingSection
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.errors import run_cli
 from workflow_scripts.io_utils import write_json, write_parquet
-
-STAGE = STAGES["annotate_sites"]
 
 LOW_CANONICAL_SHARE = 0.9
 

@@ -9,12 +9,10 @@ from __future__ import annotations
 import sys
 
 from workflow_scripts.bucketing.assign import BucketSettings, bucket_windows
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.bucket import STAGE
 from workflow_scripts.errors import run_cli
 from workflow_scripts.io_utils import write_json, write_parquet
 from workflow_scripts.tokenization.tokenizers import tokenizer_from_config
-
-STAGE = STAGES["bucket"]
 
 
 def main(argv: list[str] | None = None) -> None:

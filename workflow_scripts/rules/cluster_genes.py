@@ -16,14 +16,12 @@ import polars as pl
 from workflow_scripts.calling.contract import EXON_COLUMNS, GENE_COLUMNS
 from workflow_scripts.calling.genome_checks import check_chromosomes
 from workflow_scripts.calling.paralogs import gene_clusters
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.cluster_genes import STAGE
 from workflow_scripts.config.types import CallingSection
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.tables import read_table
 from workflow_scripts.errors import run_cli
 from workflow_scripts.io_utils import write_parquet
-
-STAGE = STAGES["cluster_genes"]
 
 
 def main(argv: list[str] | None = None) -> None:

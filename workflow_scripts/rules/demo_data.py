@@ -5,12 +5,10 @@ from __future__ import annotations
 import sys
 import time
 
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.demo_data import STAGE
 from workflow_scripts.config.types import DemoSection
 from workflow_scripts.data.demo import generate_demo
 from workflow_scripts.errors import run_cli
-
-STAGE = STAGES["demo_data"]
 
 
 def main(argv: list[str] | None = None) -> None:

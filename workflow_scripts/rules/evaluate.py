@@ -5,11 +5,9 @@ random state)."""
 
 from __future__ import annotations
 
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.evaluate import STAGE
 from workflow_scripts.errors import run_cli
 from workflow_scripts.evaluation.evaluate import EvaluatePaths, evaluate
-
-STAGE = STAGES["evaluate"]
 
 
 def main(argv: list[str] | None = None) -> None:

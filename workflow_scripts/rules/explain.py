@@ -4,11 +4,9 @@ aligned on the splice site (attribution.tsv), k-mer enrichment of error against 
 
 from __future__ import annotations
 
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.explain import STAGE
 from workflow_scripts.errors import run_cli
 from workflow_scripts.inference.explain import ExplainPaths, explain
-
-STAGE = STAGES["explain"]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -23,7 +23,7 @@ from workflow_scripts.calling.chromosome_windows import drop_all_n_calls, write_
 from workflow_scripts.calling.contract import GENE_COLUMNS
 from workflow_scripts.calling.scores import ScoreTables
 from workflow_scripts.config.stage import StageConfig
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.extract import STAGE
 from workflow_scripts.config.types import ExperimentSection
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.genome import Genome
@@ -37,8 +37,6 @@ from workflow_scripts.data.windows import (
     with_splits,
 )
 from workflow_scripts.errors import InputError, run_cli
-
-STAGE = STAGES["extract"]
 
 
 def check_inputs(paths: argparse.Namespace) -> None:

@@ -10,12 +10,10 @@ from __future__ import annotations
 import sys
 import time
 
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.index_genome import STAGE
 from workflow_scripts.config.types import IndexGenomeSection
 from workflow_scripts.data.fasta import read_fasta
 from workflow_scripts.errors import run_cli
-
-STAGE = STAGES["index_genome"]
 
 
 def main(argv: list[str] | None = None) -> None:

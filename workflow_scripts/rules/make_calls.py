@@ -19,13 +19,11 @@ from workflow_scripts.calling.calls import CallSettings, make_calls_by_chromosom
 from workflow_scripts.calling.contract import GENE_CLUSTER, GENE_COLUMNS, SITE_COLUMNS
 from workflow_scripts.calling.genome_checks import check_chromosomes
 from workflow_scripts.calling.scores import ScoreTables
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.make_calls import STAGE
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.tables import read_table
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_json, write_parquet
-
-STAGE = STAGES["make_calls"]
 
 
 def count_line(summary: dict) -> str:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.plot import STAGE
 from workflow_scripts.errors import run_cli
 from workflow_scripts.evaluation.plots import PlotInputPaths, write_plots
-
-STAGE = STAGES["plot"]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -9,11 +9,9 @@ same) and evaluate (batch_size: the batches evaluate scores in).
 
 from __future__ import annotations
 
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.predict_calls import STAGE
 from workflow_scripts.errors import run_cli
 from workflow_scripts.inference.predict_calls import PredictPaths, PredictSettings, predict_calls
-
-STAGE = STAGES["predict_calls"]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.pretrain import STAGE
 from workflow_scripts.errors import run_cli
 from workflow_scripts.training.entry import run_spec, start_run
-
-STAGE = STAGES["pretrain"]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.rescore_sites import STAGE
 from workflow_scripts.errors import run_cli
 from workflow_scripts.evaluation.provenance import (
     Hasher,
@@ -44,8 +44,6 @@ from workflow_scripts.sites.rescore import (
 )
 from workflow_scripts.sites.rescorer_files import MANIFEST, load_rescorer
 from workflow_scripts.sites.settings import SiteSettings
-
-STAGE = STAGES["rescore_sites"]
 
 PROVENANCE_KEY = "errorseq_provenance"  # the calls' parquet metadata, as site_calls writes it
 

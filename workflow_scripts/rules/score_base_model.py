@@ -18,13 +18,11 @@ from workflow_scripts.calling.regions import read_genes
 from workflow_scripts.calling.scoring import score_genes
 from workflow_scripts.calling.shards import shard_record, shard_regions
 from workflow_scripts.calling.spliceai import load_ensemble
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.score_base_model import STAGE
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_json
 from workflow_scripts.progress import Console
-
-STAGE = STAGES["score_base_model"]
 
 
 def check_shard(shard: int, shards: int) -> None:

@@ -37,7 +37,7 @@ from importlib import metadata
 
 import polars as pl
 
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.site_calls import STAGE
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.evaluation.provenance import (
     Hasher,
@@ -62,7 +62,6 @@ from workflow_scripts.sites.rescorer import Rescorer, fit_rescorer, with_transfe
 from workflow_scripts.sites.rescorer_files import load_rescorer, save_rescorer
 from workflow_scripts.sites.settings import SiteSettings
 
-STAGE = STAGES["site_calls"]
 MODEL_OFF = "sites.model is off: no errorseq calls"
 PROVENANCE_KEY = "errorseq_provenance"  # the corrected calls' parquet metadata
 

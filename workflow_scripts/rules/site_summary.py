@@ -9,12 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.site_summary import STAGE
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_text
 from workflow_scripts.sites.summary import summary_html
-
-STAGE = STAGES["site_summary"]
 
 
 def main(argv: list[str] | None = None) -> None:

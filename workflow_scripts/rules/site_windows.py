@@ -13,7 +13,7 @@ import sys
 import time
 
 from workflow_scripts import layout
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.site_windows import STAGE
 from workflow_scripts.config.types import WindowSection, complete_typed_section
 from workflow_scripts.data.quality import check_splits, notes, summary_line, write_windows
 from workflow_scripts.errors import InputError, run_cli
@@ -21,8 +21,6 @@ from workflow_scripts.progress import Console, Progress, announce
 from workflow_scripts.sites.candidate_windows import LABELS, fold_windows
 from workflow_scripts.sites.inputs import folded_candidates, profiled_windows, read_site_inputs
 from workflow_scripts.sites.settings import SiteSettings
-
-STAGE = STAGES["site_windows"]
 
 
 def log(line: str) -> None:

@@ -16,12 +16,10 @@ import os
 import sys
 
 from workflow_scripts.config.runs import expand_runs
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.summarize import STAGE
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.evaluation.provenance import provenance
 from workflow_scripts.evaluation.summary import write_summary
-
-STAGE = STAGES["summarize"]
 
 
 def provenance_of(paths: argparse.Namespace) -> tuple[dict, str] | None:

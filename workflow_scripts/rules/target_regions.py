@@ -11,12 +11,10 @@ import sys
 import time
 
 from workflow_scripts.calling.target_regions import target_regions
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.target_regions import STAGE
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.errors import run_cli
 from workflow_scripts.io_utils import write_parquet
-
-STAGE = STAGES["target_regions"]
 
 
 def main(argv: list[str] | None = None) -> None:

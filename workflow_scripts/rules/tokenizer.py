@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import sys
 
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.tokenizer import STAGE
 from workflow_scripts.errors import run_cli
 from workflow_scripts.tokenization.bpe import learn_tokenizer
-
-STAGE = STAGES["tokenizer"]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -8,11 +8,9 @@ ERRORSEQ_CLUSTER_ENV); `--gpus`, `--cpu-procs`, `--threads` and `--nodes` are th
 
 from __future__ import annotations
 
-from workflow_scripts.config.stages import STAGES
+from workflow_scripts.config.stages.train import STAGE
 from workflow_scripts.errors import run_cli
 from workflow_scripts.training.entry import run_spec, start_run
-
-STAGE = STAGES["train"]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,5 +1,5 @@
 """What the `train` and `pretrain` entry points share once their command line is parsed (their
-declarations, config/stages.py): its RunSpec, the rule's resources, and the checks and launch
+declarations, config/stages/): its RunSpec, the rule's resources, and the checks and launch
 that start it."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The params functions rules/*.smk share: a rule's paths as its shell line's flags and its
-`--config`, both from its declaration (config/stages.py), the digests
+`--config`, both from its declaration (config/stages/), the digests
 that rerun it when its code or the user's files change, and the run-name pattern of the
 `{experiment}` wildcard. Snakemake calls the returned functions with the job's wildcards (and
 its `input` and `output`, Namedlists: `.get(name)`, `.keys()`).
@@ -60,7 +60,7 @@ def user_input_digests(*inputs: Any) -> Callable[[Any], Any]:
 
 def path_args(rule: str) -> Callable[[Any, Any, Any], str]:
     """A params function: the job's inputs and outputs that `rule`'s declaration passes
-    (config/stages.py) as `--<name> PATH...` and `--out-<name> PATH...`, quoted, in the
+    (config/stages/) as `--<name> PATH...` and `--out-<name> PATH...`, quoted, in the
     declaration's order; an optional input that is off adds nothing (workflow_scripts/command_line.py,
     which the tests call too)."""
     stage = STAGES[rule]
@@ -74,7 +74,7 @@ def path_args(rule: str) -> Callable[[Any, Any, Any], str]:
 
 def stage_config(config: dict, runs: Mapping[str, Run], rule: str) -> str | Callable[[Any], str]:
     """`rule`'s `--config` param: its declared sections and keys of the workflow's `config`
-    (config/stages.py); for a stage of one run, a function of the wildcards that gives them as
+    (config/stages/); for a stage of one run, a function of the wildcards that gives them as
     the `{experiment}` run sees them (config/runs.py run_sections)."""
     stage = STAGES[rule]
     if not stage.per_run:
