@@ -12,10 +12,11 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from tests.site_fixtures import motif_genome, profile_genome, settings
+from workflow_scripts.config.types import complete_typed_section
 from workflow_scripts.sites.candidates import Candidates, find_candidates
 from workflow_scripts.sites.folds import assign_folds
 from workflow_scripts.sites.items import Items
-from workflow_scripts.sites.kmer import KmerSettings, kmer_baseline, kmer_features, with_kmer
+from workflow_scripts.sites.kmer import kmer_baseline, kmer_features, with_kmer
 from workflow_scripts.sites.outputs import KMER_COLUMNS, TABLE_COLUMNS, corrected_calls
 from workflow_scripts.sites.predictors import (
     BASE_THRESHOLD,
@@ -30,7 +31,8 @@ from workflow_scripts.sites.report import site_report
 
 MOTIF = "GCGTTACATG"
 GENES = 60  # 1,000 nt apart
-SMALL = KmerSettings(flank=50, max_k=4)
+WINDOW = complete_typed_section("window", {"flank": 50})
+EVALUATE = complete_typed_section("evaluate", {"kmer_max_k": 4})
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -53,7 +55,7 @@ def report_with_kmer(found: Candidates, motif: str | None) -> tuple[dict, OutOfF
     genome = motif_genome(found.sites, 1000 * GENES + 100, motif)
     items = Items.from_candidates(found)
     predictions = predict_out_of_fold(found, items, settings())
-    predictions, facts = kmer_baseline(predictions, found, items, genome, SMALL)
+    predictions, facts = kmer_baseline(predictions, found, items, genome, WINDOW, EVALUATE)
     return site_report(found, items, predictions, settings(), 0, kmer=facts), predictions
 
 
@@ -93,7 +95,7 @@ def test_kmer_windows_read_the_transcripts_direction(flat):
     """The motif is planted downstream of + and - strand sites alike: its 4-mers are counted in
     the windows of the true candidates of both strands."""
     genome = motif_genome(flat.sites, 1000 * GENES + 100, MOTIF)
-    features = kmer_features(flat, genome, SMALL).toarray()
+    features = kmer_features(flat, genome, 50, 4).toarray()
     column = 4 + 16 + 64 + int(MOTIF[:4].translate(str.maketrans("ACGT", "0123")), 4)  # GCGT
     true, strand = flat.table["is_true_site"].to_numpy(), flat.table["strand"].to_numpy()
     for sign in "+-":
@@ -104,7 +106,7 @@ def test_kmer_windows_read_the_transcripts_direction(flat):
 def test_a_folds_kmer_predictions_and_thresholds_are_learnt_without_its_own_genes(flat):
     """Flipping fold 1's labels leaves fold 1's k-mer probabilities and thresholds as they were."""
     genome = motif_genome(flat.sites, 1000 * GENES + 100, MOTIF)
-    features = kmer_features(flat, genome, SMALL)
+    features = kmer_features(flat, genome, 50, 4)
     in_fold = pl.col("fold") == 1
     flipped = flat.table.with_columns(
         pl.when(in_fold).then(~pl.col("is_true_site")).otherwise(pl.col("is_true_site")).alias("is_true_site")

@@ -54,7 +54,7 @@ from workflow_scripts.sites.deep_transfer import read_deep_models, trained_model
 from workflow_scripts.sites.diagnostics import fp_vs_tp_line
 from workflow_scripts.sites.inputs import folded_candidates, read_site_inputs
 from workflow_scripts.sites.items import Items
-from workflow_scripts.sites.kmer import KmerSettings, kmer_baseline
+from workflow_scripts.sites.kmer import kmer_baseline
 from workflow_scripts.sites.outputs import bed_text, call_tracks, corrected_calls
 from workflow_scripts.sites.predictors import BASE_THRESHOLD, ERRORSEQ, TREE, OutOfFold, predict_out_of_fold
 from workflow_scripts.sites.report import site_report
@@ -225,9 +225,14 @@ def main(argv: list[str] | None = None) -> None:
         f"{found.table.height:,} candidates, {found.sites.height:,} scored sites ({int(found.missed.sum()):,} missed)"
     )
     predictions = predict_out_of_fold(found, items, settings, progress=lambda line: note(console, line))
-    kmer_settings = KmerSettings.from_config(cfg.window, cfg.evaluate)
     predictions, kmer = kmer_baseline(
-        predictions, found, items, inputs.genome, kmer_settings, progress=lambda line: note(console, line)
+        predictions,
+        found,
+        items,
+        inputs.genome,
+        cfg.window,
+        cfg.evaluate,
+        progress=lambda line: note(console, line),
     )
     fold_runs = fold_run_inputs(args)  # sites.model's runs
     if fold_runs:

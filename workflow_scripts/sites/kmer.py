@@ -40,19 +40,6 @@ from workflow_scripts.sites.predictors import KMER, OutOfFold, Thresholds, per_c
 
 
 @dataclass(frozen=True)
-class KmerSettings:
-    flank: int  # window.flank: nt each side of the candidate
-    max_k: int  # evaluate.kmer_max_k: k-mers of 1..max_k nt
-
-    @classmethod
-    def from_config(cls, window: WindowSection, evaluate: EvaluateSection) -> KmerSettings:
-        return cls(flank=int(window.flank), max_k=int(evaluate.kmer_max_k))
-
-    def summary(self) -> dict:
-        return {"flank": self.flank, "window_nt": 2 * self.flank + 1, "max_k": self.max_k}
-
-
-@dataclass(frozen=True)
 class KmerFold:
     """One test fold's k-mer predictions: P(true site) of its candidates, the thresholds, C."""
 
@@ -61,11 +48,12 @@ class KmerFold:
     c: float
 
 
-def kmer_features(found: Candidates, genome: Genome, settings: KmerSettings) -> sparse.csr_matrix:
-    """(candidates, 4 + ... + 4**max_k + 1): k-mer frequencies of each window, then is-donor."""
-    windows = candidate_windows(found.table, genome, settings.flank)
+def kmer_features(found: Candidates, genome: Genome, flank: int, max_k: int) -> sparse.csr_matrix:
+    """(candidates, 4 + ... + 4**max_k + 1): k-mer frequencies of each window (`flank` nt each
+    side of the candidate), then is-donor."""
+    windows = candidate_windows(found.table, genome, flank)
     is_donor = (found.table["splice_type"] == "donor").to_numpy().astype(float)
-    frequencies = kmer_frequencies(windows, settings.max_k)
+    frequencies = kmer_frequencies(windows, max_k)
     return sparse.csr_matrix(sparse.hstack([frequencies, sparse.csr_matrix(is_donor[:, None])]))
 
 
@@ -160,14 +148,19 @@ def kmer_baseline(
     found: Candidates,
     items: Items,
     genome: Genome,
-    settings: KmerSettings,
+    window: WindowSection,
+    evaluate: EvaluateSection,
     progress: Callable[[str], None] = lambda line: None,
 ) -> tuple[OutOfFold, dict]:
-    """`predictions` with the kmer predictor, and what site_metrics.json says of it."""
-    features = kmer_features(found, genome, settings)
+    """`predictions` with the kmer predictor, and what site_metrics.json says of it: the windows
+    are window.flank nt each side of the candidate, the k-mers 1..evaluate.kmer_max_k nt."""
+    flank, max_k = window.flank, evaluate.kmer_max_k
+    features = kmer_features(found, genome, flank, max_k)
     merged, chosen = with_kmer(predictions, found, items, features, progress)
     facts = {
-        **settings.summary(),
+        "flank": flank,
+        "window_nt": 2 * flank + 1,
+        "max_k": max_k,
         "features": int(features.shape[1]),
         "model": "logistic regression, class_weight balanced, C on a validation fold's ROC-AUC",
         "C": {str(fold): c for fold, c in chosen.items()},
