@@ -2,8 +2,6 @@ import time
 
 from snakemake.utils import min_version
 
-from workflow_scripts.sites.summary import print_site_results
-
 min_version("9.0")
 
 RUN_STARTED = time.time()
@@ -43,4 +41,7 @@ rule all:
 # The run's last lines: site_calls' tables and answer, when this run wrote site_metrics.json.
 onsuccess:
     if workflow.is_main_process and site_outputs():
+        # imported here: sites.summary pulls in scikit-learn, 1.7 CPU-s on every parse
+        from workflow_scripts.sites.summary import print_site_results
+
         print_site_results(layout.SITE_METRICS, since=RUN_STARTED)

@@ -58,6 +58,10 @@ class StandInEnsemble(nn.Module):
     def sources(self) -> list[str]:
         return ["stand-in"] * len(self.models)
 
+    @property
+    def count_text(self) -> str:
+        return f"{len(self.models)} stand-in models"
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         rows, length = x.shape[0], x.shape[2] - self.context
         if self.output.shape[0] < rows or self.output.shape[2] < length:
