@@ -54,4 +54,4 @@ rule rescore_sites:
         paths=path_args("rescore_sites"),
     shell:
         "python -m workflow_scripts.rules.rescore_sites --config {params.config:q} "
-        "{params.genome} {params.paths} > {log:q} 2>&1"
+        "{params.genome} {params.paths} --console-fd 3 3>&2 > {log:q} 2>&1"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 from pathlib import Path
 
 import numpy as np
@@ -185,3 +186,27 @@ def test_a_pickle_is_refused_unread(tmp_path, capsys, target):
 def test_a_rescorer_of_other_feature_settings_is_refused(tmp_path, capsys, target, tree_rescorer):
     line = refusal(tmp_path, capsys, target, tree_rescorer, flank=20)
     assert line.startswith(f"errorseq: error: {tree_rescorer}") and "flank" in line
+
+
+def test_the_deep_models_score_in_chunks_with_progress_and_the_same_probabilities(
+    tmp_path, target, deep_rescorer, monkeypatch, capsys
+):
+    """A chromosome holds hundreds of thousands of candidates: the fold models score them
+    CHUNK_WINDOWS at a time, saying how far they are, with the probabilities of one pass."""
+    from workflow_scripts.sites import deep_transfer
+
+    run(target, deep_rescorer, tmp_path / "whole")
+    capsys.readouterr()
+    monkeypatch.setattr(deep_transfer, "CHUNK_WINDOWS", 37)
+    run(target, deep_rescorer, tmp_path / "chunked")
+    log = capsys.readouterr().err
+    whole = pl.read_parquet(tmp_path / "whole" / "out.calls")
+    chunked = pl.read_parquet(tmp_path / "chunked" / "out.calls")
+    assert whole.height > 3 * 37
+    assert np.allclose(
+        whole["transfer_errorseq_probability"], chunked["transfer_errorseq_probability"], atol=1e-6
+    )
+    assert whole["call_transfer_errorseq"].equals(chunked["call_transfer_errorseq"])
+    done = re.findall(r"rescore_sites: deep models done: 100\.0% \((\d+)/(\d+) fold models, ([\d,]+)/", log)
+    assert done and done[-1][0] == done[-1][1] != "0", log[-2000:]
+    assert int(done[-1][2].replace(",", "")) == int(done[-1][0]) * whole.height

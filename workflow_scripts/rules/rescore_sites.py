@@ -30,6 +30,7 @@ from workflow_scripts.evaluation.provenance import (
     provenance as run_provenance,
 )
 from workflow_scripts.io_utils import atomic_path, sha256_file, write_json, write_text
+from workflow_scripts.progress import Console, announce
 from workflow_scripts.sites.base_match import check_same_base
 from workflow_scripts.sites.deep_transfer import trained_models, transferred_probability
 from workflow_scripts.sites.outputs import call_tracks
@@ -48,14 +49,19 @@ from workflow_scripts.sites.settings import SiteSettings
 PROVENANCE_KEY = "errorseq_provenance"  # the calls' parquet metadata, as site_calls writes it
 
 
-def log(line: str) -> None:
+def log(line: str, console: Console | None = None) -> None:
+    """A line in the log, and on the console where one is due."""
     print(f"rescore_sites: {line}", file=sys.stderr, flush=True)
+    if console is not None:
+        console.progress(lambda: f"rescore_sites: {line}")
 
 
 def main(argv: list[str] | None = None) -> None:
     paths, cfg = STAGE.parse(argv)
     settings = SiteSettings.from_config(cfg.calling, cfg.sites)
     began = time.perf_counter()
+    console = Console(paths.console_fd)
+    announce(console, "rescore_sites", f"calling the scored regions' sites with {paths.transfer}")
     rescorer = load_rescorer(paths.transfer, settings)
     run = run_facts_from_environment()  # None in a job run by hand
     if not check_same_base(
@@ -67,11 +73,13 @@ def main(argv: list[str] | None = None) -> None:
         f"the re-scorer of {rescorer.source.get('source')} ({paths.transfer}) checked, {len(models)} deep models"
     )
     inputs = region_inputs(paths.scores, paths.regions, paths.genome)
-    found, scores_report = region_candidates(inputs, settings, progress=log)
+    found, scores_report = region_candidates(inputs, settings, progress=lambda line: log(line, console))
     tree = rescorer.probability(found.features)
     deep = None
     if rescorer.deep is not None:
-        deep = transferred_probability(models, rescorer.deep.flank, found, inputs, paths.transfer)
+        deep = transferred_probability(
+            models, rescorer.deep.flank, found, inputs, paths.transfer, "rescore_sites: deep models", console
+        )
     table = rescored_calls(found, settings.threshold, rescorer.thresholds, tree, deep)
     results = json.loads((Path(paths.transfer) / MANIFEST).read_text())["results"]  # checked by load_rescorer
     recommended = (results.get("recommended") or {}).get("predictor")
@@ -114,6 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     write_text(paths.out_gff3, gff3)
     write_json(paths.out_report, report)
     print(f"{report['answer']}; {time.perf_counter() - began:.1f} s", file=sys.stderr)
+    console.say(f"rescore_sites: {report['answer']}")
 
 
 if __name__ == "__main__":

@@ -138,7 +138,14 @@ def transferred(transfer: Transfer, found, inputs, predictions: OutOfFold):
     deep = None
     if rescorer.deep is not None:
         began = time.perf_counter()
-        deep = transferred_probability(transfer.models, rescorer.deep.flank, found, inputs, transfer.path)
+        deep = transferred_probability(
+            transfer.models,
+            rescorer.deep.flank,
+            found,
+            inputs,
+            transfer.path,
+            "site_calls: transfer: deep models",
+        )
         facts["source_models"] = len(transfer.models)
         log(
             f"transfer: {len(transfer.models)} deep models on {len(deep):,} candidates "

@@ -6,7 +6,8 @@ thresholds of their out-of-fold probabilities; the re-scorer folder holds them a
 JSON (sites/rescorer_files.py). On the other genome every candidate is cut into a window as
 site_windows cuts it (the models' window.flank, the base model's score profiles along it),
 scored by each fold model with predict's own model building and batching
-(inference/predict_calls.py), and the fold models' probabilities are averaged:
+(inference/predict_calls.py), CHUNK_WINDOWS candidates at a time with a progress line (a whole
+chromosome holds hundreds of thousands), and the fold models' probabilities are averaged:
 `transfer_errorseq`'s P(true site).
 """
 
@@ -21,8 +22,11 @@ import numpy as np
 from workflow_scripts.errors import InputError
 from workflow_scripts.json_fields import field, typed
 from workflow_scripts.layout import FoldRunFiles
+from workflow_scripts.progress import Console, Progress
 from workflow_scripts.sites.candidates import Candidates
 from workflow_scripts.sites.inputs import SiteInputs, profiled_windows
+
+CHUNK_WINDOWS = 20_000  # candidates scored by one fold model between two progress lines
 
 
 @dataclass(frozen=True)
@@ -101,14 +105,35 @@ def trained_models(models: DeepModels, batch_size: int, source: str) -> list:
 
 
 def transferred_probability(
-    models: list, flank: int, found: Candidates, inputs: SiteInputs, source: str
+    models: list,
+    flank: int,
+    found: Candidates,
+    inputs: SiteInputs,
+    source: str,
+    label: str = "deep models",
+    console: Console | None = None,
 ) -> np.ndarray:
     """The fold models' (`trained_models`) mean P(true site) of every candidate of this genome,
-    in table order."""
+    in table order; progress as `label` in the log (and on `console`)."""
     windows, _ = profiled_windows(found, inputs, flank)
-    sequences, lengths = windows["sequence"].to_list(), windows["length"].to_numpy()
+    progress = Progress(
+        label,
+        len(models) * windows.height,
+        "windows",
+        tallies={"fold_models": len(models), "windows": len(models) * windows.height},
+        rate_of="windows",
+        console=console,
+    )
     probabilities = []
     for model in models:
-        features, profiles = model.features(windows, source), model.profiles(windows, source)
-        probabilities.append(model.p_error(sequences, lengths, features, profiles))
+        parts = []
+        for start in range(0, windows.height, CHUNK_WINDOWS):
+            chunk = windows.slice(start, CHUNK_WINDOWS)
+            features, profiles = model.features(chunk, source), model.profiles(chunk, source)
+            sequences, lengths = chunk["sequence"].to_list(), chunk["length"].to_numpy()
+            parts.append(model.p_error(sequences, lengths, features, profiles))
+            progress.advance(chunk.height, windows=chunk.height)
+        probabilities.append(np.concatenate(parts) if parts else np.empty(0))
+        progress.advance(0, fold_models=1)
+    progress.finish(last=False)
     return np.mean(probabilities, axis=0) if probabilities else np.empty(0)

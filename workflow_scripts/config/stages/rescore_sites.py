@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from workflow_scripts.config.stage import WHOLE, Input, Output, Stage
-from workflow_scripts.config.stages.shared import SITE_CALLING
+from workflow_scripts.config.stages.shared import CONSOLE, SITE_CALLING
 
 STAGE = Stage(
     "rescore_sites",
@@ -21,4 +21,5 @@ STAGE = Stage(
     ),
     config={"calling": SITE_CALLING, "sites": WHOLE, "evaluate": ("batch_size",)},
     genome=True,
+    options=(CONSOLE,),
 )
