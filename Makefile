@@ -25,11 +25,12 @@ demo: setup
 	$(RUN) snakemake --cores $(CORES)
 
 # Test tiers, a folder each (tests/conftest.py). `make test` is the README's test command: the
-# unit tier on both cores (its tests are single-process), then the workflow tier. CI (.ci/run)
-# runs it, then test-long and test-cluster.
+# unit tier, then the workflow tier, each on both cores (the workflow tier a module per worker:
+# its module fixtures stay shared; the tiny demo run is shared through a lock,
+# tests/workflow/conftest.py). CI (.ci/run) runs it, then test-long and test-cluster.
 test: setup
 	$(RUN) python -m pytest -q -n $(CORES) tests/unit
-	$(RUN) python -m pytest -q tests/workflow
+	$(RUN) python -m pytest -q -n $(CORES) --dist loadfile tests/workflow
 
 # No Snakemake, torchrun or SLURM.
 test-fast: setup
@@ -37,7 +38,7 @@ test-fast: setup
 
 # Real Snakemake, torchrun and DeepSpeed runs on this machine.
 test-workflow: setup
-	$(RUN) python -m pytest -q tests/workflow
+	$(RUN) python -m pytest -q -n $(CORES) --dist loadfile tests/workflow
 
 # Pipeline variants end to end, a minute or more each (pretraining, HF, sites.model, folds, peers).
 test-long: setup

@@ -64,6 +64,20 @@ class DemoRun:
     net_log: Path
     before: set[Path]  # what `base` held before Snakemake started
 
+    def to_json(self) -> str:
+        """The run as JSON, for the other pytest-xdist workers (tests/workflow/conftest.py)."""
+        result = {"args": [str(a) for a in self.result.args], "returncode": self.result.returncode}
+        result |= {"stdout": self.result.stdout, "stderr": self.result.stderr}
+        paths = {name: str(getattr(self, name)) for name in ("base", "workdir", "config", "net_log")}
+        return json.dumps({**paths, "result": result, "before": sorted(map(str, self.before))})
+
+    @classmethod
+    def from_json(cls, text: str) -> DemoRun:
+        saved = json.loads(text)
+        result = subprocess.CompletedProcess(**saved["result"])
+        paths = {name: Path(saved[name]) for name in ("base", "workdir", "config", "net_log")}
+        return cls(**paths, result=result, before={Path(p) for p in saved["before"]})
+
 
 def run_demo(base: Path, config: dict) -> DemoRun:
     """demo_data's genome and calls under shell-code names (its entry point: the rule would name
