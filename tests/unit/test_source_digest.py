@@ -3,8 +3,6 @@ that rule's `code` digest alone, so it reruns that rule and what follows, not th
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from workflow_scripts import source_digest
@@ -12,20 +10,6 @@ from workflow_scripts.config.stages import RULES, STAGES
 
 DECLARATIONS = "workflow_scripts.config.stages"
 SHARED = f"{DECLARATIONS}.shared"
-
-
-@pytest.fixture
-def package_copy(tmp_path, monkeypatch):
-    """A copy of the package that the digest reads instead of the real one (edited by the test)."""
-    copy = tmp_path / "workflow_scripts"
-    shutil.copytree(source_digest.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(source_digest, "PACKAGE_DIR", copy)
-    caches = (source_digest.code_digest, source_digest.referenced_modules, source_digest.module_source)
-    for cached in caches:
-        cached.cache_clear()
-    yield copy
-    for cached in caches:
-        cached.cache_clear()
 
 
 def every_rule_digest() -> dict[str, str]:

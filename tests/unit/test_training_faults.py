@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 
 import pytest
 import torch
@@ -28,20 +27,7 @@ from workflow_scripts.training.checkpoint import save_tensors
 from workflow_scripts.training.strategies import deepspeed_config as dsc
 from workflow_scripts.workflow.preflight import check_input_files
 
-
 # ---- reruns: the code a rule runs -------------------------------------------------------------
-@pytest.fixture
-def package_copy(tmp_path, monkeypatch):
-    """A copy of the package that the digest reads instead of the real one (edited by the test)."""
-    copy = tmp_path / "workflow_scripts"
-    shutil.copytree(source_digest.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(source_digest, "PACKAGE_DIR", copy)
-    caches = (source_digest.code_digest, source_digest.referenced_modules, source_digest.module_source)
-    for cached in caches:
-        cached.cache_clear()
-    yield copy
-    for cached in caches:
-        cached.cache_clear()
 
 
 def test_a_rule_code_digest_covers_what_the_rule_runs_and_changes_with_it(package_copy):

@@ -40,6 +40,8 @@ MODEL_CONFIG = Input("model_config", "model.json written by train")
 DEEPSPEED_CONFIG = Input(
     "deepspeed_config", "train.deepspeed_config (read through the config)", required=False, passed=False
 )
+# what train and pretrain (one Snakemake body, rules/pretrain.smk) both read
+TRAINING_INPUTS = (RUN_WINDOWS, RUN_MANIFEST, BUCKET_SUMMARY, DEEPSPEED_CONFIG)
 
 RUN_OPTIONS = (
     Option("checkpoint_dir", "resumable checkpoints", required=True),

@@ -3,23 +3,13 @@
 from __future__ import annotations
 
 from workflow_scripts.config.stage import WHOLE, Input, Output, Stage
-from workflow_scripts.config.stages.shared import (
-    BUCKET_SUMMARY,
-    DEEPSPEED_CONFIG,
-    RUN_MANIFEST,
-    RUN_OPTIONS,
-    RUN_OUTPUTS,
-    RUN_WINDOWS,
-)
+from workflow_scripts.config.stages.shared import RUN_OPTIONS, RUN_OUTPUTS, TRAINING_INPUTS
 
 STAGE = Stage(
     "train",
     "Train the experiment's classifier with torchrun.",
     inputs=(
-        RUN_WINDOWS,
-        RUN_MANIFEST,
-        BUCKET_SUMMARY,
-        DEEPSPEED_CONFIG,
+        *TRAINING_INPUTS,
         Input("init_encoder", "encoder.pt written by pretrain: start from it", required=False),
     ),
     outputs=(
