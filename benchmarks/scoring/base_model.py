@@ -23,7 +23,7 @@ from pathlib import Path
 import polars as pl
 import torch
 
-from benchmarks.scoring.region import CHROM, read_region, spliceai_ensemble
+from benchmarks.scoring.region import CHROM, base_model_settings, read_region, spliceai_ensemble
 from benchmarks.tables import load_line, print_table
 from workflow_scripts.calling.annotation import transcript_sites
 
@@ -48,12 +48,9 @@ def score_row(ensemble, region, sites: pl.DataFrame, chunk_length: int, args) ->
     from workflow_scripts.calling.scoring import score_genes
 
     genome, genes, _ = region
-    settings = {
-        "batch_size": args.batch_size,
-        "chunk_length": chunk_length,
-        "device": args.device,
-        "precision": "fp32",
-    }
+    settings = base_model_settings(
+        batch_size=args.batch_size, chunk_length=chunk_length, device=args.device, precision="fp32"
+    )
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "scores.parquet"
         cpu_began = time.process_time()

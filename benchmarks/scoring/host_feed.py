@@ -103,15 +103,16 @@ def athaliana_inputs(end: int):
 def score_once(ensemble, genome, genes, args) -> dict:
     """One run of score_genes: its summary, wall and CPU seconds (process and main thread)."""
     from workflow_scripts.calling.scoring import score_genes
+    from workflow_scripts.config.types import complete_typed_section
 
-    settings = {
-        "batch_size": args.batch_size,
-        "chunk_length": args.chunk_length,
-        "device": "cpu",
-        "precision": "fp32",
-    }
+    base_model = {"batch_size": args.batch_size, "chunk_length": args.chunk_length}
+    base_model |= {"device": "cpu", "precision": "fp32"}
+    settings = complete_typed_section("calling", {"base_model": base_model}).base_model
+    parameters = inspect.signature(score_genes).parameters
+    if parameters["settings"].annotation == "dict":  # an older checkout (a comparison's base) reads a dict
+        settings = settings.to_dict()
     options = {}
-    if "plan_for" in inspect.signature(score_genes).parameters:
+    if "plan_for" in parameters:
         options["plan_for"] = args.plan_for
     elif args.plan_for == "cuda":  # an older checkout (the base of a comparison): its GPU plan set by hand
         plan_as_on_a_gpu()

@@ -32,7 +32,7 @@ import polars as pl
 import torch
 import torch.nn.functional as F
 
-from benchmarks.scoring.region import read_region, spliceai_ensemble
+from benchmarks.scoring.region import base_model_settings, read_region, spliceai_ensemble
 from benchmarks.tables import load_line, print_table
 
 THRESHOLD = 0.5
@@ -112,12 +112,12 @@ def score(ensemble, region, precision: str, args) -> tuple[dict, float, pl.DataF
     from workflow_scripts.calling import scoring
 
     genome, genes, _ = region
-    settings = {
-        "batch_size": args.batch_size,
-        "chunk_length": args.chunk_length,
-        "device": args.device,
-        "precision": precision[:4],
-    }
+    settings = base_model_settings(
+        batch_size=args.batch_size,
+        chunk_length=args.chunk_length,
+        device=args.device,
+        precision=precision[:4],
+    )
     with tempfile.TemporaryDirectory() as folder, numerics(precision):
         out = Path(folder) / "scores.parquet"
         cpu_began = time.process_time()

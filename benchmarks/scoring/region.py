@@ -73,3 +73,11 @@ def spliceai_ensemble(models: int | None = None):
 
     ensemble = load_ensemble(package_dir("spliceai") / "models")
     return ensemble if models is None else SpliceAIEnsemble(list(ensemble.models)[:models])
+
+
+def base_model_settings(**keys):
+    """calling.base_model as a run that sets `keys` gets it: typed, the schema's defaults for the rest
+    (what score_genes takes)."""
+    from workflow_scripts.config.types import complete_typed_section
+
+    return complete_typed_section("calling", {"base_model": keys}).base_model

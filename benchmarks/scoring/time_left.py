@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.scoring.region import read_region, spliceai_ensemble
+from benchmarks.scoring.region import base_model_settings, read_region, spliceai_ensemble
 from benchmarks.tables import load_line, print_table
 
 LINE = re.compile(
@@ -60,7 +60,6 @@ def rows_of(log: str, total_s: float) -> list[list]:
 
 def main(argv: list[str] | None = None) -> None:
     from workflow_scripts.calling.scoring import score_genes
-    from workflow_scripts.config.sections import section_defaults
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--end", type=int, default=1_000_000, help="TAIR10 chr1:1-END")
@@ -70,7 +69,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     genome, genes, _ = read_region(args.end)
-    settings = {**section_defaults("calling")["base_model"], "device": "cpu"}  # what a run gets
+    settings = base_model_settings(device="cpu")  # what a run gets
     before = load_line()
     log = io.StringIO()
     with tempfile.TemporaryDirectory() as folder, contextlib.redirect_stderr(log):

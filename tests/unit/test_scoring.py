@@ -24,6 +24,7 @@ from workflow_scripts.calling.scoring import (
 )
 from workflow_scripts.calling.spliceai import ACCEPTOR, DONOR, load_ensemble, one_hot
 from workflow_scripts.command_line import path_flags
+from workflow_scripts.config.types import complete_typed_section
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.data.tables import ParquetParts
 from workflow_scripts.errors import InputError
@@ -86,7 +87,14 @@ def direct_scores(ensemble, genome: Genome, gene: dict) -> np.ndarray:
 
 
 def settings(batch_size=3, chunk_length=32, device="cpu"):
-    return {"batch_size": batch_size, "chunk_length": chunk_length, "device": device, "precision": "fp32"}
+    """calling.base_model, typed as score_genes takes it: these keys, fp32, the schema's rest."""
+    base_model = {
+        "batch_size": batch_size,
+        "chunk_length": chunk_length,
+        "device": device,
+        "precision": "fp32",
+    }
+    return complete_typed_section("calling", {"base_model": base_model}).base_model
 
 
 @pytest.mark.parametrize("batch_size,chunk_length", [(3, 32), (1, 1000), (64, 7)])
@@ -255,7 +263,8 @@ def test_bad_genes_table_is_one_line(tmp_path, genome, change, field, message):
 def test_entry_point_writes_scores_and_logs_rates(tmp_path, genome, weights, capsys):
     genome.save_cached(tmp_path / "genome")
     GENES.write_parquet(tmp_path / "genes.parquet")
-    config = json.dumps({"calling": {"base_model": settings(batch_size=4, chunk_length=50, device="auto")}})
+    base_model = settings(batch_size=4, chunk_length=50, device="auto").to_completed()
+    config = json.dumps({"calling": {"base_model": base_model}})
     out = tmp_path / "base_model" / "scores.parquet"
     score_base_model.main(
         [

@@ -57,6 +57,7 @@ from workflow_scripts.calling.score_writer import ScoreWriter
 from workflow_scripts.calling.shards import plan_shards
 from workflow_scripts.calling.spliceai import SpliceAIEnsemble
 from workflow_scripts.calling.stage_times import StageTimes
+from workflow_scripts.config.types import BaseModelSection
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.errors import InputError
 from workflow_scripts.progress import Console, Progress, announce
@@ -295,26 +296,27 @@ def score_genes(
     genome: Genome,
     genes: pl.DataFrame,
     out: str | Path,
-    settings: dict,
+    settings: BaseModelSection,
     progress_every_s: float = 30.0,
     shard: tuple[int, int] = (1, 1),
     console: Console | None = None,
     plan_for: str | None = None,
 ) -> dict:
     """Score the genes of shard `shard` = (i, n), 1-based (calling/shards.py), of `genes` (gene_id,
-    chrom, start, end, strand; checked) into `out`; (1, 1) scores every gene. Progress goes to
+    chrom, start, end, strand; checked) into `out`; (1, 1) scores every gene. `settings`: the
+    typed calling.base_model (its device, batch_size, chunk_length and precision). Progress goes to
     stderr every `progress_every_s` and to `console` (workflow_scripts/progress.py). The summary
     says where the host's time went: `stages`, wall seconds (RegionScorer.times and the writer's),
     and `stages_cpu`, CPU seconds per stage of the thread that runs it."""
     index, count = shard
-    device = resolve_device(settings["device"])
+    device = resolve_device(settings.device)
     scorer = RegionScorer(
         ensemble,
         genome,
         device,
-        settings["batch_size"],
-        settings["chunk_length"],
-        settings["precision"],
+        settings.batch_size,
+        settings.chunk_length,
+        settings.precision,
         plan_for=plan_for,
     )
     planned = plan_regions(genes, genome, merge_gap=ensemble.context)
@@ -326,7 +328,7 @@ def score_genes(
         f"{label}: {len(rows):,} of {genes.height:,} genes ({total_nt:,} nt) in {len(regions):,} of "
         f"{len(planned):,} regions, {ensemble.count_text}, context "
         f"{ensemble.flank_left}+{ensemble.flank_right} nt, device {device}, "
-        f"batch {settings['batch_size']} x {settings['chunk_length']:,} nt",
+        f"batch {settings.batch_size} x {settings.chunk_length:,} nt",
         file=sys.stderr,
     )
     announce(console, label, f"{len(rows):,} genes ({total_nt:,} nt) on {device}")

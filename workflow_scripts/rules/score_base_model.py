@@ -2,7 +2,8 @@
 position of every gene of one shard (see workflow_scripts/calling/scoring.py and shards.py).
 
 `--weights`: the base models, SpliceAI .h5 or OpenSpliceAI .pt (files, or a directory of them), from calling.base_model.weights.
-`--config` holds the section calling (its base_model keys: batch_size, chunk_length, device).
+`--config` holds the section calling (its base_model keys: batch_size, chunk_length, precision,
+device), which score_genes takes typed (config/types.py BaseModelSection).
 `--shard I --shards N` (1-based): score the I-th of N shards; 1 of 1 (the default) scores every gene.
 CPU threads: torch takes OMP_NUM_THREADS, which Snakemake sets to the rule's threads.
 `--console-fd`: progress on Snakemake's console every 30 s (workflow_scripts/progress.py).
@@ -33,7 +34,6 @@ def check_shard(shard: int, shards: int) -> None:
 def main(argv: list[str] | None = None) -> None:
     paths, cfg = STAGE.parse(argv)
     check_shard(paths.shard, paths.shards)
-    settings = cfg.completed("calling")["base_model"]  # score_genes still reads the dict
     ensemble = load_ensemble(paths.weights[0] if len(paths.weights) == 1 else paths.weights)
     genome = open_genome(paths.genome)
     genes = read_genes(paths.genes, genome)
@@ -44,7 +44,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     shard = (paths.shard, paths.shards)
     score_genes(
-        ensemble, genome, genes, paths.out_scores, settings, shard=shard, console=Console(paths.console_fd)
+        ensemble,
+        genome,
+        genes,
+        paths.out_scores,
+        cfg.calling.base_model,
+        shard=shard,
+        console=Console(paths.console_fd),
     )
     if paths.out_regions:  # what the readers check this table against (a shard copied over another)
         regions = shard_regions(genes, genome, ensemble.context, *shard)
