@@ -7,6 +7,9 @@
         --configfile config/aarenosa_chr2.yaml config/base_models/openspliceai_arabidopsis.yaml \\
         --config 'sites={transfer: builtin:atha-openspliceai-arabidopsis, model: true}' 'train={epochs: 3}'
     python -m benchmarks.shipped_rescorers compare atha-openspliceai-arabidopsis runs/aaren_osai/results/sites/site_metrics.json
+    # write a card's numbers from the runs that measured them (benchmarks/rescorer_cards.py)
+    python -m benchmarks.shipped_rescorers record NAME SOURCE_METRICS TARGET_METRICS --genome ... \
+        --base-model ... --config ... [--orthologs REPORT]
 
 `compare` exits 1 when a transferred predictor's F1, precision or recall, or a difference's estimate
 or interval, is off the card's `<name>.measured.json` by more than TOLERANCE (the run is seeded:
@@ -20,10 +23,12 @@ import json
 import sys
 from pathlib import Path
 
+from benchmarks.rescorer_cards import card_numbers, read_report
 from benchmarks.tables import print_table
 from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.config.types import parse_typed_config
 from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.io_utils import write_json
 from workflow_scripts.rescorers import FOLDER, MEASURED, available
 from workflow_scripts.sites.rescorer_files import load_rescorer
 from workflow_scripts.sites.settings import SiteSettings
@@ -105,6 +110,16 @@ def compare(name: str, metrics_path: str) -> bool:
     return same
 
 
+def write_record(args: argparse.Namespace) -> None:
+    described = {"genome": args.genome, "base_model": args.base_model, "config": args.config}
+    orthologs = read_report(args.orthologs, "orthologs report") if args.orthologs else None
+    source = read_report(args.source_metrics, "site_metrics.json")
+    target = read_report(args.target_metrics, "site_metrics.json")
+    path = FOLDER / MEASURED.format(name=args.name)
+    write_json(path, card_numbers(args.name, source, target, described, orthologs))
+    print(f"wrote {path}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.shipped_rescorers", description=__doc__.splitlines()[0]
@@ -113,7 +128,17 @@ def main(argv: list[str] | None = None) -> None:
     again = sub.add_parser("compare", help="a target run's site_metrics.json against a card")
     again.add_argument("name", choices=available())
     again.add_argument("site_metrics")
+    record = sub.add_parser("record", help="write <name>.measured.json from a source and a target run")
+    record.add_argument("name", choices=available())
+    record.add_argument("source_metrics", help="the source run's site_metrics.json (out of fold)")
+    record.add_argument("target_metrics", help="the target run's site_metrics.json (sites.transfer)")
+    for words in ("genome", "base-model", "config"):
+        record.add_argument(f"--{words}", required=True, help=f"the target's {words}, in words")
+    record.add_argument("--orthologs", help="benchmarks.cross_species_orthologs' --out report")
     args = parser.parse_args(argv)
+    if args.command == "record":
+        write_record(args)
+        return
     if args.command == "compare":
         if not compare(args.name, args.site_metrics):
             sys.exit(1)

@@ -1,0 +1,82 @@
+"""A shipped re-scorer's measured numbers (`<name>.measured.json`), read from the runs that measured
+them, so no card number is copied by hand: the source run's out-of-fold F1, the target run's
+transferred predictors and their differences with intervals, and, given the ortholog benchmark's
+report (benchmarks/cross_species_orthologs.py --out), the transfer with orthologs held out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from workflow_scripts.errors import InputError
+
+SOURCE_PREDICTORS = ("base_threshold", "base_tuned", "tree", "errorseq", "kmer")
+TARGET_PREDICTORS = ("base_threshold", "base_tuned", "tree", "errorseq", "kmer")
+TRANSFERRED = ("transfer_base_tuned", "transfer_tree", "transfer_errorseq")
+HELD_OUT = {"transfer_tree": ("tree", "held_out_tree"), "transfer_errorseq": ("deep", "held_out_errorseq")}
+
+
+def read_report(path: str, what: str) -> dict:
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise InputError(path, what, f"not readable ({error})") from None
+
+
+def rounded(overall: dict, metrics: tuple[str, ...] = ("f1", "precision", "recall")) -> dict:
+    return {metric: round(overall[metric], 4) for metric in metrics}
+
+
+def calls_rows(report: dict, predictors: tuple[str, ...], metrics: tuple[str, ...]) -> list[dict]:
+    calls = report["calls"]
+    return [
+        {"predictor": name, **rounded(calls[name]["overall"], metrics)}
+        for name in predictors
+        if name in calls
+    ]
+
+
+def transfer_differences(report: dict) -> list[dict]:
+    rows = []
+    for pair, parts in report["differences"].items():
+        if all(side.strip().startswith("transfer_") for side in pair.split(" - ")):
+            f1 = parts["overall"]["f1"]
+            rows.append({"pair": pair, **{part: round(f1[part], 4) for part in ("estimate", "low", "high")}})
+    return rows
+
+
+def ortholog_numbers(report: dict, genes: int) -> dict:
+    """How many target genes have a source ortholog, and each transferred predictor's F1 as shipped
+    minus its F1 with every target gene scored by source models that never saw its orthologs."""
+    shipped = report["comparisons"]["shipped"]["calls"]
+    found = report["orthologs"]["with_ortholog"]
+    changes = {}
+    for predictor, (comparison, held_out) in HELD_OUT.items():
+        if predictor in shipped and comparison in report["comparisons"]:
+            held = report["comparisons"][comparison]["calls"][held_out]["overall"]["f1"]
+            changes[predictor] = round(shipped[predictor]["overall"]["f1"] - held, 4)
+    return {
+        "target_genes_with_an_ortholog": found,
+        "shipped_minus_held_out_f1": changes,
+        "note": f"{found} of {genes} target genes share >= 20 exonic 16-mers with a source gene "
+        "(benchmarks.cross_species_orthologs)",
+    }
+
+
+def card_numbers(name: str, source: dict, target: dict, described: dict, orthologs: dict | None) -> dict:
+    """The measured.json document: `described` holds the target's words (genome, base_model, config)."""
+    if not any(key in target["calls"] for key in TRANSFERRED):
+        raise InputError("target", "calls", "no transferred predictor: the target run had no sites.transfer")
+    genes = target["counts"]["genes"]
+    numbers = {
+        "rescorer": name,
+        "target": {**described, "genes": genes, "sites": target["counts"]["sites"]},
+        "transfer": calls_rows(target, TRANSFERRED, ("f1", "precision", "recall")),
+        "target_own_out_of_fold": calls_rows(target, TARGET_PREDICTORS, ("f1", "precision", "recall")),
+        "differences": transfer_differences(target),
+        "source_out_of_fold": calls_rows(source, SOURCE_PREDICTORS, ("f1",)),
+        "replicates": target["bootstrap"]["replicates"],
+    }
+    if orthologs is not None:
+        numbers["ortholog_held_out"] = ortholog_numbers(orthologs, genes)
+    return numbers
