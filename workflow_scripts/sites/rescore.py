@@ -11,9 +11,9 @@ sites/rescorer_files.py) calls them unchanged, as site_calls' transferred predic
     transfer_errorseq     the source's deep models' mean probability (when it carries them)
 
 beside `base_threshold`, the base model's own call (score >= calling.threshold). The corrected
-calls are transfer_errorseq's where the re-scorer has deep models, else transfer_tree's: the
-order the source genomes measured them in across species (docs/sites.md). Without an annotation
-nothing here can say whether they are right, so the report has no metrics and says so.
+calls are the predictor the re-scorer recommends (corrected_predictor: site_calls' out-of-fold
+choice on its source genome). Without an annotation nothing here can say whether they are
+right, so the report has no metrics and says so.
 """
 
 from __future__ import annotations
