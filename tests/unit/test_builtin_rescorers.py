@@ -36,16 +36,20 @@ def test_each_shipped_name_resolves_to_its_folder(name):
 SHIPPED = "atha-openspliceai-arabidopsis"
 
 
-def test_the_shipped_rescorer_loads_and_corrects_a_genome_without_annotation(tmp_path, target):  # noqa: F811
+@pytest.mark.parametrize("name", available())
+def test_each_shipped_rescorer_loads_and_corrects_a_genome_without_annotation(tmp_path, target, name):  # noqa: F811
     """Every file checked against its manifest, then applied by rescore_sites: the source's
-    recommendation (its tree beat its re-tuned threshold out of fold) is carried over."""
-    run(target, FOLDER / SHIPPED, tmp_path)
+    recommendation (out of fold on its own genome) is carried over."""
+    manifest = json.loads((FOLDER / name / "rescorer.json").read_text())
+    recommended = manifest["results"]["recommended"]["predictor"]
+    run(target, FOLDER / name, tmp_path)
     report = json.loads((tmp_path / "out.report").read_text())
-    assert report["corrected_calls"]["predictor"] == "transfer_tree"
-    assert "recommends tree" in report["corrected_calls"]["why"]
-    assert report["rescorer"]["deep_models"] == 5 and report["metrics"] is None
+    assert report["corrected_calls"]["predictor"] == f"transfer_{recommended}"
+    assert f"recommends {recommended}" in report["corrected_calls"]["why"]
+    assert report["rescorer"]["deep_models"] == len(manifest["deep_models"]) and report["metrics"] is None
     calls = pl.read_parquet(tmp_path / "out.calls")
-    assert calls.height > 0 and 0 < calls["call_transfer_tree"].sum() < calls.height
+    column = f"call_transfer_{recommended}"
+    assert calls.height > 0 and 0 < calls[column].sum() < calls.height
 
 
 def test_the_shipped_rescorer_refuses_another_base_model():
