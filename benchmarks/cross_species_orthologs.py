@@ -283,7 +283,7 @@ def print_report(report: dict) -> None:
         ["what", "value"],
         [
             [
-                "target genes the tree cannot hold out (orthologs in every source fold)",
+                "target genes the tree cannot hold out (orthologs in all source folds but one or more)",
                 apart["tree_genes_not_held_out"],
             ],
             [

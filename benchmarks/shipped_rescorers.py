@@ -68,7 +68,9 @@ def show(name: str) -> None:
     print_table(f"{name}: differences, 95% gene-cluster intervals", ["pair", "F1"], diffs)
     held_out = card.get("ortholog_held_out")
     if held_out is not None:
-        changes = ", ".join(f"{key} {value:+.3f}" for key, value in held_out["shipped_minus_held_out_f1"].items())
+        changes = ", ".join(
+            f"{key} {value:+.3f}" for key, value in held_out["shipped_minus_held_out_f1"].items()
+        )
         print(f"ortholog-held-out: {held_out['note']}; F1 as shipped minus held out: {changes}")
 
 

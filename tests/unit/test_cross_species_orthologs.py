@@ -17,6 +17,7 @@ from benchmarks import cross_species_orthologs
 from benchmarks.tables import read_tables
 from tests.ortholog_fixtures import SITE_CONFIG, plant_copy, species, write_model_run, write_run
 from workflow_scripts.errors import run_cli
+from workflow_scripts.sites.held_out import SourceFits, can_hold_out
 from workflow_scripts.sites.held_out_deep import fold_model_probabilities
 from workflow_scripts.sites.ortholog_transfer import transfer_calls
 from workflow_scripts.sites.orthologs import exonic_kmer_pairs
@@ -147,3 +148,16 @@ def test_a_target_scored_by_another_base_model_is_refused_naming_both(runs, tmp_
     with_base_model(target, "b" * 64, "spliceai")
     line = one_line_error(capsys, [str(source), str(target), "--replicates", "0"])
     assert "provenance.base_model" in line and "(spliceai)" in line and "(openspliceai," in line
+
+
+def test_a_fit_needs_two_source_folds_left_for_its_nested_thresholds(tmp_path):
+    """With one fold left the nested thresholds' inner tree would have no data (a constant
+    probability, every candidate called): such genes are not held out but counted apart."""
+    run = read_site_run(write_run(tmp_path / "run", species("s", 40, seed=0)))
+    fits = SourceFits(run.found, run.items, run.settings)
+    assert [can_hold_out(frozenset(range(1, n + 1)), fits.folds) for n in range(6)] == [True] * 4 + [
+        False
+    ] * 2
+    assert fits.fit(frozenset({1, 2, 3})).tree is not None
+    with pytest.raises(ValueError, match="fewer than 2 source folds"):
+        fits.fit(frozenset({1, 2, 3, 4}))

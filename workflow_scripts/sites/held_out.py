@@ -41,6 +41,14 @@ from workflow_scripts.sites.settings import SiteSettings
 
 Folds = frozenset[int]
 NOTHING: Folds = frozenset()
+# The tree's nested thresholds score each training fold by a tree fitted on the other training
+# folds: with one fold left that inner tree has no data, so a fit needs two folds left.
+FOLDS_LEFT_TO_FIT = 2
+
+
+def can_hold_out(excluded: Folds, folds: list[int]) -> bool:
+    """Whether a fit without the folds `excluded` leaves enough folds for its nested thresholds."""
+    return len(set(folds) - excluded) >= FOLDS_LEFT_TO_FIT
 
 
 def tree_probability(tree: object | None, constant: float, features: np.ndarray) -> np.ndarray:
@@ -113,8 +121,10 @@ class SourceFits:
     def fit(self, excluded: Folds) -> SourceFit:
         """The tree and both thresholds without the folds `excluded` (module docstring)."""
         excluded = frozenset(excluded)
-        if set(self.folds) <= excluded:
-            raise ValueError(f"no source fold is left to fit on without folds {sorted(excluded)}")
+        if excluded and not can_hold_out(excluded, self.folds):
+            raise ValueError(
+                f"fewer than {FOLDS_LEFT_TO_FIT} source folds are left to fit on without folds {sorted(excluded)}"
+            )
         if excluded not in self.fits:
             training_items = ~np.isin(self.items.fold, sorted(excluded))
             training = self.training(excluded)

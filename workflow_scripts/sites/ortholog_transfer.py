@@ -16,7 +16,7 @@ Predictors (calls per target candidate):
 Comparisons, each on the target items of the genes it can score (a gene's items: its scored
 sites and its false candidates):
     shipped     every item: the transferred predictors as site_calls reports them
-    tree        genes whose orthologs leave at least one source fold to fit on
+    tree        genes whose orthologs leave at least two source folds to fit on (held_out.py)
     tree_orthologous   those of them with an ortholog in a source fold (where the two differ)
     tree_control   those with an equal-size control (orthologs in at most half the folds)
     deep        genes whose orthologs lie in at most one fold (held_out_deep.py: the others are
@@ -39,6 +39,7 @@ from workflow_scripts.sites.held_out import (
     NOTHING,
     Folds,
     SourceFits,
+    can_hold_out,
     equal_size_control,
     excluded_folds,
     scheme_calls,
@@ -140,8 +141,7 @@ def exclusions(target: Candidates, excluded: dict[str, Folds]) -> Exclusions:
 def tree_schemes(fits: SourceFits, target: Candidates, chosen: Exclusions, progress) -> dict[str, np.ndarray]:
     """Calls of the shipped, held-out and control trees and thresholds on every target candidate
     (a candidate that cannot be held out, or has no control, keeps the shipped ones)."""
-    every = set(fits.folds)
-    held: list[Folds | None] = [s if not every <= s else None for s in chosen.held_out]
+    held: list[Folds | None] = [s if can_hold_out(s, fits.folds) else None for s in chosen.held_out]
     control = [equal_size_control(s, fits.folds) if s is not None else None for s in held]
     shipped: list[Folds | None] = [None] * len(held)
     schemes = {
@@ -303,8 +303,8 @@ def ortholog_transfer(
     """The report (module docstring): transfer_calls compared on the target's items."""
     moved = transfer_calls(source, target, pairs, min_share, fold_probability, progress)
     calls, chosen, fits = moved.calls, moved.chosen, moved.fits
-    every, seed = set(fits.folds), target.settings.seed
-    holdable = np.array([not every <= s for s in chosen.item_folds])
+    seed = target.settings.seed
+    holdable = np.array([can_hold_out(s, fits.folds) for s in chosen.item_folds])
     controlled = holdable & np.array(
         [equal_size_control(s, fits.folds) is not None for s in chosen.item_folds]
     )
