@@ -141,8 +141,12 @@ def test_each_target_candidate_is_scored_by_the_fit_without_its_folds():
         scheme.probability[rows], fits.fit(frozenset({2})).probability(found.features[rows])
     )
     assert np.array_equal(scheme.probability[~rows], fits.fit(NOTHING).probability(found.features[~rows]))
-    with pytest.raises(ValueError, match="no source fold is left"):
-        fits.fit(frozenset(fits.folds))
+    for too_many in (
+        frozenset(fits.folds),
+        frozenset(fits.folds[1:]),
+    ):  # the nested thresholds need two folds
+        with pytest.raises(ValueError, match="fewer than 2 source folds are left"):
+            fits.fit(too_many)
 
 
 def test_the_equal_size_control_leaves_out_as_many_other_folds():
