@@ -9,11 +9,20 @@ import json
 from pathlib import Path
 
 from workflow_scripts.errors import InputError
+from workflow_scripts.sites.ortholog_transfer import HELD_OUT_ERRORSEQ, HELD_OUT_TREE
+from workflow_scripts.sites.predictors import (
+    ERRORSEQ,
+    KMER,
+    PREDICTORS,
+    TRANSFER_BASE_TUNED,
+    TRANSFER_ERRORSEQ,
+    TRANSFER_TREE,
+)
 
-SOURCE_PREDICTORS = ("base_threshold", "base_tuned", "tree", "errorseq", "kmer")
-TARGET_PREDICTORS = ("base_threshold", "base_tuned", "tree", "errorseq", "kmer")
-TRANSFERRED = ("transfer_base_tuned", "transfer_tree", "transfer_errorseq")
-HELD_OUT = {"transfer_tree": ("tree", "held_out_tree"), "transfer_errorseq": ("deep", "held_out_errorseq")}
+OUT_OF_FOLD = (*PREDICTORS, ERRORSEQ, KMER)  # a run's own predictors
+TRANSFERRED = (TRANSFER_BASE_TUNED, TRANSFER_TREE, TRANSFER_ERRORSEQ)
+# each transferred predictor -> the ortholog report's comparison holding it out, and its held-out name
+HELD_OUT = {TRANSFER_TREE: ("tree", HELD_OUT_TREE), TRANSFER_ERRORSEQ: ("deep", HELD_OUT_ERRORSEQ)}
 
 
 def read_report(path: str, what: str) -> dict:
@@ -73,9 +82,9 @@ def card_numbers(name: str, source: dict, target: dict, described: dict, ortholo
         "rescorer": name,
         "target": {**described, "genes": genes, "sites": target["counts"]["sites"]},
         "transfer": calls_rows(target, TRANSFERRED, ("f1", "precision", "recall")),
-        "target_own_out_of_fold": calls_rows(target, TARGET_PREDICTORS, ("f1", "precision", "recall")),
+        "target_own_out_of_fold": calls_rows(target, OUT_OF_FOLD, ("f1", "precision", "recall")),
         "differences": transfer_differences(target),
-        "source_out_of_fold": calls_rows(source, SOURCE_PREDICTORS, ("f1",)),
+        "source_out_of_fold": calls_rows(source, OUT_OF_FOLD, ("f1",)),
         "replicates": target["bootstrap"]["replicates"],
     }
     if orthologs is not None:

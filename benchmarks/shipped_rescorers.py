@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from benchmarks.rescorer_cards import card_numbers, read_report
 from benchmarks.tables import print_table
@@ -75,10 +74,7 @@ def show(name: str) -> None:
 
 
 def compare(name: str, metrics_path: str) -> bool:
-    try:
-        report = json.loads(Path(metrics_path).read_text())
-    except (OSError, json.JSONDecodeError) as error:
-        raise InputError(metrics_path, "site_metrics.json", f"not readable ({error})") from None
+    report = read_report(metrics_path, "site_metrics.json")
     card, rows, same = measured(name), [], True
     for row in card["transfer"]:
         now = report.get("calls", {}).get(row["predictor"], {}).get("overall")
