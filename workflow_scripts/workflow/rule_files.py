@@ -121,7 +121,12 @@ class RuleFiles:
         """base_data.enabled: its folder's files, targets of `all`."""
         if not self.config["base_data"]["enabled"]:
             return []
-        return [layout.BASE_DATA_BLOCKS, layout.BASE_DATA_SEQUENCE, layout.BASE_DATA_LABELS, layout.BASE_DATA_MANIFEST]
+        return [
+            layout.BASE_DATA_BLOCKS,
+            layout.BASE_DATA_SEQUENCE,
+            layout.BASE_DATA_LABELS,
+            layout.BASE_DATA_MANIFEST,
+        ]
 
     # ---- site-level calls (docs/sites.md) ----
     def site_windows_outputs(self) -> list[str]:
