@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -24,20 +25,19 @@ FORMAT = 1
 # OpenSpliceAI's --canonical-only keeps GT-AG, GC-AG and AT-AC introns; errorseq's site table holds
 # sites, not introns, so a site is kept when its own dinucleotide is one of those ends.
 CANONICAL_ENDS = {"donor": {b"GT", b"GC", b"AT"}, "acceptor": {b"AG", b"AC"}}
-BLOCK_SCHEMA = pl.Schema(
-    {
-        "block": pl.Int32,
-        "split": pl.String,
-        "chrom": pl.String,
-        "strand": pl.String,
-        "core_start": pl.Int64,
-        "core_end": pl.Int64,
-        "offset": pl.Int64,
-        "length": pl.Int64,
-        "genes": pl.List(pl.String),
-        "cluster": pl.Int64,
-    }
-)
+BLOCK_COLUMNS: dict[str, Any] = {
+    "block": pl.Int32,
+    "split": pl.String,
+    "chrom": pl.String,
+    "strand": pl.String,
+    "core_start": pl.Int64,
+    "core_end": pl.Int64,
+    "offset": pl.Int64,
+    "length": pl.Int64,
+    "genes": pl.List(pl.String),
+    "cluster": pl.Int64,
+}
+BLOCK_SCHEMA = pl.Schema(BLOCK_COLUMNS)
 
 
 @dataclass(frozen=True)
