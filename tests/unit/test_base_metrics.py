@@ -48,7 +48,9 @@ def test_auprc_equals_scikit_learn_with_ties():
     rng = np.random.default_rng(5)
     truth = rng.random(5_000) < 0.02
     scores = np.round(rng.random(5_000) + truth * 0.3, 2)  # many tied scores
-    assert average_precision(truth, scores) == pytest.approx(average_precision_score(truth, scores), abs=1e-12)
+    assert average_precision(truth, scores) == pytest.approx(
+        average_precision_score(truth, scores), abs=1e-12
+    )
 
 
 def test_argmax_f1_equals_openspliceais_metrics(capsys):
@@ -56,14 +58,20 @@ def test_argmax_f1_equals_openspliceais_metrics(capsys):
     utils = pytest.importorskip("openspliceai.train_base.utils")
     labels, probabilities = labelled_arrays(7)
     one_hot = np.eye(3, dtype=np.float32)[labels].T[None]  # (1, 3, n), as OpenSpliceAI's batches
-    utils.metrics(torch.from_numpy(probabilities.T[None].astype(np.float32)), torch.from_numpy(one_hot), {}, "test")
+    utils.metrics(
+        torch.from_numpy(probabilities.T[None].astype(np.float32)), torch.from_numpy(one_hot), {}, "test"
+    )
     printed = capsys.readouterr().out
     ours = site_metrics(labels, probabilities)
     for name in ("acceptor", "donor"):
-        found = re.search(rf"Class {name}\t: Accuracy=[^,]+, Precision=([^,]+), Recall=([^,]+), F1=(\S+)", printed)
+        found = re.search(
+            rf"Class {name}\t: Accuracy=[^,]+, Precision=([^,]+), Recall=([^,]+), F1=(\S+)", printed
+        )
         assert found, printed
         assert [ours[name]["argmax"][key] for key in ("precision", "recall", "f1")] == pytest.approx(
             [float(value) for value in found.groups()], abs=1e-9
         )
-    reference = precision_recall_fscore_support(labels, probabilities.argmax(axis=1), average=None, zero_division=0)
+    reference = precision_recall_fscore_support(
+        labels, probabilities.argmax(axis=1), average=None, zero_division=0
+    )
     assert ours["donor"]["argmax"]["f1"] == pytest.approx(reference[2][2])

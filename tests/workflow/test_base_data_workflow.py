@@ -10,7 +10,8 @@ import json
 import polars as pl
 
 from tests.calls_fixtures import annotation_workdir
-from tests.workflow_helpers import planned_rules, snakemake, stacked_config, write_config
+from tests.spliceai_fixtures import openspliceai_models
+from tests.workflow_helpers import merged_config, planned_rules, snakemake, stacked_config, write_config
 from workflow_scripts import layout
 from workflow_scripts.base_training.dataset import open_base_data
 
@@ -61,3 +62,40 @@ def test_base_data_runs_in_all_only_when_enabled_and_labels_every_site(tmp_path)
     assert log[-1] == (
         "errorseq: error: config: base_data.test_chromosomes: chromosome 'chr9' not in the genome (NC_003070.9)"
     ), log[-3:]
+
+
+def test_evaluate_base_compares_openspliceais_published_models_on_the_held_out_blocks(tmp_path):
+    """OpenSpliceAI's A. thaliana models (the reference) and its honeybee models on the slice's held-out
+    block (context 10,000, one test block): the A. thaliana models find its sites."""
+    arabidopsis, honeybee = openspliceai_models("arabidopsis"), openspliceai_models("honeybee")
+    config = annotation_workdir(tmp_path, shards=1)
+    settings = merged_config(
+        stacked_config("base-data"),
+        {
+            "base_data": {"context": 10000, "max_core": 50000},
+            "evaluate_base": {
+                "models": [str(arabidopsis), str(honeybee)],
+                "max_blocks": 1,
+                "bootstrap_replicates": 20,
+            },
+        },
+    )
+    enabled = write_config(tmp_path, "evaluate.yaml", settings)
+    dry = snakemake(tmp_path, "-n", "--configfile", str(config), str(enabled))
+    assert {"base_data", "evaluate_base"} <= planned_rules(dry.stdout), dry.stdout[-2000:]
+    run = snakemake(tmp_path, layout.BASE_EVAL_METRICS, "--configfile", str(config), str(enabled))
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads((tmp_path / layout.BASE_EVAL_METRICS).read_text())
+    assert list(report["models"]) == ["arabidopsis", "honeybee"] and report["reference"] == "arabidopsis"
+    assert report["models"]["arabidopsis"]["context"] == 10000
+    assert len(report["models"]["arabidopsis"]["files"]) == 5
+    for site in ("acceptor", "donor"):
+        assert report["models"]["arabidopsis"][site]["sites"] >= 2
+        assert report["models"]["arabidopsis"][site]["top_k"]["1.0"] >= 0.5, report["models"]["arabidopsis"]
+    assert set(report["against_reference"]["honeybee"]) == {
+        "acceptor_top1",
+        "acceptor_auprc",
+        "donor_top1",
+        "donor_auprc",
+    }
+    assert (tmp_path / layout.BASE_EVAL_PLOT).stat().st_size > 10_000

@@ -45,7 +45,9 @@ def average_precision(truth: np.ndarray, scores: np.ndarray) -> float:
         return float("nan")
     order = np.argsort(-scores, kind="stable")
     ordered, hits = scores[order], truth[order]
-    last_of_value = np.r_[np.flatnonzero(np.diff(ordered)), len(ordered) - 1]  # one threshold per distinct score
+    last_of_value = np.r_[
+        np.flatnonzero(np.diff(ordered)), len(ordered) - 1
+    ]  # one threshold per distinct score
     true_positives = np.cumsum(hits)[last_of_value]
     predicted = last_of_value + 1
     precision = true_positives / predicted

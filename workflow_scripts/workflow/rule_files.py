@@ -128,6 +128,21 @@ class RuleFiles:
             layout.BASE_DATA_MANIFEST,
         ]
 
+    def base_model_folders(self) -> list[str]:
+        """evaluate_base.models: the folders of the base models to compare ([] = off)."""
+        return list(self.config["evaluate_base"]["models"])
+
+    def evaluate_base_weights(self) -> list[str]:
+        """Every .pt file of evaluate_base.models' folders, folder by folder: the rule's inputs."""
+        files = []
+        for folder in self.base_model_folders():
+            files += [str(path) for path in weight_files(folder)]
+        return files
+
+    def evaluate_base_outputs(self) -> list[str]:
+        """evaluate_base.models not empty: its metrics and figure, targets of `all`."""
+        return [layout.BASE_EVAL_METRICS, layout.BASE_EVAL_PLOT] if self.base_model_folders() else []
+
     # ---- site-level calls (docs/sites.md) ----
     def site_windows_outputs(self) -> list[str]:
         return [layout.run_file(layout.WINDOWS, run) for run in self.site_runs]
