@@ -19,7 +19,9 @@ from workflow_scripts.base_training.evaluate import (
     load_models,
     score_test_blocks,
 )
+from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.errors import InputError
+from workflow_scripts.workflow.preflight import check_input_files
 
 ALL_TEST = {"train": 0.0, "validation": 0.0, "test": 1.0}
 
@@ -77,3 +79,26 @@ def test_a_model_wider_than_the_blocks_context_is_one_line_error(tmp_path):
         score_test_blocks(data, 40, models, torch.device("cpu"), None, None)
     with pytest.raises(InputError, match=r"an OpenSpliceAI state dict \(.pt\) is needed"):
         load_models([tmp_path / "wide" / "model.h5"], torch.device("cpu"))
+
+
+def test_the_preflight_names_a_missing_model_folder_or_a_missing_annotation(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "genome.fa").write_text(">chr1\nACGT\n")
+    (tmp_path / "a.gtf").write_text('chr1\tt\texon\t1\t2\t.\t+\t.\tgene_id "g"; transcript_id "t";\n')
+    checkpoints(tmp_path, "start", [1])
+    (tmp_path / "empty").mkdir()
+    config = {name: section_defaults(name) for name in ("calling", "train", "base_data", "evaluate_base")}
+    config["genome"] = "genome.fa"
+    config["calling"] |= {"start": "annotation", "annotation": "a.gtf"}
+    config["evaluate_base"] = {"models": ["start", "results/train_base/models"]}
+    check_input_files(config)  # a folder of .pt files, and one this run makes
+    for folder, message in (
+        ("missing", "not found"),
+        ("empty", "a folder of OpenSpliceAI .pt models is needed"),
+    ):
+        config["evaluate_base"] = {"models": ["start", folder]}
+        with pytest.raises(InputError, match=f"{folder}: evaluate_base.models: {message}"):
+            check_input_files(config)
+    config["calling"].pop("annotation")
+    with pytest.raises(InputError, match="config: calling.annotation: base_data builds"):
+        check_input_files(config)
