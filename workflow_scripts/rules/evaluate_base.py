@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     announce(console, "evaluate_base", "base models on base_data's test blocks")
     with open(paths.manifest) as handle:
         half_context = int(json.load(handle)["half_context"])
-    data = open_base_data(paths.blocks, paths.sequence, paths.labels)
+    data = open_base_data(paths.blocks, paths.bases, paths.labels)
     device = device_of(settings.device)
     models = load_models(paths.weights, device)
     scored = score_test_blocks(data, half_context, models, device, settings.max_blocks, sys.stderr)
