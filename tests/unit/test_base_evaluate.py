@@ -14,6 +14,7 @@ from tests.unit.test_base_data import build, planted_genome
 from tests.unit.test_openspliceai import reference_model, write_checkpoint
 from workflow_scripts.base_training.evaluate import (
     ONE_HOT,
+    SiteCalls,
     block_probabilities,
     evaluate,
     load_models,
@@ -60,11 +61,13 @@ def test_every_model_is_reported_and_compared_with_the_first(tmp_path):
     scored = score_test_blocks(data, 40, models, torch.device("cpu"), None, None)
     assert scored.labels.size == int((data.blocks["core_end"] - data.blocks["core_start"]).sum())
     assert sorted(np.unique(scored.labels).tolist()) == [0, 1, 2]
-    report = evaluate(scored, models, replicates=20, seed=0)
+    report = evaluate(scored, models, SiteCalls(0.5, 2, 2), replicates=20, seed=0)
     assert set(report["models"]) == {"start", "trained", "same"} and report["reference"] == "start"
     assert report["models"]["start"]["donor"]["sites"] == 2 and report["units"] == 2
     same = report["against_reference"]["same"]["donor_auprc"]
     assert same == {"difference": 0.0, "low": 0.0, "high": 0.0}
+    assert report["against_reference"]["same"]["site_f1"] == {"difference": 0.0, "low": 0.0, "high": 0.0}
+    assert set(report["models"]["trained"]["site_f1"]) == {"f1", "precision", "recall", "tp", "fp", "fn"}
     other = report["against_reference"]["trained"]["acceptor_auprc"]
     assert other["low"] <= other["high"]
 

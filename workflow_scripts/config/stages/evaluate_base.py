@@ -23,6 +23,16 @@ STAGE = Stage(
         Output("metrics", "metrics.json: each model's metrics and its differences from the first"),
         Output("plot", "metrics.png: top-k accuracy and AUPRC per site type and model"),
     ),
-    config={"evaluate_base": ("device", "max_blocks", "bootstrap_replicates", "seed")},
+    config={
+        "evaluate_base": (
+            "device",
+            "max_blocks",
+            "threshold",
+            "window",
+            "peak_radius",
+            "bootstrap_replicates",
+            "seed",
+        )
+    },
     options=(CONSOLE,),
 )
