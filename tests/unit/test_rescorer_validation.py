@@ -95,6 +95,9 @@ MANIFEST_FIELDS = {
     "base model a string": ("source.base_model", "OpenSpliceAI", "source.base_model", "want an object"),
     "trees -3": ("tree.trees", -3, "tree.trees", "want a count"),
     "source sites -1": ("source.source_sites", -1, "source.source_sites", "want a count"),
+    "source scores a string": ("source.source_scores", "s.parquet", "source.source_scores", "want a list"),
+    "answer a number": ("results.answer", 0.9, "results.answer", "want a string"),
+    "a fold entry of one key": ("deep_models", [{"weights": "tree.npz"}], "deep_models[0].config", "missing"),
 }
 
 
@@ -370,12 +373,13 @@ def test_a_rescorer_of_another_base_model_is_refused_while_the_workflow_parses(s
 
 
 # ---- sites.flank, and no machine path in what ships -----------------------------------------------
-def test_sites_flank_has_a_maximum_a_run_can_afford():
+@pytest.mark.parametrize("flank", [101, 1000])
+def test_sites_flank_has_a_maximum_a_run_can_afford(flank):
     from workflow_scripts.sites.predictors import LARGE_FLANK
 
-    assert complete_section("sites", {"flank": LARGE_FLANK})["flank"] == LARGE_FLANK
+    assert complete_section("sites", {"flank": 100})["flank"] == 100 > LARGE_FLANK  # warned, run
     with pytest.raises(InputError) as refused:
-        complete_section("sites", {"flank": 1000})
+        complete_section("sites", {"flank": flank})
     assert refused.value.field == "sites.flank"
 
 
@@ -468,3 +472,28 @@ def test_a_keras_weight_is_checked_from_its_header_before_it_is_read(tmp_path, r
     assert refused.value.field == "layer u2_a_conv weight kernel" and message in refused.value.message, str(
         refused.value
     )
+
+
+def test_rescore_sites_refuses_a_bad_manifest_in_one_line_before_reading_anything_else(source, tmp_path):  # noqa: F811
+    """results.recommended as a string ended in a traceback after the candidates and deep models ran."""
+    folder = saved(source, tmp_path / "rescorer")
+    edit(folder, lambda d: d["results"].__setitem__("recommended", "tree"))
+    missing = str(tmp_path / "missing")
+    config = json.dumps({"calling": {}, "sites": {}, "evaluate": {}})
+    argv = ["--config", config, "--scores", missing, "--regions", missing, "--genome", missing]
+    argv += ["--transfer", str(folder)]
+    for output in ("calls", "bed", "gff3", "report"):
+        argv += [f"--out-{output}", str(tmp_path / "out" / output)]
+    done = subprocess.run(
+        [sys.executable, "-m", "workflow_scripts.rules.rescore_sites", *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    errors = [line for line in done.stderr.splitlines() if line.startswith("errorseq: error:")]
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert errors == [
+        f"errorseq: error: {folder / 'rescorer.json'}: results.recommended: want an object, found a string"
+    ], done.stderr
+    assert not (tmp_path / "out").exists()

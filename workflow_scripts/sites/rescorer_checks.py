@@ -83,8 +83,9 @@ def check_source(facts: dict, source: str) -> None:
     count(facts, "source_sites", source, "source")
     if "source_candidates" in facts:
         count(facts, "source_candidates", source, "source")
-    for number, name in enumerate(facts.get("source_scores") or []):
-        typed(name, str, source, f"source.source_scores[{number}]")
+    if facts.get("source_scores") is not None:
+        for number, name in enumerate(field(facts, "source_scores", list, source, "source")):
+            typed(name, str, source, f"source.source_scores[{number}]")
     base = facts.get("base_model")
     if base is not None:
         check_base_model(typed(base, dict, source, "source.base_model"), source, "source.base_model")
