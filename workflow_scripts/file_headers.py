@@ -22,6 +22,7 @@ import json
 import math
 import struct
 import zipfile
+from pathlib import Path
 
 import numpy as np
 
@@ -50,13 +51,16 @@ MAX_SAFETENSORS_HEADER = 100_000_000  # the safetensors format's own limit on it
 
 
 def zip_entries(
-    data: bytes, source: str, field: str = "file", kind: str = "a zip archive"
+    data: bytes | Path, source: str, field: str = "file", kind: str = "a zip archive"
 ) -> list[zipfile.ZipInfo]:
-    """The archive's entries, each of a size its bytes can hold (module docstring); `field` and
-    `kind` name the file and what it should be where it is not a zip archive at all."""
+    """The archive's entries (of its bytes, or of a file whose directory alone is read), each of a
+    size its bytes can hold (module docstring); `field` and `kind` name the file and what it
+    should be where it is not a zip archive at all."""
+    size = data.stat().st_size if isinstance(data, Path) else len(data)
     try:
-        entries = zipfile.ZipFile(io.BytesIO(data)).infolist()
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as error:
+        with zipfile.ZipFile(data if isinstance(data, Path) else io.BytesIO(data)) as archive:
+            entries = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, EOFError) as error:
         raise InputError(source, field, f"not {kind}, or cut short ({error})") from None
     stored = 0
     for entry in entries:
@@ -69,8 +73,8 @@ def zip_entries(
                 "more than the entry can hold",
             )
         stored += entry.compress_size
-    if stored > len(data):
-        raise InputError(source, "file", f"its entries claim {stored:,} bytes, the file holds {len(data):,}")
+    if stored > size:
+        raise InputError(source, "file", f"its entries claim {stored:,} bytes, the file holds {size:,}")
     return entries
 
 

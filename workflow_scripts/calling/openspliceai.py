@@ -110,7 +110,7 @@ class OpenSpliceAIModel(nn.Module):
 def read_state_dict(path: Path) -> dict[str, torch.Tensor]:
     """The state dict, its archive's sizes checked before torch reads it and each tensor's
     shape against its storage after."""
-    zip_entries(path.read_bytes(), str(path))
+    zip_entries(path, str(path))
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises UnpicklingError, RuntimeError or OSError alike

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import torch
 from workflow_scripts.artifacts import WEIGHTS_DIGEST_FIELD
 from workflow_scripts.calling.tensor_checks import check_fits, checked_storage, meta_shapes
 from workflow_scripts.errors import InputError
+from workflow_scripts.file_headers import zip_entries
 from workflow_scripts.io_utils import sha256_file
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.models.call_inputs import feature_width, saved_input_columns
@@ -84,7 +86,10 @@ def check_weights_digest(model_path: str, saved: dict, config_path: str) -> None
 
 
 def load_state_dict(path: str) -> dict:
-    """Tensors only: a file that needs arbitrary unpickling is refused, never executed."""
+    """Tensors only: a file that needs arbitrary unpickling is refused, never executed; a zip
+    archive's entry sizes checked against the file before torch reads it (file_headers.py)."""
+    if Path(path).is_file() and zipfile.is_zipfile(path):
+        zip_entries(Path(path), path)
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as error:
