@@ -497,3 +497,21 @@ def test_rescore_sites_refuses_a_bad_manifest_in_one_line_before_reading_anythin
         f"errorseq: error: {folder / 'rescorer.json'}: results.recommended: want an object, found a string"
     ], done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_every_predictor_site_calls_may_recommend_is_accepted(source, tmp_path):  # noqa: F811
+    """A source run that itself had a transfer recommends transfer_tree (tests/long caught it)."""
+    from workflow_scripts.sites import predictors
+    from workflow_scripts.sites.recommend import RESCORERS
+    from workflow_scripts.sites.rescorer_checks import RECOMMENDABLE
+
+    known = {value for name, value in vars(predictors).items() if name.isupper() and isinstance(value, str)}
+    assert {predictors.BASE_TUNED, *RESCORERS} <= set(RECOMMENDABLE) <= known
+    for number, predictor in enumerate(RECOMMENDABLE):
+        folder = saved(source, tmp_path / f"rescorer{number}")
+        edit(
+            folder, lambda d, chosen=predictor: d["results"].__setitem__("recommended", {"predictor": chosen})
+        )
+        read_manifest(
+            str(folder), {"flank": 25, "floor": 0.005, "peak_radius": 2, "consensus_window": 2}, 103
+        )

@@ -12,7 +12,7 @@ stops the run before any scoring, not as a traceback after it.
                       names, base_model null or provenance's facts: source, and files each with
                       path, bytes and sha256 (sites/base_match.py compares the sha256)
     results           answer a string, counts and calls objects, recommended null or
-                      {predictor: base_tuned | tree | errorseq, ...}
+                      {predictor: a site predictor (RECOMMENDABLE), ...}
     fold<i>.json      the model section by the schema (as `model.d_model`, naming the fold file),
                       max_tokens a positive count, input_columns and score_channels of the
                       columns errorseq feeds, tokenizer an object; the window and remote code
@@ -30,7 +30,15 @@ from workflow_scripts.json_fields import field, typed
 
 DIGEST = "manifest_sha256"
 SHA256 = re.compile(r"[0-9a-f]{64}")
-RECOMMENDABLE = ("base_tuned", "tree", "errorseq")  # sites/recommend.py's choices
+RECOMMENDABLE = (  # the site predictors (sites/predictors.py) sites/recommend.py may choose, k-mer aside
+    "base_threshold",
+    "base_tuned",
+    "tree",
+    "errorseq",
+    "transfer_base_tuned",
+    "transfer_tree",
+    "transfer_errorseq",
+)
 CALL_INPUTS = ("score", "splice_type")  # models/call_inputs.CALL_INPUT_COLUMNS
 SCORE_CHANNELS = ("donor_scores", "acceptor_scores")  # models/score_channels.SCORE_CHANNEL_COLUMNS
 
