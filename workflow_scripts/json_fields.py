@@ -21,6 +21,8 @@ JSON_KINDS = {
 
 
 def described(value: Any) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else "infinity"
     for kind in (bool, dict, list, str, int, float, type(None)):
         if isinstance(value, kind):
             return JSON_KINDS[kind]

@@ -349,3 +349,19 @@ def test_missing_genome_index_names_the_path(tmp_path):
     calls = write_calls(tmp_path, ROWS)
     with pytest.raises(InputError, match="nowhere: genome: not found"):
         run_extract(tmp_path / "nowhere", calls, tmp_path / "w.parquet")
+
+
+@pytest.mark.parametrize("name", ["calls.tsv", "calls.parquet"])
+@pytest.mark.parametrize("column", ["chrom_length", "length_of_chrom", "chromosome_length"])
+def test_a_users_chromosome_length_column_never_overrides_the_genome_index(
+    genome_dir, tmp_path, name, column
+):
+    """Some tools add the chromosome's length to their calls: a wrong one (a call 500 nt past the
+    end of chr1 made 'inside') is ignored, the genome index decides (issue 48)."""
+    rows = [f"{row}\t100000" for row in ROWS[:2] + ["g9\tchr1\t540\t+\tdonor\tTP\t0.7\t\t"]]
+    write_calls(tmp_path, rows, f"{HEADER}\t{column}")
+    if name.endswith(".parquet"):
+        pl.read_csv(tmp_path / "calls.tsv", separator="\t").write_parquet(tmp_path / name)
+    with pytest.raises(InputError, match="position outside the chromosome") as caught:
+        run_extract(genome_dir, tmp_path / name, tmp_path / "w.parquet")
+    assert f"{name}: column 'position' row 3" in str(caught.value)

@@ -332,3 +332,20 @@ def test_a_tokenizer_whose_vocabulary_changed_since_training_is_refused(tmp_path
         InputError, match="^model.json: tokenizer_sha256: the tokenizer .* maps tokens to other ids"
     ):
         check_trained_on(saved, "model.json", experiment, 5, load_tokenizer(saved["tokenizer"]))
+
+
+@pytest.mark.parametrize("suffix", ["tsv", "parquet"])
+def test_a_users_chromosome_length_column_never_overrides_the_genome_index(
+    evaluated, tmp_path, capsys, suffix
+):
+    """A calls table that carries its own chrom_length (some tools add one), wrong: the call past
+    the chromosome's end is still refused, the genome index decides (issue 48)."""
+    calls = pl.read_csv(evaluated["calls"], separator="\t", infer_schema=False).head(30)
+    past_end = pl.when(pl.int_range(pl.len()) == 24).then(pl.lit("99999999")).otherwise(pl.col("position"))
+    calls = calls.with_columns(past_end.alias("position"), pl.lit("999999999").alias("chrom_length"))
+    path = tmp_path / f"calls.{suffix}"
+    calls.write_csv(path, separator="\t") if suffix == "tsv" else calls.write_parquet(path)
+    line = one_line_error(capsys, lambda: run_predict(evaluated, path, tmp_path / "o.parquet", chunk_size=10))
+    assert line.startswith(
+        f"errorseq: error: {path}: column 'position' row 25: position outside the chromosome"
+    )

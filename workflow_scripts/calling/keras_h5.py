@@ -7,8 +7,9 @@ are stored (kernel_size, in_channels, filters); BatchNormalization keeps gamma, 
 moving_mean and moving_variance of shape (channels,).
 
 `read_keras_model` returns the layers in an order where every layer follows its inputs, with
-their weights, after checking every weight's shape against what the graph implies. Any problem
-is one `InputError` naming the file and the layer (and the weight) at fault.
+their weights, after checking every weight's shape against what the graph implies (and, before a
+weight is read, its dtype and its size against the bytes the file stores for it: `checked_dataset`).
+Any problem is one `InputError` naming the file and the layer (and the weight) at fault.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import h5py
 import numpy as np
 
 from workflow_scripts.errors import InputError
+from workflow_scripts.file_headers import DEFLATE_RATIO
 
 SUPPORTED_LAYERS = ("InputLayer", "Conv1D", "BatchNormalization", "Activation", "Add", "Cropping1D")
 ACTIVATIONS = ("linear", "relu", "softmax", "sigmoid", "tanh")
@@ -163,8 +165,30 @@ def read_weights(root: h5py.Group, layer: KerasLayer, path: Path) -> dict[str, n
     for name in group.attrs.get("weight_names", []):
         name = name.decode() if isinstance(name, bytes) else str(name)
         role = name.rsplit("/", 1)[-1].split(":")[0]
-        found[role] = np.asarray(group[name], dtype=np.float32)
+        found[role] = np.asarray(
+            checked_dataset(group, name, f"layer {layer.name} weight {role}", path), dtype=np.float32
+        )
     return {role: found[role] for role in roles if role in found}
+
+
+def checked_dataset(group: h5py.Group, name: str, field: str, path: Path) -> h5py.Dataset:
+    """A weight's dataset, its header checked before it is read: floating point, and no more
+    values than the file stores for it (a dataset whose storage was never written reads as its
+    fill value: a 2 KB file can claim terabytes; compressed, at most DEFLATE_RATIO : 1)."""
+    dataset = group.get(name)
+    if not isinstance(dataset, h5py.Dataset):
+        raise InputError(path, field, "not a dataset of numbers")
+    if dataset.dtype.kind != "f":
+        raise InputError(path, field, f"dtype {dataset.dtype}: want floating-point weights")
+    stored = dataset.id.get_storage_size()
+    if dataset.nbytes > stored * (DEFLATE_RATIO if dataset.compression else 1):
+        raise InputError(
+            path,
+            field,
+            f"its header claims {dataset.size:,} values ({dataset.nbytes:,} bytes), the file stores "
+            f"{stored:,} bytes for it: refused unread",
+        )
+    return dataset
 
 
 def check_shapes(model: KerasModel) -> None:

@@ -14,7 +14,11 @@ width and dilation (11, 1), (11, 4), (21, 10), (41, 25); 4 units → 80 nt of co
 12 → 2,000, 16 → 10,000. Every kernel width is checked against that table; a dilation is not
 stored in the file, so it comes from the table.
 
-Files load with `torch.load(weights_only=True)`: no code in them can run.
+Files load with `torch.load(weights_only=True)`: no code in them can run. Before that, the zip
+archive's entry sizes are checked against the file (file_headers.py); then each tensor's shape
+against the bytes behind it, every name, shape and dtype against the architecture's arithmetic
+(`expected_shapes`) and every value for NaN (calling/tensor_checks.py), all before the model is
+built: a 2 KB file claiming 10^6 channels is refused, never allocated.
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from workflow_scripts.calling.tensor_checks import check_finite, check_fits, checked_storage
 from workflow_scripts.errors import InputError
+from workflow_scripts.file_headers import zip_entries
 
 UNIT_GROUPS = ((11, 1), (11, 4), (21, 10), (41, 25))  # (kernel width, dilation) of each group of 4 units
 UNITS_PER_GROUP = 4
@@ -102,6 +108,9 @@ class OpenSpliceAIModel(nn.Module):
 
 
 def read_state_dict(path: Path) -> dict[str, torch.Tensor]:
+    """The state dict, its archive's sizes checked before torch reads it and each tensor's
+    shape against its storage after."""
+    zip_entries(path, str(path))
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises UnpicklingError, RuntimeError or OSError alike
@@ -111,7 +120,35 @@ def read_state_dict(path: Path) -> dict[str, torch.Tensor]:
         ) from None
     if not isinstance(state, dict) or not all(isinstance(value, torch.Tensor) for value in state.values()):
         raise InputError(path, "file", "not a plain state dict of tensors (an OpenSpliceAI model_*.pt)")
+    checked_storage(state, path)
     return state
+
+
+def expected_shapes(channels: int, units: int) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+    """{name: (shape, dtype)} of OpenSpliceAIModel(channels, units)'s state dict, by arithmetic
+    (tests/unit/test_rescorer_validation.py checks it against the module's own)."""
+    c, f32 = channels, torch.float32
+
+    def conv(prefix: str, out: int, inp: int, width: int) -> dict:
+        return {f"{prefix}.weight": ((out, inp, width), f32), f"{prefix}.bias": ((out,), f32)}
+
+    def norm(prefix: str) -> dict:
+        parts = {
+            f"{prefix}.{name}": ((c,), f32) for name in ("weight", "bias", "running_mean", "running_var")
+        }
+        return {**parts, f"{prefix}.num_batches_tracked": ((), torch.int64)}
+
+    shapes = {**conv("initial_conv", c, INPUT_CHANNELS, 1), **conv("initial_skip.conv", c, c, 1)}
+    layer = 0
+    for index, (width, _) in enumerate(unit_shapes(units), 1):
+        unit = f"residual_units.{layer}"
+        shapes |= norm(f"{unit}.batchnorm1") | norm(f"{unit}.batchnorm2")
+        shapes |= conv(f"{unit}.conv1", c, c, width) | conv(f"{unit}.conv2", c, c, width)
+        layer += 1
+        if index % UNITS_PER_GROUP == 0:
+            shapes |= conv(f"residual_units.{layer}.conv", c, c, 1)
+            layer += 1
+    return shapes | conv("final_conv", OUTPUT_CHANNELS, c, 1)
 
 
 def units_in(state: dict[str, torch.Tensor], path: Path) -> int:
@@ -135,19 +172,10 @@ def load_openspliceai(path: str | Path) -> OpenSpliceAIModel:
         raise InputError(
             path, "initial_conv.weight", "missing: not an OpenSpliceAI (SpliceAI-family) state dict"
         )
-    model = OpenSpliceAIModel(int(first.shape[0]), units_in(state, path), str(path))
-    expected = {key: value.shape for key, value in model.state_dict().items()}
-    missing = sorted(set(expected) - set(state))
-    extra = sorted(set(state) - set(expected))
-    if missing or extra:
-        what = f"missing {missing[0]}" if missing else f"unexpected {extra[0]}"
-        more = len(missing) + len(extra) - 1
-        raise InputError(path, "state dict", what + (f" (and {more} more)" if more else ""))
-    for key, shape in expected.items():
-        if state[key].shape != shape:
-            raise InputError(
-                path, key, f"shape {tuple(state[key].shape)}, expected {tuple(shape)} for this architecture"
-            )
+    channels, units = int(first.shape[0]), units_in(state, path)
+    check_fits(state, expected_shapes(channels, units), path)
+    check_finite(state, path)
+    model = OpenSpliceAIModel(channels, units, str(path))
     model.load_state_dict(
         {key: value.float() if value.is_floating_point() else value for key, value in state.items()}
     )

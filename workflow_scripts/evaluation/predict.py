@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import pickle
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from workflow_scripts.artifacts import WEIGHTS_DIGEST_FIELD
+from workflow_scripts.calling.tensor_checks import check_fits, checked_storage, meta_shapes
 from workflow_scripts.errors import InputError
+from workflow_scripts.file_headers import zip_entries
 from workflow_scripts.io_utils import sha256_file
 from workflow_scripts.models.builtin import build_model
 from workflow_scripts.models.call_inputs import feature_width, saved_input_columns
@@ -40,15 +43,23 @@ def model_with_weights(saved: dict, state: dict, model_path: str, config_path: s
     """The model model.json (`saved`) describes, holding the tensors of `state` (read from
     `model_path`); a state of another shape (say another input_columns) is one line naming both."""
     tokenizer = load_tokenizer(saved["tokenizer"])
-    # pretrained=False: a Hugging Face backbone is rebuilt from its config, weights come from model.pt
-    model = build_model(
-        saved["model"],
-        tokenizer.vocab_size,
-        saved["max_tokens"],
-        pretrained=False,
-        n_features=feature_width(saved_input_columns(saved)),
-        n_score_channels=len(saved_score_channels(saved)),
-    )
+
+    def build() -> torch.nn.Module:
+        # pretrained=False: a Hugging Face backbone is rebuilt from its config, weights come from model.pt
+        return build_model(
+            saved["model"],
+            tokenizer.vocab_size,
+            saved["max_tokens"],
+            pretrained=False,
+            n_features=feature_width(saved_input_columns(saved)),
+            n_score_channels=len(saved_score_channels(saved)),
+        )
+
+    expected = meta_shapes(build)  # the tensors' names, shapes and dtypes, before anything is allocated
+    if expected is not None:
+        checked_storage(state, model_path)
+        check_fits(state, expected, model_path, f"{config_path} describes")
+    model = build()
     try:
         model.load_state_dict(state)
     except RuntimeError as error:
@@ -75,7 +86,10 @@ def check_weights_digest(model_path: str, saved: dict, config_path: str) -> None
 
 
 def load_state_dict(path: str) -> dict:
-    """Tensors only: a file that needs arbitrary unpickling is refused, never executed."""
+    """Tensors only: a file that needs arbitrary unpickling is refused, never executed; a zip
+    archive's entry sizes checked against the file before torch reads it (file_headers.py)."""
+    if Path(path).is_file() and zipfile.is_zipfile(path):
+        zip_entries(Path(path), path)
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as error:

@@ -34,6 +34,7 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from importlib import metadata
+from pathlib import PurePath
 
 import polars as pl
 
@@ -49,7 +50,7 @@ from workflow_scripts.evaluation.provenance import provenance as run_provenance
 from workflow_scripts.io_utils import atomic_path, write_json, write_text
 from workflow_scripts.layout import FoldRunFiles
 from workflow_scripts.progress import Console, announce, duration
-from workflow_scripts.sites.base_match import check_same_base
+from workflow_scripts.sites.base_match import check_same_base, named_only
 from workflow_scripts.sites.deep_transfer import read_deep_models, trained_models, transferred_probability
 from workflow_scripts.sites.diagnostics import fp_vs_tp_line
 from workflow_scripts.sites.inputs import folded_candidates, read_site_inputs
@@ -162,7 +163,7 @@ def source_facts(found, inputs) -> dict:
         "source": shown,
         "source_sites": found.sites.height,
         "source_candidates": found.table.height,
-        "source_scores": inputs.scores,
+        "source_scores": [PurePath(path).name for path in inputs.scores],  # names: no machine path
     }
 
 
@@ -178,9 +179,9 @@ def results_summary(report: dict) -> dict:
 
 def with_provenance(rescorer: Rescorer, provenance: dict | None) -> Rescorer:
     """The source facts with the run's base model (provenance.json's base_model: its source,
-    files with sha256 and what they tell of it; null in a job run by hand)."""
+    files by name with sha256 and what they tell of it, no machine path; null in a job run by hand)."""
     base = provenance.get("base_model") if provenance else None
-    return replace(rescorer, source={**rescorer.source, "base_model": base})
+    return replace(rescorer, source={**rescorer.source, "base_model": named_only(base)})
 
 
 def rescorer_packages() -> dict:

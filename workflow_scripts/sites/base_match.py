@@ -10,9 +10,33 @@ returns None and the caller says so in its log.
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 from workflow_scripts.errors import InputError
 
 WEIGHTS = "weights"
+
+
+def named_only(facts: dict | None) -> dict | None:
+    """The base model's facts with each file's name for its path (files, identical_files and
+    made_by's): what a re-scorer records, so no machine's folders travel with it."""
+    if not facts:
+        return facts
+    named = dict(facts)
+    if isinstance(facts.get("files"), list):
+        named["files"] = [
+            {**fact, "path": PurePath(str(fact["path"])).name}
+            if isinstance(fact, dict) and "path" in fact
+            else fact
+            for fact in facts["files"]
+        ]
+    if isinstance(facts.get("identical_files"), list):
+        named["identical_files"] = [
+            [PurePath(str(path)).name for path in group] for group in facts["identical_files"]
+        ]
+    if isinstance(facts.get("made_by"), dict):
+        named["made_by"] = named_only(facts["made_by"])
+    return named
 
 
 def weights_of(facts: dict | None) -> dict | None:

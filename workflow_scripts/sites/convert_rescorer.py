@@ -11,8 +11,12 @@ folder it writes (sites/rescorer_files.py) is plain data: sites.transfer reads i
 unpickling anything. This is the only module of errorseq that unpickles
 (tests/unit/test_no_pickle_loading.py).
 
-The converted tree must give the same probabilities, bit for bit, as the pickled scikit-learn
-tree on probe features (random values with missing ones) before anything is written.
+The converted tree's arrays pass the checks a re-scorer's tree.npz passes (sites/tree_arrays.py:
+children after their node, one parent each, a bounded size) before either tree is walked, so a
+pickled tree that loops back to its root is refused, not walked forever; then it must give the
+same probabilities, bit for bit, as the pickled scikit-learn tree on probe features (random
+values with missing ones), and the manifest the same checks as a re-scorer's
+(sites/rescorer_checks.py), before anything is written.
 """
 
 from __future__ import annotations
@@ -27,12 +31,14 @@ from pathlib import Path
 
 import numpy as np
 
+from workflow_scripts.calling.tensor_checks import check_finite, checked_storage
 from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.file_headers import zip_entries
 from workflow_scripts.sites.deep_transfer import DeepModels
 from workflow_scripts.sites.predictors import ERRORSEQ
 from workflow_scripts.sites.rescorer import Rescorer
 from workflow_scripts.sites.rescorer_files import save_rescorer
-from workflow_scripts.sites.tree_arrays import TreeEnsemble
+from workflow_scripts.sites.tree_arrays import TreeEnsemble, checked_ensemble
 
 OLD_FORMAT = "errorseq-site-rescorer/2"
 PROBE_ROWS = 4096
@@ -133,8 +139,9 @@ def converted_tree(estimator, path: str) -> TreeEnsemble | None:
         return None
     try:
         tree = TreeEnsemble.from_estimator(estimator)
-    except (AttributeError, ValueError) as error:
+    except (AttributeError, ValueError, TypeError) as error:
         raise InputError(path, "tree", f"not a binary gradient-boosted tree ({error})") from None
+    tree = checked_ensemble(tree.arrays, tree.n_features, path)  # before any walk: a loop never ends
     probe = np.random.default_rng(0).normal(size=(PROBE_ROWS, tree.n_features)).astype(np.float32)
     probe[np.random.default_rng(1).random(probe.shape) < 0.2] = np.nan
     if not np.array_equal(tree.probability(probe), estimator.predict_proba(probe)[:, 1]):
@@ -150,11 +157,20 @@ def converted_models(deep: OldRecord | None, path: str) -> DeepModels | None:
 
     fields, states = vars(deep), []
     for fold, weights in enumerate(fields.get("weights", ()), 1):
+        where = f"{path}: deep model {fold}"
+        zip_entries(bytes(weights), where)  # its sizes against its bytes, before torch reads it
         try:
-            states.append(torch.load(io.BytesIO(weights), map_location="cpu", weights_only=True))
+            state = torch.load(io.BytesIO(weights), map_location="cpu", weights_only=True)
         except (pickle.UnpicklingError, RuntimeError, EOFError, TypeError) as error:
             reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise InputError(path, f"deep model {fold}", f"not tensors only ({reason})") from None
+        if not isinstance(state, dict) or not all(
+            isinstance(value, torch.Tensor) for value in state.values()
+        ):
+            raise InputError(path, f"deep model {fold}", "not a state dict of tensors")
+        checked_storage(state, where)
+        check_finite(state, where)
+        states.append(state)
     return DeepModels(tuple(states), tuple(fields.get("configs", ())))
 
 
@@ -176,7 +192,7 @@ def convert(old: str, new: str) -> Rescorer:
     )
     digest = hashlib.sha256(Path(old).read_bytes()).hexdigest()
     packages = {
-        "converted_from": {"path": old, "sha256": digest, "scikit-learn": sklearn_version},
+        "converted_from": {"path": Path(old).name, "sha256": digest, "scikit-learn": sklearn_version},
         **{name: metadata.version(name) for name in ("numpy", "scikit-learn")},
     }
     save_rescorer(rescorer, new, packages, {"note": "converted from a rescorer.pkl, which kept no results"})

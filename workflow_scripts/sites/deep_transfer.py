@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 
 from workflow_scripts.errors import InputError
-from workflow_scripts.json_fields import field, typed
 from workflow_scripts.layout import FoldRunFiles
 from workflow_scripts.progress import Console, Progress
 from workflow_scripts.sites.candidates import Candidates
 from workflow_scripts.sites.inputs import SiteInputs, profiled_windows
+from workflow_scripts.sites.rescorer_checks import check_fold_config, window_flank
 
 CHUNK_WINDOWS = 20_000  # candidates scored by one fold model between two progress lines
 
@@ -58,35 +58,6 @@ def read_deep_models(runs: list[FoldRunFiles]) -> DeepModels:
     return DeepModels(tuple(states), tuple(configs))
 
 
-def window_flank(config: dict, source: str) -> int:
-    """The flank of the windows a model.json says its model was trained on: `window` holds flank,
-    length = 2 * flank + 1 and site_offset = flank."""
-    window = field(config, "window", dict, source)
-    flank = field(window, "flank", int, source, "window")
-    length = field(window, "length", int, source, "window")
-    offset = field(window, "site_offset", int, source, "window")
-    if flank < 0 or length != 2 * flank + 1 or offset != flank:
-        raise InputError(
-            source,
-            "window",
-            f"flank {flank}, length {length}, site_offset {offset}: want length 2 * flank + 1 "
-            "and the site at offset flank",
-        )
-    return flank
-
-
-def check_no_remote_code(config: dict, source: str) -> None:
-    """A transferred model.json may not ask for code from outside the re-scorer."""
-    for section in ("model", "tokenizer"):
-        part = field(config, section, dict, source)
-        if part.get("trust_remote_code"):
-            raise InputError(
-                source,
-                f"{section}.trust_remote_code",
-                "a transferred model may not run code from its Hugging Face folder: refused",
-            )
-
-
 def trained_models(models: DeepModels, batch_size: int, source: str) -> list:
     """Each fold's model built from its model.json and holding its weights (predict's own
     TrainedModel), checked before any candidate is scored: the tensors must fit the model."""
@@ -94,8 +65,7 @@ def trained_models(models: DeepModels, batch_size: int, source: str) -> list:
 
     built = []
     for fold, (state, config) in enumerate(zip(models.states, models.configs, strict=True), 1):
-        check_no_remote_code(config, f"{source}: fold{fold}.json")
-        typed(config.get("max_tokens"), int, f"{source}: fold{fold}.json", "max_tokens")
+        check_fold_config(config, f"{source}: fold{fold}.json")
         built.append(
             TrainedModel.from_weights(
                 state, config, batch_size, f"{source}: fold{fold}.safetensors", f"{source}: fold{fold}.json"

@@ -119,7 +119,7 @@ def inner_probabilities(
     return result
 
 
-LARGE_FLANK = 100  # sites.flank above this: a warning that the tree's fits slow down in proportion
+LARGE_FLANK = 50  # sites.flank above this: a warning that the tree's fits slow down in proportion
 REFERENCE_FLANK = 25  # the flank the warning compares with (103 features)
 
 

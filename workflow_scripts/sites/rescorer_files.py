@@ -25,13 +25,23 @@ import math
 import numpy as np
 
 from workflow_scripts.calling.scores import SPLICE_TYPES
+from workflow_scripts.calling.tensor_checks import check_finite
 from workflow_scripts.errors import InputError
 from workflow_scripts.io_utils import atomic_folder
 from workflow_scripts.json_fields import exact_keys, field
 from workflow_scripts.sites.candidates import feature_names
-from workflow_scripts.sites.deep_transfer import DeepModels, window_flank
+from workflow_scripts.sites.deep_transfer import DeepModels
 from workflow_scripts.sites.predictors import BASE_TUNED, ERRORSEQ, TREE
 from workflow_scripts.sites.rescorer import Rescorer
+from workflow_scripts.sites.rescorer_checks import (
+    DIGEST,
+    check_fold_config,
+    check_results,
+    check_source,
+    check_thresholds,
+    manifest_digest,
+    window_flank,
+)
 from workflow_scripts.sites.rescorer_manifest import (
     FEATURE_SETTINGS,
     FORMAT,
@@ -95,12 +105,25 @@ def manifest(rescorer: Rescorer, files: dict[str, bytes], packages: dict, result
     }
 
 
+def check_written(document: dict, files: dict[str, bytes], source: str) -> None:
+    """What the writer is about to record passes the reader's value checks (a converted pickle's
+    thresholds and facts above all)."""
+    check_thresholds(document["thresholds"], source)
+    check_source(document["source"], source)
+    check_results(document["results"], source)
+    for name, data in files.items():
+        if name.endswith(".json"):
+            check_fold_config(parse_json(data, name), name)
+
+
 def save_rescorer(rescorer: Rescorer, folder: str, packages: dict, results: dict) -> None:
     """The re-scorer folder, written whole under a temporary name and renamed into place."""
     files = {TREE_FILE: tree_bytes(rescorer.tree)} if rescorer.tree is not None else {}
     if rescorer.deep is not None:
         files.update(deep_model_files(rescorer.deep))
     document = manifest(rescorer, files, packages, results)
+    check_written(document, files, MANIFEST)
+    document[DIGEST] = manifest_digest(document)
     files[MANIFEST] = (json.dumps(document, indent=2, allow_nan=False) + "\n").encode()
     with atomic_folder(folder) as tmp:
         for name, data in files.items():
@@ -131,7 +154,10 @@ def read_tree(found: Manifest) -> tuple[TreeEnsemble | None, float]:
             arrays = {name: stored[name] for name in stored.files}
     except (ValueError, OSError, EOFError) as error:
         raise InputError(path, "tree", f"not arrays of numbers ({str(error).splitlines()[0]})") from None
-    return checked_ensemble(arrays, part["n_features"], path), math.nan
+    tree = checked_ensemble(arrays, part["n_features"], path)
+    if tree.n_trees != part["trees"]:
+        raise InputError(found.source, "tree.trees", f"{part['trees']}, the arrays hold {tree.n_trees} trees")
+    return tree, math.nan
 
 
 def read_deep_models(found: Manifest) -> DeepModels | None:
@@ -148,9 +174,11 @@ def read_deep_models(found: Manifest) -> DeepModels | None:
         config = parse_json(found.contents[entry["config"]], config_path)
         flanks.add(window_flank(config, config_path))
         try:
-            states.append(safetensors.torch.load(found.contents[entry["weights"]]))
+            state = safetensors.torch.load(found.contents[entry["weights"]])
         except Exception as error:  # safetensors' SafetensorError derives from Exception alone
             raise InputError(weights_path, "weights", f"not safetensors ({error})") from None
+        check_finite(state, weights_path)
+        states.append(state)
         configs.append(config)
     if len(flanks) != 1:
         raise InputError(

@@ -12,13 +12,18 @@ alone (the workflow checks sites.transfer with it while Snakemake parses, before
     packages          the versions that wrote it
     results           what site_calls measured there (site_metrics.json: answer, counts, F1s)
     files             {name: sha256} of every other file of the folder
+    manifest_sha256   the sha256 of all the above (sites/rescorer_checks.py)
 
 `read_manifest` refuses, each in one line naming the file and the field: a path that is no such
 folder (a pickle without reading past its first bytes), JSON that is cut short or of another
 kind, a field of the wrong type, a file the manifest lists that is missing or whose sha256
 differs (each file is read once: the bytes hashed are the bytes used), a file it does not list
 (but the empty marker Snakemake leaves in an output folder),
-settings other than this run's, and a tree of another feature count than this run builds.
+settings other than this run's, and a tree of another feature count than this run builds; the
+values inside (sites/rescorer_checks.py: types and ranges, the manifest's own sha256, each fold's
+model.json) and the headers of the binary files (file_headers.py: tree.npz's arrays, each
+safetensors' tensors, their sizes against the bytes the file holds, nothing allocated), so the
+workflow refuses them while it parses, before any job.
 """
 
 from __future__ import annotations
@@ -30,7 +35,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workflow_scripts.errors import InputError
+from workflow_scripts.file_headers import npz_headers, safetensors_header
 from workflow_scripts.json_fields import described, exact_keys, field, typed
+from workflow_scripts.sites.rescorer_checks import (
+    DIGEST,
+    check_digest,
+    check_fold_config,
+    check_results,
+    check_source,
+    check_thresholds,
+    check_tree_counts,
+)
 
 FORMAT, VERSION = "errorseq-site-rescorer", 3
 MANIFEST, TREE_FILE = "rescorer.json", "tree.npz"
@@ -75,38 +90,38 @@ def read_manifest(path: str, here: dict, n_features: int) -> Manifest:
     source = str(folder / MANIFEST)
     document = parse_json(read_bytes(folder / MANIFEST), source)
     check_format(document, source)
-    exact_keys(document, TOP_KEYS, source, "rescorer")
+    check_digest(document, source)
+    exact_keys(document, TOP_KEYS | ({DIGEST} & set(document)), source, "rescorer")
     contents = checked_files(folder, field(document, "files", dict, source), source)
     check_settings(field(document, "settings", dict, source), here, source)
     check_tree(field(document, "tree", dict, source), contents, n_features, source)
     for number, entry in enumerate(field(document, "deep_models", list, source)):
         where = f"deep_models[{number}]"
         exact_keys(typed(entry, dict, source, where), {"weights", "config"}, source, where)
-        listed_file(entry["weights"], contents, source, f"{where}.weights")
-        listed_file(entry["config"], contents, source, f"{where}.config")
-    thresholds = field(document, "thresholds", dict, source)
-    for name in thresholds:
-        by_type = field(thresholds, name, dict, source, "thresholds")
-        for splice_type, value in by_type.items():
-            if value is not None:
-                typed(value, float, source, f"thresholds.{name}.{splice_type}")
-    facts = field(document, "source", dict, source)
-    field(facts, "source", str, source, "source")
-    field(facts, "source_sites", int, source, "source")
-    for key in ("packages", "results"):
-        field(document, key, dict, source)
+        weights = listed_file(entry["weights"], contents, source, f"{where}.weights")
+        safetensors_header(weights, str(folder / entry["weights"]))
+        config = listed_file(entry["config"], contents, source, f"{where}.config")
+        check_fold_config(parse_json(config, str(folder / entry["config"])), str(folder / entry["config"]))
+    check_thresholds(field(document, "thresholds", dict, source), source)
+    check_source(field(document, "source", dict, source), source)
+    field(document, "packages", dict, source)
+    check_results(field(document, "results", dict, source), source)
     return Manifest(folder, document, contents)
 
 
 def check_tree(part: dict, contents: dict[str, bytes], n_features: int, source: str) -> None:
     exact_keys(part, {"file", "n_features", "trees", "constant"}, source, "tree")
-    field(part, "trees", int, source, "tree")
+    check_tree_counts(part, source)
     if part["file"] is None:
         constant = field(part, "constant", float, source, "tree")
         if not 0 <= constant <= 1:
             raise InputError(source, "tree.constant", f"{constant}: want a probability")
         return
-    listed_file(part["file"], contents, source, "tree.file")
+    from workflow_scripts.sites.tree_arrays import check_headers  # numpy: only with a tree
+
+    data = listed_file(part["file"], contents, source, "tree.file")
+    path = str(Path(source).parent / part["file"])
+    check_headers(npz_headers(data, path, "tree"), part["trees"], path)
     found = field(part, "n_features", int, source, "tree")
     if found != n_features:
         raise InputError(

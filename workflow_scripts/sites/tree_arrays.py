@@ -31,6 +31,12 @@ NODE_ARRAYS = {
 }
 ARRAYS = {**NODE_ARRAYS, "tree_start": np.int64, "baseline": np.float64}
 ROWS_PER_BLOCK = 4096  # samples walked together: blocks x trees of int64 positions
+# What a fitted tree can be (config/config.schema.yaml: sites.tree.max_leaf_nodes and max_iter have
+# these maxima): a tree of L leaves has 2L - 1 nodes and a depth below L, so these bound the node
+# table's size and each sample's walk (tests/unit/test_rescorer_validation.py checks the schema).
+MAX_LEAVES = 1024
+MAX_TREES = 10_000
+MAX_NODES = MAX_TREES * (2 * MAX_LEAVES - 1)
 
 
 @dataclass(frozen=True)
@@ -104,10 +110,59 @@ class TreeEnsemble:
         return expit(self.raw_score(features))
 
 
+def check_headers(headers: dict[str, tuple[np.dtype, tuple[int, ...]]], trees: int, path: str) -> None:
+    """The arrays' headers (file_headers.npz_headers), before any is read: the arrays of ARRAYS,
+    each 1-D of its dtype, no longer than MAX_TREES trees of MAX_LEAVES leaves hold."""
+    unknown, missing = set(headers) - set(ARRAYS), set(ARRAYS) - set(headers)
+    if unknown or missing:
+        raise InputError(
+            path, ", ".join(sorted(unknown or missing)), "unknown array" if unknown else "missing array"
+        )
+    if trees > MAX_TREES:
+        raise InputError(path, "tree_start", f"{trees:,} trees: a fitted tree has at most {MAX_TREES:,}")
+    for name, kind in ARRAYS.items():
+        dtype, shape = headers[name]
+        if len(shape) != 1 or dtype != np.dtype(kind):
+            raise InputError(path, name, f"want a 1-D {np.dtype(kind).name} array, found {dtype} {shape}")
+        longest = {"tree_start": MAX_TREES + 1, "baseline": 1}.get(name, MAX_NODES)
+        if shape[0] > longest:
+            raise InputError(
+                path,
+                name,
+                f"{shape[0]:,} values: more than {MAX_TREES:,} trees of {MAX_LEAVES:,} leaves can hold",
+            )
+
+
+def check_shape_of_trees(arrays: dict[str, np.ndarray], tree: np.ndarray, path: str) -> None:
+    """Each tree a tree: every node but its root the child of exactly one node, and at most
+    MAX_LEAVES leaves (so 2 * leaves - 1 nodes, and a walk of fewer than MAX_LEAVES steps)."""
+    inner = ~arrays["is_leaf"]
+    starts = arrays["tree_start"]
+    children = np.concatenate([arrays["left"][inner], arrays["right"][inner]]) + np.tile(
+        starts[tree[inner]], 2
+    )
+    parents = np.bincount(children, minlength=len(tree))
+    roots = np.zeros(len(tree), bool)
+    roots[starts[:-1]] = True
+    if (parents[roots] != 0).any() or (parents[~roots] != 1).any():
+        raise InputError(path, "left", "a node that is not the child of exactly one node: not a tree")
+    leaves = np.bincount(tree[arrays["is_leaf"]], minlength=len(starts) - 1)
+    if leaves.max(initial=0) > MAX_LEAVES:
+        worst = int(leaves.argmax())
+        raise InputError(
+            path,
+            "is_leaf",
+            f"tree {worst} has {int(leaves[worst]):,} leaves: a fitted tree has at most {MAX_LEAVES:,} "
+            "(sites.tree.max_leaf_nodes)",
+        )
+
+
 def checked_ensemble(arrays: dict[str, np.ndarray], n_features: int, path: str) -> TreeEnsemble:
     """A TreeEnsemble from arrays read from `path`, every array and node checked: each has its
     dtype and length, each tree's children lie after their node inside the tree (so a walk ends),
-    each feature index is below n_features, the leaves' values and the baseline are finite."""
+    each node but a root is the child of one node and a tree has at most MAX_LEAVES leaves (a
+    bound on its depth and size: check_shape_of_trees), each feature index is below n_features,
+    the leaves' values and the baseline are finite."""
 
     def refuse(name: str, why: str) -> InputError:
         return InputError(path, name, why)
@@ -137,6 +192,7 @@ def checked_ensemble(arrays: dict[str, np.ndarray], n_features: int, path: str) 
         child = arrays[side][inner]
         if ((child <= local[inner]) | (child >= size[inner])).any():
             raise refuse(side, "a child outside its tree or before its node")
+    check_shape_of_trees(arrays, tree, path)
     feature = arrays["feature"][inner]
     if ((feature < 0) | (feature >= n_features)).any():
         raise refuse("feature", f"a feature index outside 0..{n_features - 1}")

@@ -104,16 +104,32 @@ def check_input_files(config: dict) -> None:
 
 
 def check_transfer_rescorer(path: str, config: dict) -> None:
-    """sites.transfer: the re-scorer folder's manifest and every file's sha256, its settings and
-    the tree's feature count against this run (sites/rescorer_manifest.py; site_calls checks
-    the rest, the tree's nodes and the deep models' tensors, before its own work)."""
+    """sites.transfer: the re-scorer folder's manifest and every file's sha256, the values and
+    headers inside (sites/rescorer_checks.py, file_headers.py), its settings and the tree's
+    feature count against this run (sites/rescorer_manifest.py), and the base model it corrects
+    against this run's weights, by sha256 (sites/base_match.py), before score_base_model runs;
+    the job checks it all again, with the tree's nodes and the deep models' tensors."""
     from workflow_scripts.config.sections import complete_section
+    from workflow_scripts.sites.base_match import check_same_base
     from workflow_scripts.sites.candidates import feature_names  # polars: only with sites.transfer
     from workflow_scripts.sites.rescorer_manifest import FEATURE_SETTINGS, read_manifest
 
     sites, calling = complete_section("sites", config["sites"]), config["calling"]
     here = {key: calling[key] if key == "consensus_window" else sites[key] for key in FEATURE_SETTINGS}
-    read_manifest(path, here, len(feature_names(sites["flank"])))
+    found = read_manifest(path, here, len(feature_names(sites["flank"])))
+    check_same_base(found.document["source"].get("base_model"), run_base_model(calling), found.source)
+
+
+def run_base_model(calling: dict) -> dict | None:
+    """This run's base model as provenance records it (the weights' sha256), where the config
+    names its weights: calling.start annotation or regions, or scores made by named weights."""
+    from workflow_scripts.evaluation.provenance import SCORES_GIVEN, Hasher, weights_facts
+
+    weights = calling.get("base_model", {}).get("weights")
+    if not weights or calling["start"] not in ("annotation", "regions", "scores"):
+        return None
+    facts = weights_facts(weights, Hasher())
+    return {"source": SCORES_GIVEN, "made_by": facts} if calling["start"] == "scores" else facts
 
 
 def check_calling_inputs(calling: dict) -> None:
