@@ -164,6 +164,16 @@ def site_report_output(name):
     )
 
 
+def rescore_report_output(name):
+    """results/rescored/<name> flagged for the report's "Corrected calls" category, captioned by
+    report/rescored/<name>.rst (calling.start regions)."""
+    return report(
+        f"{layout.RESCORED_DIR}/{name}",
+        caption=f"../report/rescored/{name.replace('.', '_')}.rst",
+        category="Corrected calls",
+    )
+
+
 def rescore_outputs():
     """The targets of `all` with calling.start regions, the corrected calls and their report."""
     return list(rules.rescore_sites.output)

@@ -153,7 +153,9 @@ def test_the_published_models_check_against_the_shared_copies(tmp_path):
     dest = tmp_path / "weights"
     assert main(["--from", str(shared), "--dest", str(dest)]) == 0
     assert main(["--dest", str(dest), "--url", "http://127.0.0.1:1/{species}"]) == 0  # nothing fetched
-    assert sorted(p.name for p in (dest / "arabidopsis").iterdir()) == [f.name for f in published("arabidopsis")]
+    assert sorted(p.name for p in (dest / "arabidopsis").iterdir()) == [
+        f.name for f in published("arabidopsis")
+    ]
 
 
 def test_the_list_in_the_repository_is_the_models_errorseq_recognises():
