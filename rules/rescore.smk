@@ -47,6 +47,9 @@ rule rescore_sites:
         "../envs/train.yaml"
     # one thread, as site_calls: scikit-learn's and torch's threads spin on a busy machine
     threads: 1
+    # memory grows with the nt scored: every candidate is held (workflow/resources.py)
+    resources:
+        mem_mb=files.rescore_mem_mb,
     params:
         code=rule_code("rescore_sites"),
         inputs=user_input_digests(files.site_transfer_manifest()),
