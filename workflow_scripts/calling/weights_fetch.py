@@ -30,7 +30,7 @@ import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
@@ -127,7 +127,7 @@ class Outcome:
     kept: int = 0
     copied: int = 0
     downloaded: int = 0
-    failed: list[str] | None = None
+    failed: list[str] = field(default_factory=list)
 
 
 def fetch(
@@ -140,7 +140,7 @@ def fetch(
 ) -> Outcome:
     """Every file of `species` verified in destination/species: kept, copied or downloaded.
     Without `source`, downloads; after one download fails for the network, the rest are not tried."""
-    outcome = Outcome(failed=[])
+    outcome = Outcome()
     folder = destination / species
     offline = False
     for wanted in published(species, sums):
@@ -167,7 +167,7 @@ def fetch(
 
 def failure_line(species: str, destination: Path, outcome: Outcome, total: int) -> str:
     """The one line a failed fetch prints: what failed first, where to put the files by hand."""
-    failed = outcome.failed or []
+    failed = outcome.failed
     folder = f"{URL.format(species=species).replace('/raw/', '/tree/')}"
     return (
         f"errorseq: weights: {len(failed)} of {total} OpenSpliceAI {species} files not had: {failed[0]}; "
