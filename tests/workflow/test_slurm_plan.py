@@ -54,7 +54,7 @@ def test_rescore_sites_asks_for_memory_that_grows_with_the_regions(tmp_path):
     """calling.start regions: the plan's --mem of rescore_sites follows the BED's nt (both strands,
     workflow/resources.py), not the profile's flat default."""
     from tests.spliceai_fixtures import openspliceai_models
-    from workflow_scripts.workflow.resources import rescore_mem_mb
+    from workflow_scripts.workflow.resources import ScoredNt, rescore_mem_mb
 
     config = yaml.safe_load((ROOT / "config/new_genome.yaml").read_text())
     config["calling"]["base_model"]["weights"] = str(openspliceai_models("arabidopsis"))
@@ -69,7 +69,8 @@ def test_rescore_sites_asks_for_memory_that_grows_with_the_regions(tmp_path):
         assert result.returncode == 0, result.stderr
         (line,) = planned(result.stdout, "rescore_sites")
         asked[name] = int(line.split("--mem ")[1].split()[0])
-        assert asked[name] == rescore_mem_mb(int(2 * megabases * 1e6))
+        nt = int(2 * megabases * 1e6)
+        assert asked[name] == rescore_mem_mb(ScoredNt(nt, nt))
     assert asked["small"] < asked["large"]
 
 
