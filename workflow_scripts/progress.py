@@ -268,8 +268,13 @@ class Progress:
         return f", {self.rate():,.0f} {shown}/s"
 
     def line(self) -> str:
+        elapsed = duration(self.elapsed())
+        if self.work <= 0 and not any(tally.done for tally in self.tallies.values()):
+            # a keep-alive line before the first piece ends: no share, rate or time left to give
+            unit, total = self.shown or (self.work_unit, self.work_total)
+            return f"{self.label}: under way, none of the {total:,.0f} {unit} finished yet [{elapsed}]"
         left = duration(self.time_left.seconds())
-        return f"{self.label}: {self.counts()}{self.rate_text()}, {left} left [{duration(self.elapsed())}]"
+        return f"{self.label}: {self.counts()}{self.rate_text()}, {left} left [{elapsed}]"
 
     def finish(self, last: bool = True) -> dict:
         """The closing line in the log and on the console (where it is not the job's `last`

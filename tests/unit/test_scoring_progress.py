@@ -48,3 +48,25 @@ def test_keep_alive_writes_the_line_while_one_piece_of_work_runs(tmp_path):
                 pass
     line = path.read_text().splitlines()[-1]
     assert line.startswith("job: 10.0% (5/50 nt scored), ") and "nt/s" in line
+
+
+def test_a_line_before_any_work_ends_says_so_and_no_zero_rate():
+    """A keep-alive line while the first batch's first model still runs (a loaded CPU)."""
+    from workflow_scripts.progress import Progress
+
+    log, now = io.StringIO(), [100.0]
+    progress = Progress(
+        "score_base_model shard 1 of 1",
+        1000,
+        "input nt",
+        tallies={"genes": 2},
+        shown=("nt", 600_000),
+        log=log,
+        log_every_s=0,
+        clock=lambda: now[0],
+    )
+    now[0] += 30  # half a minute into the first model's pass, nothing done
+    progress.tick()
+    line = log.getvalue().strip()
+    assert line == "score_base_model shard 1 of 1: under way, none of the 600,000 nt finished yet [30 s]"
+    assert "0 nt/s" not in line and "0/" not in line and "%" not in line
