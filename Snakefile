@@ -1,3 +1,4 @@
+import sys
 import time
 
 from snakemake.utils import min_version
@@ -39,10 +40,17 @@ rule all:
         all_outputs(),
 
 
-# The run's last lines: site_calls' tables and answer, when this run wrote site_metrics.json.
+# The run's last lines: site_calls' tables and answer, when this run wrote site_metrics.json;
+# with calling.start regions, the corrected calls' answer and folder.
 onsuccess:
     if workflow.is_main_process and site_outputs():
         # imported here: sites.summary pulls in scikit-learn, 1.7 CPU-s on every parse
         from workflow_scripts.sites.summary import print_site_results
 
         print_site_results(layout.SITE_METRICS, since=RUN_STARTED)
+    if workflow.is_main_process and files.calling_start() == "regions":
+        # the corrected calls' answer and folder close a regions run (sites/rescore_report.py)
+        from workflow_scripts.sites.rescore_report import closing_lines
+
+        for line in closing_lines(layout.RESCORED_DIR):
+            print(line, file=sys.stderr)

@@ -60,6 +60,12 @@ BENCHMARKS = [
         default=True,
     ),
     Benchmark(
+        "rescore-memory",
+        "benchmarks.rescore_memory",
+        "Does rescore_sites' memory stay under the mem_mb it asks for as the regions grow?",
+        "--mnt 0.2 --work-dir {work}",
+    ),
+    Benchmark(
         "dryrun",
         "benchmarks.dryrun",
         "What errorseq adds to `snakemake -n` (1 and 10 experiments)",

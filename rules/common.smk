@@ -16,6 +16,7 @@ from workflow_scripts.config.validate import check_config_file, validate_config
 from workflow_scripts.errors import InputError
 from workflow_scripts.evaluation.provenance import workflow_facts
 from workflow_scripts.workflow import rule_params
+from workflow_scripts.workflow.interrupt import quiet_interrupt
 from workflow_scripts.workflow.job_environment import shell_exports
 from workflow_scripts.workflow.preflight import check_input_files, local_gpu_resource
 from workflow_scripts.workflow.report_labels import (
@@ -68,6 +69,9 @@ files = RuleFiles(config, tuple(EXPERIMENTS), tuple(SITE_RUNS))
 # facts (site_calls' provenance): no params, so changing them reruns nothing (workflow/
 # job_environment.py). SLURM jobs parse the workflow again and build the same prefix.
 JOB_EXPORTS = shell_exports(config, workflow.configfiles)
+# Ctrl-C: one line, not every interrupted job's shell line and log (workflow/interrupt.py)
+if workflow.is_main_process:
+    quiet_interrupt()
 
 
 wildcard_constraints:
@@ -161,6 +165,16 @@ def site_report_output(name):
         caption=f"../report/sites/{name.replace('.', '_')}.rst",
         category="Site calls",
         labels=site_file_label(name),
+    )
+
+
+def rescore_report_output(name):
+    """results/rescored/<name> flagged for the report's "Corrected calls" category, captioned by
+    report/rescored/<name>.rst (calling.start regions)."""
+    return report(
+        f"{layout.RESCORED_DIR}/{name}",
+        caption=f"../report/rescored/{name.replace('.', '_')}.rst",
+        category="Corrected calls",
     )
 
 

@@ -35,9 +35,10 @@ rule rescore_sites:
         transfer=files.site_transfer_inputs(),
     output:
         calls=f"{layout.RESCORED_DIR}/corrected_calls.parquet",
-        bed=f"{layout.RESCORED_DIR}/corrected_calls.bed",
+        bed=rescore_report_output("corrected_calls.bed"),
         gff3=f"{layout.RESCORED_DIR}/corrected_calls.gff3",
-        report=f"{layout.RESCORED_DIR}/report.json",
+        report=rescore_report_output("report.json"),
+        html=rescore_report_output("rescored.html"),
     log:
         "logs/rescore_sites.log",
     benchmark:
@@ -46,6 +47,9 @@ rule rescore_sites:
         "../envs/train.yaml"
     # one thread, as site_calls: scikit-learn's and torch's threads spin on a busy machine
     threads: 1
+    # memory grows with the nt scored: every candidate is held (workflow/resources.py)
+    resources:
+        mem_mb=files.rescore_mem_mb,
     params:
         code=rule_code("rescore_sites"),
         inputs=user_input_digests(files.site_transfer_manifest()),

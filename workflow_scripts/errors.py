@@ -31,7 +31,8 @@ def run_cli(main: Callable[[list[str] | None], None], argv: list[str] | None = N
     permission) is one line naming the file and the errno, exit code 2 too. A non-finite loss
     (FloatingPointError from the trainer) is one line, with exit code 1. SIGTERM (Snakemake
     stopping its jobs, SLURM's scancel or time limit) unwinds like an exception, so temporary
-    files and part folders are removed on the way out.
+    files and part folders are removed on the way out; so does Ctrl-C (KeyboardInterrupt): one
+    line and exit code 130, not a traceback in the job's log.
     """
     signal.signal(signal.SIGTERM, exit_on_terminate)
     try:
@@ -48,3 +49,6 @@ def run_cli(main: Callable[[list[str] | None], None], argv: list[str] | None = N
     except FloatingPointError as error:
         print(f"errorseq: error: training: {error}", file=sys.stderr, flush=True)
         sys.exit(1)
+    except KeyboardInterrupt:
+        print("errorseq: stopped by Ctrl-C (SIGINT); partial outputs removed", file=sys.stderr, flush=True)
+        sys.exit(128 + signal.SIGINT)

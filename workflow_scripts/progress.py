@@ -18,11 +18,13 @@ hundredfold), at the rate measured since the first piece of work ended: what com
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -164,7 +166,12 @@ class Progress:
 
     `work_total`: the work in the unit its cost grows with (`work_unit`); `tallies`: other counts
     to show, {name: total}; `rate_of`: the tally whose rate the line shows (default the work's,
-    "" for none). `clock` is time.monotonic but in tests.
+    "" for none); `shown`: (unit, total), the work as the user counts it, shown first and its
+    rate shown (score_base_model: ("nt", the regions' nt) for work in nt read, flanks included).
+    `clock` is time.monotonic but in tests.
+
+    A piece of work can outlast the console's interval (a CPU batch of a long region):
+    `keep_alive()` writes the line, as it stands, wherever one is due while its block runs.
     """
 
     def __init__(
@@ -179,8 +186,11 @@ class Progress:
         log: TextIO | None = None,
         clock: Callable[[], float] = time.monotonic,
         log_every_s: float = LOG_EVERY_S,
+        shown: tuple[str, int] | None = None,
     ):
         self.label, self.work_total, self.work_unit = label, work_total, work_unit
+        self.shown = shown
+        self.lock = threading.Lock()
         self.tallies = {name: Tally(name, total) for name, total in (tallies or {}).items()}
         self.rate_of = work_unit if rate_of is None else rate_of
         self.console = console or Console(None)
@@ -195,37 +205,76 @@ class Progress:
         self.work += work
         for name, count in tallies.items():
             self.tallies[name].done += count
-        now = self.clock()
-        self.time_left.record(now, self.work)
-        if now - self.last_log >= self.log_every_s:
-            self.last_log = now
-            self.write_log(self.line())
-        self.console.progress(self.line)
+        self.time_left.record(self.clock(), self.work)
+        self.tick()
+
+    def tick(self) -> None:
+        """The line in the log and on the console, each where one is due."""
+        with self.lock:
+            now = self.clock()
+            if now - self.last_log >= self.log_every_s:
+                self.last_log = now
+                self.write_log(self.line())
+            self.console.progress(self.line)
+
+    @contextlib.contextmanager
+    def keep_alive(self, poll_s: float = 1.0) -> Iterator[None]:
+        """While the block runs, a thread ticks every `poll_s`: a line at least every interval
+        even when one piece of work takes longer."""
+        stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(poll_s):
+                self.tick()
+
+        thread = threading.Thread(target=beat, name=f"{self.label} progress", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
 
     def elapsed(self) -> float:
         return max(self.clock() - self.began, 0.0)
 
+    def share(self) -> float:
+        return min(self.work / self.work_total, 1.0) if self.work_total else 1.0
+
     def rate(self) -> float:
-        """Per second since the start, of `rate_of`."""
-        done = self.tallies[self.rate_of].done if self.rate_of in self.tallies else self.work
+        """Per second since the start, of `rate_of` (of `shown` where given)."""
+        if self.shown is not None:
+            done = self.share() * self.shown[1]
+        else:
+            done = self.tallies[self.rate_of].done if self.rate_of in self.tallies else self.work
         return done / max(self.elapsed(), 1e-9)
 
     def counts(self) -> str:
-        share = self.work / self.work_total if self.work_total else 1.0
+        share = self.share()
         counted = [tally.text() for tally in self.tallies.values()]
+        if self.shown is not None:
+            unit, total = self.shown
+            counted.insert(0, f"{share * total:,.0f}/{total:,} {unit} scored")
         if not counted:  # the tallies say what is done where there are some; the share, how much
             counted.append(f"{self.work:,.0f}/{self.work_total:,.0f} {self.work_unit}")
         return f"{share:.1%} ({', '.join(counted)})"
 
     def rate_text(self) -> str:
+        if self.shown is not None:
+            return f", {self.rate():,.0f} {self.shown[0]}/s"
         if not self.rate_of:
             return ""
         shown = self.tallies[self.rate_of].shown if self.rate_of in self.tallies else self.rate_of
         return f", {self.rate():,.0f} {shown}/s"
 
     def line(self) -> str:
+        elapsed = duration(self.elapsed())
+        if self.work <= 0 and not any(tally.done for tally in self.tallies.values()):
+            # a keep-alive line before the first piece ends: no share, rate or time left to give
+            unit, total = self.shown or (self.work_unit, self.work_total)
+            return f"{self.label}: under way, none of the {total:,.0f} {unit} finished yet [{elapsed}]"
         left = duration(self.time_left.seconds())
-        return f"{self.label}: {self.counts()}{self.rate_text()}, {left} left [{duration(self.elapsed())}]"
+        return f"{self.label}: {self.counts()}{self.rate_text()}, {left} left [{elapsed}]"
 
     def finish(self, last: bool = True) -> dict:
         """The closing line in the log and on the console (where it is not the job's `last`

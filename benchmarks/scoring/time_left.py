@@ -7,8 +7,8 @@ Scores the protein-coding genes of TAIR10 chr1:1-`--end` (the installed `cressch
 with the installed `spliceai` models through `calling.scoring.score_genes`, with a progress line
 every `--every` seconds (a run: 30), reads the lines back as a user reads them and prints, for
 each: the share done, the seconds so far, the time left it said, the seconds that were really
-left, their ratio, and the ratio of the estimate score_base_model gave before issue 38 (gene nt
-done since the start; set-up and gene lengths made it 10x off early on). Needs no GPU.
+left, their ratio, and the ratio of the estimate score_base_model gave before issue 38 (nt done
+since the start; set-up and gene lengths made it 10x off early on). Needs no GPU.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import torch
 from benchmarks.scoring.region import base_model_settings, read_region, spliceai_ensemble
 from benchmarks.tables import load_line, print_table
 
-LINE = re.compile(
-    r": ([\d.]+)% \([\d,]+/[\d,]+ genes, ([\d,]+)/([\d,]+) gene nt\), [\d,]+ gene nt/s, (.+) left \[(.+)\]$"
+LINE = re.compile(  # progress.Progress with shown=("nt", the genes' nt): issue 49
+    r": ([\d.]+)% \(([\d,]+)/([\d,]+) nt scored, [\d,]+/[\d,]+ genes\), [\d,]+ nt/s, (.+) left \[(.+)\]$"
 )
 
 

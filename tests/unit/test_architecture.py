@@ -29,6 +29,7 @@ ARGV_MODULES = {  # outside workflow_scripts/rules/: the doc names them, nothing
     "workflow_scripts/training/strategies/deepspeed_config.py",
     "workflow_scripts/slurm_plan.py",
     "workflow_scripts/sites/convert_rescorer.py",
+    "workflow_scripts/calling/weights_fetch.py",
 }
 
 

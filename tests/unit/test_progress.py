@@ -169,15 +169,15 @@ def test_the_time_left_benchmark_reads_score_base_models_lines_as_printed():
         "score_base_model shard 1 of 1",
         1000,
         "input nt",
-        tallies={"genes": 4, "gene_nt": 400},
-        rate_of="gene_nt",
+        tallies={"genes": 4},
+        shown=("nt", 400),  # as calling/scoring.py makes it
         log=log,
         clock=clock,
         log_every_s=0,
     )
     for piece in range(4):
         clock.now += 65 + (60 if piece == 0 else 0)  # 60 s of set-up in the first piece
-        progress.advance(250, genes=1, gene_nt=100)
+        progress.advance(250, genes=1)
     assert rows_of(log.getvalue(), total_s=320)[1:3] == [
         ["50.0%", 190, 130, 130, "1.00", "1.46"],  # the old estimate counted the set-up
         ["75.0%", 255, 65, 65, "1.00", "1.31"],

@@ -70,6 +70,9 @@ def target(tmp_path_factory) -> Path:
     return folder
 
 
+OUTPUTS = ("calls", "bed", "gff3", "report", "html")
+
+
 def genome_of() -> Genome:
     return Genome([CHROM], np.array([LENGTH]), np.zeros(LENGTH, dtype=np.uint8))
 
@@ -84,7 +87,7 @@ def config(**sites) -> str:
 def run(target: Path, rescorer: Path, out: Path, **sites) -> None:
     argv = ["--scores", str(target / "scores.parquet"), "--regions", str(target / "regions.parquet")]
     argv += ["--genome", str(target / "genome.fa"), "--transfer", str(rescorer), "--config", config(**sites)]
-    for name in ("calls", "bed", "gff3", "report"):
+    for name in OUTPUTS:
         argv += [f"--out-{name}", str(out / f"out.{name}")]
     run_cli(rescore_sites.main, argv)
 
@@ -144,12 +147,52 @@ def test_the_corrected_calls_are_the_deep_models_as_bed_and_gff3(tmp_path, targe
     assert report["metrics"] is None and report["why_no_metrics"] == NO_METRICS
     assert report["corrected_calls"]["predictor"] == TRANSFER_ERRORSEQ
     assert report["corrected_calls"]["calls"] == chosen.height
-    assert report["rescorer"]["deep_models"] == 2 and report["rescorer"]["path"] == str(deep_rescorer)
+    assert report["rescorer"]["deep_models"] == 2 and report["rescorer"]["name"] == deep_rescorer.name
     assert len(report["rescorer"]["manifest_sha256"]) == 64
     assert report["counts"]["regions"] == 40 and report["counts"]["candidates"] == calls.height
     assert "corrected calls" in report["answer"] and "not measured" in report["answer"]
     metadata = pl.read_parquet_metadata(tmp_path / "out.calls")
     assert json.loads(metadata["errorseq_provenance"]) is None  # a run by hand: no run facts
+
+
+def test_the_report_holds_the_result_per_region_and_why_and_no_machine_path(tmp_path, target, deep_rescorer):
+    """Issue 49: report.json and its page (rescored.html, for snakemake --report) carry the calls
+    per type and per region, the recommendation and its evidence; files by name and sha256 only."""
+    run(target, deep_rescorer, tmp_path)
+    report = json.loads((tmp_path / "out.report").read_text())
+    calls = pl.read_parquet(tmp_path / "out.calls")
+    regions = report["calls_by_region"]
+    assert len(regions) == report["counts"]["regions"] == calls["region"].n_unique()
+    assert sum(r["corrected_calls"] for r in regions.values()) == report["corrected_calls"]["calls"]
+    assert sum(r["candidates"] for r in regions.values()) == calls.height
+    assert sum(r["base_calls"] for r in regions.values()) == report["calls"]["base_threshold"]["calls"]
+    assert all(r["donor"] + r["acceptor"] == r["corrected_calls"] for r in regions.values())
+    assert report["recommendation"]["predictor"] == TRANSFER_ERRORSEQ
+    assert set(report["recommendation"]["evidence"]) == {"recommended", "f1_on_source", "source_answer"}
+    assert not report["answer"].startswith("rescore_sites:")
+    text = (tmp_path / "out.report").read_text() + (tmp_path / "out.bed").read_text()
+    for path in (str(deep_rescorer), str(target), str(tmp_path)):
+        assert path not in text
+    assert f"re-scorer {deep_rescorer.name} applied" in (tmp_path / "out.bed").read_text().splitlines()[0]
+    page = (tmp_path / "out.html").read_text()
+    for heading in ("Calls per splice type", "Calls per region", "Why these calls", "Where this came from"):
+        assert heading in page
+    assert report["answer"].split(";")[0] in page and str(tmp_path) not in page
+
+
+def test_absolute_paths_become_names():
+    from workflow_scripts.sites.rescore_report import names_only
+
+    value = {
+        "a": "/home/someone/genome.fa",
+        "b": ["results/x.parquet", {"path": "/m/w.pt", "n": 3}],
+        "c": "x",
+    }
+    assert names_only(value) == {
+        "a": "genome.fa",
+        "b": ["results/x.parquet", {"path": "w.pt", "n": 3}],
+        "c": "x",
+    }
 
 
 def test_a_rescorer_without_deep_models_corrects_with_its_tree(tmp_path, target, tree_rescorer):
@@ -167,7 +210,7 @@ def refusal(tmp_path: Path, capsys, target: Path, rescorer: Path, **sites) -> st
     assert exit_info.value.code == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1, lines
-    assert not any((tmp_path / f"out.{name}").exists() for name in ("calls", "bed", "gff3", "report"))
+    assert not any((tmp_path / f"out.{name}").exists() for name in OUTPUTS)
     return lines[0]
 
 

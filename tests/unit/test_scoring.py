@@ -281,8 +281,8 @@ def test_entry_point_writes_scores_and_logs_rates(tmp_path, genome, weights, cap
     scores = pl.read_parquet(out)
     assert scores.height == int((GENES["end"] - GENES["start"] + 1).sum())
     log = capsys.readouterr().err
-    assert "2 models" in log and "score_base_model shard 1 of 1 done: 100.0% (7/7 genes, " in log
-    assert "gene nt/s in " in log
+    assert "2 models" in log and "score_base_model shard 1 of 1 done: 100.0% (" in log and "7/7 genes)" in log
+    assert " nt scored, " in log and " nt/s in " in log
 
 
 def test_start_annotation_needs_the_model_files(tmp_path, weights):

@@ -103,7 +103,7 @@ def test_shard_entry_point_logs_shard_and_time_left(tmp_path, genome, weights, c
     log = capsys.readouterr().err
     assert "score_base_model shard 2 of 3: " in log and "score_base_model shard 2 of 3 done: " in log
     assert re.search(
-        r"shard 2 of 3 done: 100.0% \(\d+/\d+ genes, [\d,]+/[\d,]+ gene nt\), [\d,]+ gene nt/s in ", log
+        r"shard 2 of 3 done: 100.0% \(([\d,]+)/\1 nt scored, (\d+)/\2 genes\), [\d,]+ nt/s in ", log
     )
     with pytest.raises(InputError, match="--shard: 4: not a shard of 1..3"):
         score_base_model.main([*argv, "--shard", "4", "--shards", "3"])

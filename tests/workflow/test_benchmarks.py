@@ -88,6 +88,13 @@ def test_predict_memory_scores_every_call_in_bounded_chunks(capsys):
         assert 0 < anon < peak and file > 0
 
 
+def test_rescore_memory_stays_under_what_the_rule_asks_for(capsys):
+    table = titled(quick("rescore-memory", capsys), "rescore_sites' memory")
+    assert table.numbers("M nt") == [0.2] and 1_000 < table.numbers("candidates")[0] < 3_000
+    assert 0 < table.numbers("peak anon MiB")[0] < table.numbers("peak RSS MiB")[0]
+    assert table.numbers("peak RSS MiB")[0] < table.numbers("mem_mb asked")[0]
+
+
 def test_dryrun_plans_more_jobs_for_more_experiments(capsys):
     table = titled(quick("dryrun", capsys), "snakemake -n")
     jobs = dict(zip(table.column("workflow"), table.numbers("jobs")))

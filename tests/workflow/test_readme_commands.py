@@ -41,7 +41,8 @@ PLACEHOLDERS = {
     "--report": "needs a finished run (tests/long/test_summary_workflow.py builds the report)",
 }
 PACKAGE_PATH = re.compile(r"pkg:(\w+)/")  # workflow_scripts/config/package_paths.py
-OPENSPLICEAI_PATH = re.compile(r"shared/data/openspliceai/(\w+)")  # config/base_models/*.yaml
+# config/base_models/*.yaml; config/new_genome.yaml reads what `make weights` puts in the checkout
+OPENSPLICEAI_PATH = re.compile(r"(?:shared/data|weights)/openspliceai/(\w+)")
 
 
 def document_commands(text: str) -> list[str]:
@@ -195,6 +196,12 @@ def checkout(tmp_path_factory) -> Path:
     if models.is_dir():
         (copy.parent / "shared" / "data").mkdir(parents=True)
         (copy.parent / "shared" / "data" / "openspliceai").symlink_to(models)
+    try:  # what `make weights` leaves in the checkout (weights/openspliceai/<species>/)
+        species = openspliceai_models("arabidopsis")
+    except pytest.skip.Exception:
+        return copy
+    (copy / "weights").mkdir()
+    (copy / "weights" / "openspliceai").symlink_to(species.parent)
     return copy
 
 

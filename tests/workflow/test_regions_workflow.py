@@ -64,3 +64,16 @@ def test_a_bed_of_regions_runs_to_corrected_calls(tmp_path):
     assert not (tmp_path / "results/annotation").exists() and not (tmp_path / "results/calls").exists()
     again = snakemake(tmp_path, "-n", "--configfile", str(config))
     assert "Nothing to be done" in again.stdout + again.stderr, again.stdout[-2000:]
+
+    # issue 49: the run closes naming its folder; --report is the corrected calls', not the demo's
+    closing = [line for line in run.stderr.splitlines() if line.startswith("rescore_sites: ")][-2:]
+    assert closing[0] == f"rescore_sites: {report['answer']}", closing
+    assert closing[1].startswith(f"rescore_sites: corrected calls in {(tmp_path / OUT).resolve()}/: ")
+    assert "rescore_sites: rescore_sites:" not in run.stderr
+    made = snakemake(tmp_path, "--configfile", str(config), "--report", str(tmp_path / "report.html"))
+    assert made.returncode == 0, made.stderr[-3000:]
+    page = (tmp_path / "report.html").read_text()
+    assert "corrected splice-site calls on a genome without an annotation" in page
+    assert "Calls per region" in page and "Why these calls" in page
+    assert "does the error model beat its baselines" not in page and "fp_vs_tp" not in page
+    assert "Unknown target name" not in page and "System Message" not in page

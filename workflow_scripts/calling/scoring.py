@@ -336,21 +336,28 @@ def score_genes(
         label,
         scorer.input_nt(regions),
         "input nt",
-        tallies={"genes": len(rows), "gene_nt": total_nt},
-        rate_of="gene_nt",
+        tallies={"genes": len(rows)},
+        shown=("nt", total_nt),  # the share of the nt read (with flanks) as the genes' nt
         console=console,
         log_every_s=progress_every_s,
     )
-    scorer.on_batch = progress.advance  # the time left from the nt the model read, with flanks
+    # the time left from the nt the model read, with flanks: on the CPU after each model of the
+    # ensemble (a batch of a long region takes minutes there), on a GPU as each batch is read back
+    if device.type == "cpu":
+        ensemble.after_model = lambda x: progress.advance(x.shape[0] * x.shape[-1] / len(ensemble.members))
+    else:
+        scorer.on_batch = progress.advance
     spans = genes.select("gene_id", "start", "end", "strand")
-    with ScoreWriter(out, spans, genome.names, SCORE_SCHEMA) as writer:
+    scored_nt = 0
+    with ScoreWriter(out, spans, genome.names, SCORE_SCHEMA) as writer, progress.keep_alive():
         for region, scores in scorer.scores(regions):
             with scorer.times("hand-over"):
-                gene_nt = writer.add(region, scores)
-            progress.advance(0, genes=len(region.genes), gene_nt=gene_nt)
+                scored_nt += writer.add(region, scores)
+            progress.advance(0, genes=len(region.genes))
         with scorer.times("writer finishing"):
             writer.close()
-    done = progress.finish()
+    ensemble.after_model = None
+    done = {**progress.finish(), "gene_nt": scored_nt}
     seconds = max(done["seconds"], 1e-9)
     stages = {**scorer.times.seconds, **writer.seconds}
     print(

@@ -27,6 +27,7 @@ GPL-3.0): `weight_files` takes a directory of .h5 or .pt files or a list of file
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -203,6 +204,8 @@ class SpliceAIEnsemble(nn.Module):
         self.order = list(range(len(models))) if order is None else list(order)
         self.files = [str(model.source) for model in models] if files is None else [str(f) for f in files]
         self.flank_left, self.flank_right = flanks.pop()
+        # called with the input after each distinct model has run on it (progress inside a batch)
+        self.after_model: Callable[[torch.Tensor], None] | None = None
 
     @property
     def family(self) -> str:
@@ -229,6 +232,8 @@ class SpliceAIEnsemble(nn.Module):
         for index in self.order:
             if index not in outputs:
                 outputs[index] = self.members[index](x)
+                if self.after_model is not None:
+                    self.after_model(x)
             total = outputs[index] if total is None else total + outputs[index]
         assert total is not None
         return total / len(self.order)

@@ -43,6 +43,7 @@ from workflow_scripts.sites.rescore import (
     region_inputs,
     rescored_calls,
 )
+from workflow_scripts.sites.rescore_report import calls_by_region, names_only, report_html, source_evidence
 from workflow_scripts.sites.rescorer_files import MANIFEST, load_rescorer
 from workflow_scripts.sites.settings import SiteSettings
 
@@ -84,30 +85,36 @@ def main(argv: list[str] | None = None) -> None:
     results = json.loads((Path(paths.transfer) / MANIFEST).read_text())["results"]  # checked by load_rescorer
     recommended = (results.get("recommended") or {}).get("predictor")
     predictor = corrected_predictor(deep is not None, recommended)
-    description = f"{predictor}: {paths.transfer} applied unchanged, no annotation"
+    name = Path(paths.transfer).name  # names, not this machine's paths, in what the run writes
+    description = f"{predictor}: re-scorer {name} applied unchanged, no annotation"
     bed, gff3, outside = call_tracks(table, predictor, inputs.genome.chrom_lengths(), description)
     region_nt = int((inputs.genes["end"] - inputs.genes["start"] + 1).sum())
+    why = (
+        f"the re-scorer's own out-of-fold evidence on its source genome recommends {recommended}"
+        if recommended
+        else "the re-scorer records no recommendation: its deep models, else its tree"
+    )
     report = {
         "metrics": None,
         "why_no_metrics": NO_METRICS,
         "corrected_calls": {
             "predictor": predictor,
-            "why": f"the re-scorer's own out-of-fold evidence on its source genome recommends {recommended}"
-            if recommended
-            else "the re-scorer records no recommendation: its deep models, else its tree",
+            "why": why,
             **call_counts(table)[predictor],
             "left_out_of_gff3": outside,
         },
         "calls": call_counts(table),
+        "calls_by_region": calls_by_region(table, predictor),
+        "recommendation": {"predictor": predictor, "why": why, "evidence": source_evidence(results)},
         "counts": {"regions": inputs.genes.height, "region_nt": region_nt, "candidates": table.height},
         "scores": scores_report,
         "rescorer": {
-            "path": paths.transfer,
+            "name": name,
             "manifest_sha256": sha256_file(f"{paths.transfer}/{MANIFEST}"),
             "source": rescorer.source,
             "thresholds": {  # inf (no site of a type to tune on at the source): null
-                name: {t: None if math.isinf(v) else v for t, v in by_type.items()}
-                for name, by_type in rescorer.thresholds.items()
+                kind: {t: None if math.isinf(v) else v for t, v in by_type.items()}
+                for kind, by_type in rescorer.thresholds.items()
             },
             "deep_models": len(models),
         },
@@ -115,13 +122,15 @@ def main(argv: list[str] | None = None) -> None:
         "errorseq": errorseq_source(),
         "provenance": run_provenance(run) if run is not None else None,
     }
+    report = names_only(report)
     report["answer"] = answer(predictor, table, inputs.genes.height, region_nt)
     with atomic_path(paths.out_calls) as tmp:
         table.write_parquet(tmp, metadata={PROVENANCE_KEY: json.dumps(report["provenance"])})
     write_text(paths.out_bed, bed)
     write_text(paths.out_gff3, gff3)
     write_json(paths.out_report, report)
-    print(f"{report['answer']}; {time.perf_counter() - began:.1f} s", file=sys.stderr)
+    write_text(paths.out_html, report_html(report))
+    print(f"rescore_sites: {report['answer']}; {time.perf_counter() - began:.1f} s", file=sys.stderr)
     console.say(f"rescore_sites: {report['answer']}")
 
 

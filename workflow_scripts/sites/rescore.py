@@ -137,7 +137,7 @@ def answer(predictor: str, table: pl.DataFrame, regions: int, region_nt: int) ->
     counts = call_counts(table)
     chosen, base = counts[predictor], counts[BASE_THRESHOLD]
     return (
-        f"rescore_sites: {chosen['calls']:,} corrected calls ({chosen['donor']:,} donors, "
+        f"{chosen['calls']:,} corrected calls ({chosen['donor']:,} donors, "
         f"{chosen['acceptor']:,} acceptors) by {predictor} among {table.height:,} candidates in "
         f"{regions:,} regions ({region_nt:,} nt, each strand counted); the base model alone calls {base['calls']:,} at its "
         "threshold. No annotation: these are not measured here (the report says what the "

@@ -16,6 +16,7 @@ from workflow_scripts.artifacts import EXPLAIN_PLOTS, PLOTS, plot_file_name
 from workflow_scripts.calling.model_files import weight_files
 from workflow_scripts.errors import InputError
 from workflow_scripts.tokenization.tokenizers import resolve_tokenizer_kind
+from workflow_scripts.workflow.resources import rescore_mem_mb, scored_nt
 
 PREDICTIONS = "predictions/{name}.parquet"  # predict_calls' output in a run's folder
 
@@ -98,6 +99,14 @@ class RuleFiles:
         """calling.regions: the BED of the regions to score; [] = every chromosome."""
         path = self.config["calling"].get("regions")
         return [path] if path else []
+
+    def rescore_mem_mb(self, wildcards: Any, attempt: int = 1) -> int:
+        """rescore_sites' memory: it grows with the nt the regions hold (workflow/resources.py)."""
+        regions = self.calling_regions()
+        nt = scored_nt(
+            regions[0] if regions else None, layout.GENOME_INDEX, str(self.config.get("genome", ""))
+        )
+        return rescore_mem_mb(nt, attempt)
 
     def extract_inputs(self, wildcards: Any) -> dict[str, Any]:
         if self.uses_sequences_table():
