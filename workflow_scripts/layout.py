@@ -54,6 +54,15 @@ SITE_RESCORER = f"{SITES_DIR}/rescorer"
 REGIONS_TABLE = f"{RESULTS}/regions/regions.parquet"
 RESCORED_DIR = f"{RESULTS}/rescored"
 
+# train_base (one job per seed): the models folder that calling.base_model.weights may name, and
+# each seed's working folder (checkpoints, steps.jsonl, curves.png, tensorboard/)
+TRAIN_BASE_DIR = f"{RESULTS}/train_base"
+TRAIN_BASE_MODELS = f"{TRAIN_BASE_DIR}/models"
+TRAIN_BASE_MODEL = TRAIN_BASE_MODELS + "/model_{context}nt_rs{seed}.pt"
+TRAIN_BASE_PROVENANCE = TRAIN_BASE_MODELS + "/model_{context}nt_rs{seed}.provenance.json"
+TRAIN_BASE_CARD = TRAIN_BASE_MODELS + "/model_{context}nt_rs{seed}.card.md"
+TRAIN_BASE_RUN = TRAIN_BASE_DIR + "/runs/rs{seed}"
+
 # summarize
 SUMMARY_DIR = f"{RESULTS}/summary"
 
