@@ -132,7 +132,7 @@ def all_outputs():
     if files.calling_start() == "regions":
         return rescore_outputs() + files.score_shard_outputs()
     outputs = files.experiment_outputs() + site_outputs()
-    return outputs + files.score_shard_outputs()
+    return outputs + files.score_shard_outputs() + files.base_data_outputs()
 
 
 def stage_config(rule):

@@ -54,6 +54,14 @@ SITE_RESCORER = f"{SITES_DIR}/rescorer"
 REGIONS_TABLE = f"{RESULTS}/regions/regions.parquet"
 RESCORED_DIR = f"{RESULTS}/rescored"
 
+# base_data: the base model's training data (BASE_DATA_CONTRACT.md, base_training/dataset.py);
+# evaluate_base: the base models' metrics on its test blocks
+BASE_DATA_DIR = f"{RESULTS}/base_data"
+BASE_DATA_BLOCKS = f"{BASE_DATA_DIR}/blocks.parquet"
+BASE_DATA_SEQUENCE = f"{BASE_DATA_DIR}/sequence.npy"
+BASE_DATA_LABELS = f"{BASE_DATA_DIR}/labels.npy"
+BASE_DATA_MANIFEST = f"{BASE_DATA_DIR}/manifest.json"
+
 # train_base (one job per seed): the models folder that calling.base_model.weights may name, and
 # each seed's working folder (checkpoints, steps.jsonl, curves.png, tensorboard/)
 TRAIN_BASE_DIR = f"{RESULTS}/train_base"

@@ -122,6 +122,29 @@ class SitesSection(Section):
 
 
 @dataclass(frozen=True, kw_only=True)
+class BaseDataFractionsSection(Section):
+    train: float
+    validation: float
+    test: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class BaseDataSection(Section):
+    """base_data: training data for the base model (base_training/dataset.py)."""
+
+    enabled: bool
+    context: int
+    max_core: int
+    merge_gap: int
+    split: str  # clusters | chromosome
+    fractions: BaseDataFractionsSection
+    test_chromosomes: list[str | int]
+    validation_chromosomes: list[str | int]
+    seed: int
+    canonical_only: bool
+
+
+@dataclass(frozen=True, kw_only=True)
 class DemoSection(Section):
     seed: int
     n_genes: int
@@ -259,6 +282,7 @@ SECTION_TYPES: dict[str, type] = {
     "index_genome": IndexGenomeSection,
     "calling": CallingSection,
     "sites": SitesSection,
+    "base_data": BaseDataSection,
     "demo": DemoSection,
     "experiment": ExperimentSection,  # one item of `experiments` (sections.section_schema)
     "window": WindowSection,

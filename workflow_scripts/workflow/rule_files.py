@@ -112,6 +112,17 @@ class RuleFiles:
             inputs |= {"scores": self.scores_tables(), "genes": layout.ANNOTATION_GENES}
         return inputs
 
+    # ---- the base model's own training data (docs/base_training.md) ----
+    def genome_fasta(self) -> list[str]:
+        """The genome FASTA (`genome:`), [] without one."""
+        return [self.config["genome"]] if "genome" in self.config else []
+
+    def base_data_outputs(self) -> list[str]:
+        """base_data.enabled: its folder's files, targets of `all`."""
+        if not self.config["base_data"]["enabled"]:
+            return []
+        return [layout.BASE_DATA_BLOCKS, layout.BASE_DATA_SEQUENCE, layout.BASE_DATA_LABELS, layout.BASE_DATA_MANIFEST]
+
     # ---- site-level calls (docs/sites.md) ----
     def site_windows_outputs(self) -> list[str]:
         return [layout.run_file(layout.WINDOWS, run) for run in self.site_runs]
