@@ -71,6 +71,11 @@ TRAIN_BASE_PROVENANCE = TRAIN_BASE_MODELS + "/model_{context}nt_rs{seed}.provena
 TRAIN_BASE_CARD = TRAIN_BASE_MODELS + "/model_{context}nt_rs{seed}.card.md"
 TRAIN_BASE_RUN = TRAIN_BASE_DIR + "/runs/rs{seed}"
 
+
+def names_train_base_models(weights: object) -> bool:
+    """Whether calling.base_model.weights names train_base's models folder (built by the run)."""
+    return isinstance(weights, str) and weights.rstrip("/").removeprefix("./") == TRAIN_BASE_MODELS
+
 # summarize
 SUMMARY_DIR = f"{RESULTS}/summary"
 

@@ -28,7 +28,7 @@ def export(trainer: BaseTrainer, state: dict[str, torch.Tensor]) -> None:
         model_sha = sha256_file(tmp)
     provenance = build_provenance(trainer, model_sha)
     write_json(run.out_provenance, provenance)
-    write_text(run.out_card, model_card(provenance, section))
+    write_text(run.out_card, model_card(provenance, section, Path(run.out_provenance).name))
 
 
 def build_provenance(trainer: BaseTrainer, model_sha: str) -> dict:
@@ -46,7 +46,7 @@ def build_provenance(trainer: BaseTrainer, model_sha: str) -> dict:
             "notes": list(trainer.start.notes),
         },
         "data": data,
-        "split": {key: manifest.get(key) for key in ("split", "split_seed", "counts", "genome", "annotation")},
+        "split": {key: manifest.get(key) for key in ("split", "counts", "genome", "annotation")},
         "data_context": manifest["context"],
         "seed": run.seed,
         "world_size": trainer.ctx.world_size,
@@ -59,7 +59,7 @@ def build_provenance(trainer: BaseTrainer, model_sha: str) -> dict:
     }
 
 
-def model_card(provenance: dict, section: TrainBaseSection) -> str:
+def model_card(provenance: dict, section: TrainBaseSection, provenance_file: str) -> str:
     start = provenance["start"]
     began = "random weights (scratch)" if start["kind"] == "scratch" else f"{start['file']} ({start['kind']}, sha256 {start['sha256'][:16]}…)"
     last = provenance["last_validation"]
@@ -84,7 +84,7 @@ def model_card(provenance: dict, section: TrainBaseSection) -> str:
         "",
         "Intended use: splice-site scores on a genome of the training species or a relative; check "
         "it on held-out genes (evaluate_base) before trusting it elsewhere. Provenance in full: "
-        f"{Path(provenance['model']['file']).stem}.provenance.json.",
+        f"{provenance_file}.",
         "",
     ]
     return "\n".join(lines)

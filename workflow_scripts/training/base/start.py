@@ -1,0 +1,52 @@
+"""The train_base job's own process: check what every rank would fail on alike, write the launch
+file, then become torchrun (training/launch.py: one node in this process, several through srun)
+with one `training.base.worker` per GPU or CPU process."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import torch
+
+from workflow_scripts.config.train_base import TrainBaseSection
+from workflow_scripts.training.base.network import units_for
+from workflow_scripts.training.base.run_files import BaseRun, write_launch_file
+from workflow_scripts.training.cluster_env import (
+    apply_environment,
+    export_section,
+    preset_environment,
+    section_from_environment,
+)
+from workflow_scripts.training.console_relay import ConsoleRelay
+from workflow_scripts.training.launch import Resources, build_command, start_command
+from workflow_scripts.training.precision import check_precision
+from workflow_scripts.training.prelaunch import announce, check_writable, console_path
+
+BASE_WORKER = "workflow_scripts.training.base.worker"
+
+
+def check_section(section: TrainBaseSection, resources: Resources) -> None:
+    units_for(section.context)
+    section.check()
+    check_precision(section.strategy, section.precision, resources.gpus > 0 and torch.cuda.is_available())
+
+
+def start(run: BaseRun, section: TrainBaseSection, cluster: dict | None, args: argparse.Namespace) -> None:
+    """Never returns: torchrun (or srun) takes this process over."""
+    resources = Resources(args.gpus, args.cpu_procs, args.threads, args.nodes)
+    check_section(section, resources)
+    for folder in {run.run_dir, os.path.dirname(run.out_model) or "."}:
+        check_writable(folder)
+    cluster = cluster if cluster is not None else section_from_environment()
+    export_section(cluster)
+    applied = apply_environment(preset_environment(cluster))
+    announce(args.console_fd, f"train_base rs{run.seed}")
+    console = console_path(args.console_fd)
+    command = build_command(resources, ["--launch-file", str(run.launch_file)], cluster, BASE_WORKER)
+    if console is None or resources.nodes > 1:
+        write_launch_file(run, section, cluster)
+        start_command(command, applied)
+    with ConsoleRelay(args.console_fd) as relay:
+        write_launch_file(BaseRun(**{**vars(run), "console": relay.path}), section, cluster)
+        start_command(command, applied)
