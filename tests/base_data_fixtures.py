@@ -74,3 +74,36 @@ def write_base_data(
     }
     Path(files.manifest).write_text(json.dumps(manifest))
     return files
+
+
+def train_base_command(
+    files: BaseDataFiles, out: Path, settings: dict, procs: int = 2, seed: int = 10, init: Path | None = None
+) -> list[str]:
+    """The train_base rule's entry point (torchrun with `procs` CPU ranks) writing into `out`."""
+    import sys
+
+    from workflow_scripts.command_line import path_flags
+
+    inputs = {"blocks": files.blocks, "sequence": files.sequence, "labels": files.labels}
+    inputs |= {"data_manifest": files.manifest, "init_weights": str(init) if init else None}
+    outputs = {
+        "model": str(out / "models" / f"model_80nt_rs{seed}.pt"),
+        "provenance": str(out / "models" / f"model_80nt_rs{seed}.provenance.json"),
+        "card": str(out / "models" / f"model_80nt_rs{seed}.card.md"),
+    }
+    return [
+        sys.executable,
+        "-m",
+        "workflow_scripts.rules.train_base",
+        *path_flags(inputs, outputs),
+        "--config",
+        json.dumps({"train_base": {"context": 80, **settings}}),
+        "--run-dir",
+        str(out / "run"),
+        "--seed",
+        str(seed),
+        "--cpu-procs",
+        str(procs),
+        "--threads",
+        str(procs),
+    ]
