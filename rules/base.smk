@@ -31,3 +31,30 @@ rule base_data:
     shell:
         "python -m workflow_scripts.rules.base_data --config {params.config:q} "
         "{params.genome} {params.paths} --console-fd 3 3>&2 > {log:q} 2>&1"
+
+
+rule evaluate_base:
+    input:
+        blocks=layout.BASE_DATA_BLOCKS,
+        sequence=layout.BASE_DATA_SEQUENCE,
+        labels=layout.BASE_DATA_LABELS,
+        manifest=layout.BASE_DATA_MANIFEST,
+        weights=files.evaluate_base_weights(),
+    output:
+        metrics=layout.BASE_EVAL_METRICS,
+        plot=layout.BASE_EVAL_PLOT,
+    log:
+        "logs/evaluate_base.log",
+    benchmark:
+        "results/benchmarks/evaluate_base.tsv"
+    conda:
+        "../envs/train.yaml"
+    threads: 2
+    params:
+        code=rule_code("evaluate_base"),
+        inputs=user_input_digests(files.evaluate_base_weights()),
+        config=stage_config("evaluate_base"),
+        paths=path_args("evaluate_base"),
+    shell:
+        "python -m workflow_scripts.rules.evaluate_base --config {params.config:q} "
+        "{params.paths} --console-fd 3 3>&2 > {log:q} 2>&1"

@@ -137,6 +137,7 @@ def all_outputs():
         + files.score_shard_outputs()
         + files.base_data_outputs()
         + files.train_base_outputs()
+        + files.evaluate_base_outputs()
     )
 
 

@@ -61,6 +61,9 @@ BASE_DATA_BLOCKS = f"{BASE_DATA_DIR}/blocks.parquet"
 BASE_DATA_SEQUENCE = f"{BASE_DATA_DIR}/sequence.npy"
 BASE_DATA_LABELS = f"{BASE_DATA_DIR}/labels.npy"
 BASE_DATA_MANIFEST = f"{BASE_DATA_DIR}/manifest.json"
+BASE_EVAL_DIR = f"{RESULTS}/base_eval"
+BASE_EVAL_METRICS = f"{BASE_EVAL_DIR}/metrics.json"
+BASE_EVAL_PLOT = f"{BASE_EVAL_DIR}/metrics.png"
 
 # train_base (one job per seed): the models folder that calling.base_model.weights may name, and
 # each seed's working folder (checkpoints, steps.jsonl, curves.png, tensorboard/)

@@ -225,6 +225,7 @@ FLOORS = (
     ("config",),
     ("data",),
     ("calling",),
+    ("base_training",),
     ("models",),
     ("tokenization",),
     ("bucketing",),

@@ -53,7 +53,11 @@ def site_index(blocks: pl.DataFrame, sites: pl.DataFrame, half_context: int) -> 
             "chrom",
             "strand",
             (pl.col("position").cast(pl.Int64) - 1).alias("g"),
-            pl.when(pl.col("splice_type") == "donor").then(DONOR).otherwise(ACCEPTOR).cast(pl.Int8).alias("label"),
+            pl.when(pl.col("splice_type") == "donor")
+            .then(DONOR)
+            .otherwise(ACCEPTOR)
+            .cast(pl.Int8)
+            .alias("label"),
         )
         .sort("g")
         .join_asof(
@@ -67,7 +71,9 @@ def site_index(blocks: pl.DataFrame, sites: pl.DataFrame, half_context: int) -> 
         .filter(pl.col("block").is_not_null() & (pl.col("g") < pl.col("core_end")))
     )
     plus = pl.col("strand") == "+"
-    inside = pl.when(plus).then(pl.col("g") - pl.col("core_start")).otherwise(pl.col("core_end") - 1 - pl.col("g"))
+    inside = (
+        pl.when(plus).then(pl.col("g") - pl.col("core_start")).otherwise(pl.col("core_end") - 1 - pl.col("g"))
+    )
     return found.select("block", (pl.col("offset") + half_context + inside).alias("index"), "label")
 
 
@@ -89,7 +95,12 @@ def mask_ranges(masked: np.ndarray, start: int, end: int) -> list[tuple[int, int
 
 
 def fill_block(
-    genome: Genome, block: dict, half_context: int, masked: np.ndarray, sequence: np.ndarray, labels: np.ndarray
+    genome: Genome,
+    block: dict,
+    half_context: int,
+    masked: np.ndarray,
+    sequence: np.ndarray,
+    labels: np.ndarray,
 ) -> dict[str, int]:
     """Write one block into the flat arrays at its offset; its counts of padding and masked nt."""
     start, end = block["core_start"] - half_context, block["core_end"] + half_context

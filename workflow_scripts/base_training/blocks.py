@@ -78,7 +78,9 @@ def cut_cores(spans: pl.DataFrame, max_core: int) -> pl.DataFrame:
 
 def genes_in_cores(cores: pl.DataFrame, genes: pl.DataFrame) -> pl.DataFrame:
     """`cores` with `genes` narrowed to the genes overlapping each core (a long span cut in pieces)."""
-    spans = genes.select("gene_id", (pl.col("start").cast(pl.Int64) - 1).alias("g_start"), pl.col("end").alias("g_end"))
+    spans = genes.select(
+        "gene_id", (pl.col("start").cast(pl.Int64) - 1).alias("g_start"), pl.col("end").alias("g_end")
+    )
     exploded = (
         cores.with_row_index("core")
         .explode("genes")

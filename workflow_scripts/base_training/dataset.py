@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -24,7 +25,7 @@ FORMAT = 1
 # OpenSpliceAI's --canonical-only keeps GT-AG, GC-AG and AT-AC introns; errorseq's site table holds
 # sites, not introns, so a site is kept when its own dinucleotide is one of those ends.
 CANONICAL_ENDS = {"donor": {b"GT", b"GC", b"AT"}, "acceptor": {b"AG", b"AC"}}
-BLOCK_SCHEMA = {
+BLOCK_COLUMNS: dict[str, Any] = {
     "block": pl.Int32,
     "split": pl.String,
     "chrom": pl.String,
@@ -36,6 +37,7 @@ BLOCK_SCHEMA = {
     "genes": pl.List(pl.String),
     "cluster": pl.Int64,
 }
+BLOCK_SCHEMA = pl.Schema(BLOCK_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -60,11 +62,15 @@ class Settings:
 def canonical_sites(sites: pl.DataFrame, genome: Genome) -> pl.DataFrame:
     pairs = site_dinucleotides(sites, genome)
     text = [bytes(row) for row in pairs]
-    keep = [pair in CANONICAL_ENDS[kind] for pair, kind in zip(text, sites["splice_type"].to_list(), strict=True)]
+    keep = [
+        pair in CANONICAL_ENDS[kind] for pair, kind in zip(text, sites["splice_type"].to_list(), strict=True)
+    ]
     return sites.filter(pl.Series(keep, dtype=pl.Boolean))
 
 
-def plan_blocks(genes: pl.DataFrame, clusters: pl.DataFrame, genome: Genome, settings: Settings) -> pl.DataFrame:
+def plan_blocks(
+    genes: pl.DataFrame, clusters: pl.DataFrame, genome: Genome, settings: Settings
+) -> pl.DataFrame:
     """The blocks (BLOCK_SCHEMA), in genome order, with their split and offsets."""
     spans = merged_spans(genes, settings.merge_gap)
     if settings.split == "chromosome":
@@ -82,12 +88,16 @@ def plan_blocks(genes: pl.DataFrame, clusters: pl.DataFrame, genome: Genome, set
     )
     lengths = (cores["core_end"] - cores["core_start"] + 2 * settings.half_context).to_numpy()
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    return cores.with_columns(
-        pl.int_range(pl.len()).alias("block"),
-        pl.Series("offset", offsets),
-        pl.Series("length", lengths),
-        pl.col("genes").fill_null([]),
-    ).select(list(BLOCK_SCHEMA)).cast(BLOCK_SCHEMA)
+    return (
+        cores.with_columns(
+            pl.int_range(pl.len()).alias("block"),
+            pl.Series("offset", offsets),
+            pl.Series("length", lengths),
+            pl.col("genes").fill_null([]),
+        )
+        .select(list(BLOCK_SCHEMA))
+        .cast(BLOCK_SCHEMA)
+    )
 
 
 def write_arrays(
@@ -141,7 +151,9 @@ def split_counts(blocks: pl.DataFrame, labels: np.ndarray) -> dict[str, dict[str
     return counts
 
 
-def layouts(blocks: pl.DataFrame, genes: pl.DataFrame, settings: Settings, padding_nt: int) -> dict[str, dict]:
+def layouts(
+    blocks: pl.DataFrame, genes: pl.DataFrame, settings: Settings, padding_nt: int
+) -> dict[str, dict]:
     """errorseq's blocks and OpenSpliceAI's windows on the same genes (layout_stats.py)."""
     cores = (blocks["core_end"] - blocks["core_start"]).to_numpy()
     gene_lengths = (genes["end"] - genes["start"] + 1).to_numpy()
@@ -177,7 +189,7 @@ def open_base_data(blocks: str | Path, sequence: str | Path, labels: str | Path)
         raise InputError(blocks, f"column '{missing[0]}'", "missing; not a base_data blocks.parquet")
     seq = np.load(sequence, mmap_mode="r")
     lab = np.load(labels, mmap_mode="r")
-    end = int((table["offset"] + table["length"]).max() or 0)
+    end = int((table["offset"] + table["length"]).max() or 0)  # type: ignore[arg-type]
     for path, array in ((sequence, seq), (labels, lab)):
         if array.ndim != 1 or array.shape[0] != end:
             raise InputError(path, "length", f"{array.shape} does not match blocks.parquet (ends at {end:,})")

@@ -43,7 +43,9 @@ def osai_layout(lengths: np.ndarray, context: int = OSAI_CL_MAX) -> dict[str, fl
     return summary(input_nt, int(lengths.sum()), input_nt - real, int(windows.sum()), len(lengths))
 
 
-def errorseq_layout(core_lengths: np.ndarray, half_context: int, padding_nt: int, genes: int) -> dict[str, float]:
+def errorseq_layout(
+    core_lengths: np.ndarray, half_context: int, padding_nt: int, genes: int
+) -> dict[str, float]:
     """errorseq's blocks of `core_lengths` nt, each read with `half_context` nt each side."""
     core_lengths = np.asarray(core_lengths, dtype=np.int64)
     input_nt = int(core_lengths.sum()) + 2 * half_context * len(core_lengths)
@@ -64,7 +66,9 @@ def summary(input_nt: int, labelled_nt: int, padding_nt: int, pieces: int, genes
 
 def layout_table(errorseq: dict, osai: dict) -> list[str]:
     """The two layouts as aligned text rows (the benchmark's and the log's table)."""
-    rows = [("layout", "genes", "pieces", "input nt", "labelled nt", "input/labelled", "padding nt", "padding")]
+    rows = [
+        ("layout", "genes", "pieces", "input nt", "labelled nt", "input/labelled", "padding nt", "padding")
+    ]
     for name, stats in (("errorseq blocks", errorseq), ("OpenSpliceAI windows", osai)):
         rows.append(
             (

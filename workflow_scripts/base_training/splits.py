@@ -53,7 +53,8 @@ def cut_units(weights: np.ndarray, fractions: dict[str, float], seed: int) -> np
     share = np.cumsum(weights[order]) / max(weights.sum(), 1)
     before = np.concatenate([[0.0], share[:-1]])
     test, validation = fractions["test"], fractions["validation"]
-    chosen = np.where(before < test, 2, np.where(before < test + validation, 1, 0))
+    eps = 1e-9  # 0.1 + 0.2 summed in floats is a hair above 0.3
+    chosen = np.where(before < test - eps, 2, np.where(before < test + validation - eps, 1, 0))
     if n >= 3:  # a split asked for is never empty
         for index, wanted in ((2, test), (1, validation), (0, fractions["train"])):
             if wanted > 0 and not (chosen == index).any():
@@ -67,7 +68,9 @@ def cut_units(weights: np.ndarray, fractions: dict[str, float], seed: int) -> np
 def check_fractions(fractions: dict[str, float]) -> None:
     total = sum(fractions[name] for name in SPLITS)
     if abs(total - 1) > 1e-6:
-        raise InputError("config", "base_data.fractions", f"train + validation + test must be 1 (got {total:g})")
+        raise InputError(
+            "config", "base_data.fractions", f"train + validation + test must be 1 (got {total:g})"
+        )
 
 
 def cluster_splits(
@@ -84,13 +87,19 @@ def chromosome_splits(
     spans: pl.DataFrame, test: list, validation: list, chromosomes: list[str]
 ) -> np.ndarray:
     """Per span: its split index by chromosome."""
-    named = {"base_data.test_chromosomes": [str(c) for c in test], "base_data.validation_chromosomes": [str(c) for c in validation]}
+    named = {
+        "base_data.test_chromosomes": [str(c) for c in test],
+        "base_data.validation_chromosomes": [str(c) for c in validation],
+    }
+    known = ", ".join(chromosomes[:5]) + (", ..." if len(chromosomes) > 5 else "")
     for key, names in named.items():
         for name in names:
             if name not in chromosomes:
-                raise InputError("config", key, f"chromosome '{name}' not in the genome ({', '.join(chromosomes[:5])}...)")
+                raise InputError("config", key, f"chromosome '{name}' not in the genome ({known})")
     if not named["base_data.test_chromosomes"]:
-        raise InputError("config", "base_data.test_chromosomes", "base_data.split chromosome needs at least one")
+        raise InputError(
+            "config", "base_data.test_chromosomes", "base_data.split chromosome needs at least one"
+        )
     chrom = spans["chrom"]
     return np.where(
         chrom.is_in(named["base_data.test_chromosomes"]).to_numpy(),

@@ -145,6 +145,17 @@ class BaseDataSection(Section):
 
 
 @dataclass(frozen=True, kw_only=True)
+class EvaluateBaseSection(Section):
+    """evaluate_base: base models on base_data's test blocks (base_training/evaluate.py)."""
+
+    models: list[str]  # folders of .pt files; the rule passes their files as inputs, not through --config
+    device: str  # auto | cpu | cuda
+    max_blocks: int | None
+    bootstrap_replicates: int
+    seed: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class DemoSection(Section):
     seed: int
     n_genes: int
@@ -283,6 +294,7 @@ SECTION_TYPES: dict[str, type] = {
     "calling": CallingSection,
     "sites": SitesSection,
     "base_data": BaseDataSection,
+    "evaluate_base": EvaluateBaseSection,
     "demo": DemoSection,
     "experiment": ExperimentSection,  # one item of `experiments` (sections.section_schema)
     "window": WindowSection,

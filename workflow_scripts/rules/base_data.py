@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     write_blocks(blocks, paths.out_blocks)
     data = open_base_data(paths.out_blocks, paths.out_sequence, paths.out_labels)
     stats = layouts(blocks, genes, settings, counts["padding_nt"] + counts["masked_nt"])
-    manifest = {
+    manifest: dict[str, Any] = {
         "format": FORMAT,
         "context": settings.context,
         "half_context": settings.half_context,
@@ -95,14 +96,19 @@ def main(argv: list[str] | None = None) -> None:
             "validation_chromosomes": settings.validation_chromosomes,
         },
         "counts": split_counts(blocks, data.labels),
-        "sites": {**{k: v for k, v in counts.items() if k.startswith("sites")}, "non_canonical_dropped": dropped},
+        "sites": {
+            **{k: v for k, v in counts.items() if k.startswith("sites")},
+            "non_canonical_dropped": dropped,
+        },
         "padding_nt": counts["padding_nt"],
         "masked_nt": counts["masked_nt"],
         "layout": stats,
     }
     write_json(paths.out_manifest, manifest)
     print_layouts(stats)
-    per_split = ", ".join(f"{name} {c['blocks']:,} blocks / {c['genes']:,} genes" for name, c in manifest["counts"].items())
+    per_split = ", ".join(
+        f"{name} {c['blocks']:,} blocks / {c['genes']:,} genes" for name, c in manifest["counts"].items()
+    )
     line = (
         f"base_data: {blocks.height:,} blocks ({per_split}); {stats['errorseq']['input_per_labelled']:.2f} input nt "
         f"per labelled nt (OpenSpliceAI's windows {stats['openspliceai']['input_per_labelled']:.2f}); "

@@ -124,7 +124,27 @@ class RuleFiles:
         """base_data.enabled: its folder's files, targets of `all`."""
         if not self.config["base_data"]["enabled"]:
             return []
-        return [layout.BASE_DATA_BLOCKS, layout.BASE_DATA_SEQUENCE, layout.BASE_DATA_LABELS, layout.BASE_DATA_MANIFEST]
+        return [
+            layout.BASE_DATA_BLOCKS,
+            layout.BASE_DATA_SEQUENCE,
+            layout.BASE_DATA_LABELS,
+            layout.BASE_DATA_MANIFEST,
+        ]
+
+    def base_model_folders(self) -> list[str]:
+        """evaluate_base.models: the folders of the base models to compare ([] = off)."""
+        return list(self.config["evaluate_base"]["models"])
+
+    def evaluate_base_weights(self) -> list[str]:
+        """Every .pt file of evaluate_base.models' folders, folder by folder: the rule's inputs."""
+        files = []
+        for folder in self.base_model_folders():
+            files += [str(path) for path in weight_files(folder)]
+        return files
+
+    def evaluate_base_outputs(self) -> list[str]:
+        """evaluate_base.models not empty: its metrics and figure, targets of `all`."""
+        return [layout.BASE_EVAL_METRICS, layout.BASE_EVAL_PLOT] if self.base_model_folders() else []
 
     def train_base_models(self) -> list[str]:
         """train_base's model files, one per seed (train_base.seeds)."""

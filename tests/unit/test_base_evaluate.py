@@ -1,0 +1,79 @@
+"""evaluate_base's library (base_training/evaluate.py): each test block scored by a folder of
+OpenSpliceAI checkpoints (errorseq's network, compared here with OpenSpliceAI's own class), a model of
+a smaller context cropping the block's flanks, the metrics of every model and the differences from
+the first with gene-cluster intervals. In Snakemake with OpenSpliceAI's published weights:
+tests/workflow/test_base_data_workflow.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from tests.unit.test_base_data import build, planted_genome
+from tests.unit.test_openspliceai import reference_model, write_checkpoint
+from workflow_scripts.base_training.evaluate import (
+    ONE_HOT,
+    block_probabilities,
+    evaluate,
+    load_models,
+    score_test_blocks,
+)
+from workflow_scripts.errors import InputError
+
+ALL_TEST = {"train": 0.0, "validation": 0.0, "test": 1.0}
+
+
+def checkpoints(tmp_path, folder: str, seeds: list[int]) -> list:
+    (tmp_path / folder).mkdir()
+    return [write_checkpoint(tmp_path / folder / f"model_80nt_rs{seed}.pt", seed=seed) for seed in seeds]
+
+
+def test_a_folder_is_one_model_scored_as_openspliceais_own_class_on_the_cropped_block(tmp_path):
+    genome, genes, sites = planted_genome()
+    data, _ = build(tmp_path, genome, genes, sites, context=400, fractions=ALL_TEST)
+    files = checkpoints(tmp_path, "start", [1, 2])
+    (model,) = load_models(files, torch.device("cpu"))
+    assert model.name == "start" and model.context == 80 and len(model.networks) == 2
+    codes, _ = data.block(0)
+    ours = block_probabilities(model, np.asarray(codes), 200, torch.device("cpu"))
+    window = np.asarray(codes)[160:-160]  # 40 nt of the 200-nt flanks each side
+    x = torch.from_numpy(ONE_HOT[window].T.copy())[None]
+    with torch.no_grad():
+        theirs = sum(reference_model(4, seed=seed)(x)[0] for seed in (1, 2)) / 2
+    assert ours.shape == (data.blocks["core_end"][0] - data.blocks["core_start"][0], 3)
+    np.testing.assert_allclose(ours, theirs.T.numpy(), atol=1e-5)
+
+
+def test_every_model_is_reported_and_compared_with_the_first(tmp_path):
+    genome, genes, sites = planted_genome()
+    data, _ = build(tmp_path, genome, genes, sites, context=80, fractions=ALL_TEST)
+    files = (
+        checkpoints(tmp_path, "start", [1])
+        + checkpoints(tmp_path, "trained", [2])
+        + checkpoints(tmp_path, "same", [1])
+    )
+    models = load_models(files, torch.device("cpu"))
+    assert [m.name for m in models] == ["start", "trained", "same"]
+    scored = score_test_blocks(data, 40, models, torch.device("cpu"), None, None)
+    assert scored.labels.size == int((data.blocks["core_end"] - data.blocks["core_start"]).sum())
+    assert sorted(np.unique(scored.labels).tolist()) == [0, 1, 2]
+    report = evaluate(scored, models, replicates=20, seed=0)
+    assert set(report["models"]) == {"start", "trained", "same"} and report["reference"] == "start"
+    assert report["models"]["start"]["donor"]["sites"] == 2 and report["units"] == 2
+    same = report["against_reference"]["same"]["donor_auprc"]
+    assert same == {"difference": 0.0, "low": 0.0, "high": 0.0}
+    other = report["against_reference"]["trained"]["acceptor_auprc"]
+    assert other["low"] <= other["high"]
+
+
+def test_a_model_wider_than_the_blocks_context_is_one_line_error(tmp_path):
+    genome, genes, sites = planted_genome()
+    data, _ = build(tmp_path, genome, genes, sites, context=80, fractions=ALL_TEST)
+    (tmp_path / "wide").mkdir()
+    wide = write_checkpoint(tmp_path / "wide" / "model_400nt_rs1.pt", units=8)
+    models = load_models([wide], torch.device("cpu"))
+    with pytest.raises(InputError, match="400 nt needs base_data.context >= 400"):
+        score_test_blocks(data, 40, models, torch.device("cpu"), None, None)
+    with pytest.raises(InputError, match=r"an OpenSpliceAI state dict \(.pt\) is needed"):
+        load_models([tmp_path / "wide" / "model.h5"], torch.device("cpu"))

@@ -1,0 +1,39 @@
+"""evaluate_base's figure: per site type, each model's top-k accuracies and AUPRC side by side."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+from matplotlib.figure import Figure  # noqa: E402
+
+from workflow_scripts.base_training.metrics import CHANNELS, TOP_K  # noqa: E402
+from workflow_scripts.io_utils import atomic_path  # noqa: E402
+
+
+def metrics_figure(report: dict) -> Figure:
+    figure = Figure(figsize=(11, 4.2), layout="constrained")
+    axes = figure.subplots(1, len(CHANNELS), sharey=True)
+    names = list(report["models"])
+    columns = [f"top-{k:g}" for k in TOP_K] + ["AUPRC"]
+    width = 0.8 / max(len(names), 1)
+    for ax, site in zip(axes, CHANNELS, strict=True):
+        for i, name in enumerate(names):
+            values = report["models"][name][site]
+            heights = [values["top_k"][str(k)] for k in TOP_K] + [values["auprc"]]
+            positions = [c + (i - (len(names) - 1) / 2) * width for c in range(len(columns))]
+            ax.bar(positions, heights, width, label=name)
+        ax.set_xticks(range(len(columns)), columns)
+        ax.set_ylim(0, 1)
+        sites = report["models"][names[0]][site]["sites"]
+        ax.set_title(f"{site}s ({sites:,} in {report['positions']:,} test nt)")
+    axes[0].set_ylabel("top-k accuracy (k x true sites) / AUPRC")
+    axes[-1].legend(loc="lower right", fontsize=8)
+    figure.suptitle(f"base models on base_data's held-out test blocks ({report['units']:,} gene clusters)")
+    return figure
+
+
+def save_metrics_figure(report: dict, path) -> None:
+    figure = metrics_figure(report)
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png", dpi=120)
