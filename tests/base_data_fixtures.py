@@ -30,7 +30,9 @@ def write_base_data(
         label = np.zeros(length, dtype=np.int8)
         label[:half] = -1
         label[length - half :] = -1
-        for position in rng.choice(np.arange(half + 5, length - half - 5), size=max(2, core_length // 120), replace=False):
+        for position in rng.choice(
+            np.arange(half + 5, length - half - 5), size=max(2, core_length // 120), replace=False
+        ):
             if rng.random() < 0.5:  # donor: last exon base, then GT
                 bases[position + 1], bases[position + 2] = CODES["G"], CODES["T"]
                 label[position] = 2
@@ -57,7 +59,10 @@ def write_base_data(
         offset += length
     folder.mkdir(parents=True, exist_ok=True)
     files = BaseDataFiles(
-        str(folder / "blocks.parquet"), str(folder / "sequence.npy"), str(folder / "labels.npy"), str(folder / "manifest.json")
+        str(folder / "blocks.parquet"),
+        str(folder / "sequence.npy"),
+        str(folder / "labels.npy"),
+        str(folder / "manifest.json"),
     )
     table = pl.DataFrame(rows).with_columns(pl.col("block").cast(pl.Int32), pl.col("cluster").cast(pl.Int64))
     table.write_parquet(files.blocks)
@@ -84,7 +89,7 @@ def train_base_command(
 
     from workflow_scripts.command_line import path_flags
 
-    inputs = {"blocks": files.blocks, "sequence": files.sequence, "labels": files.labels}
+    inputs: dict[str, str | None] = {"blocks": files.blocks, "sequence": files.sequence, "labels": files.labels}
     inputs |= {"data_manifest": files.manifest, "init_weights": str(init) if init else None}
     outputs = {
         "model": str(out / "models" / f"model_80nt_rs{seed}.pt"),

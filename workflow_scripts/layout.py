@@ -79,6 +79,7 @@ def names_train_base_models(weights: object) -> bool:
     """Whether calling.base_model.weights names train_base's models folder (built by the run)."""
     return isinstance(weights, str) and weights.rstrip("/").removeprefix("./") == TRAIN_BASE_MODELS
 
+
 # summarize
 SUMMARY_DIR = f"{RESULTS}/summary"
 

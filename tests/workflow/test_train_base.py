@@ -34,7 +34,9 @@ MODEL = "models/model_80nt_rs10.pt"
 
 
 def run(command):
-    return subprocess.run(command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=HANG_GUARD_S)
+    return subprocess.run(
+        command, cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=HANG_GUARD_S
+    )
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +77,12 @@ def test_openspliceai_loads_the_output_and_scores_as_errorseq(data, uninterrupte
     with torch.no_grad():
         torch.testing.assert_close(ours(x), theirs(x), rtol=0, atol=1e-6)
     provenance = json.loads((out / "models/model_80nt_rs10.provenance.json").read_text())
-    assert provenance["start"] == {"kind": "openspliceai", "file": "start.pt", "sha256": sha256_file(start), "notes": []}
+    assert provenance["start"] == {
+        "kind": "openspliceai",
+        "file": "start.pt",
+        "sha256": sha256_file(start),
+        "notes": [],
+    }
     assert provenance["data"]["labels"]["sha256"] == sha256_file(files.labels)
     assert provenance["model"]["sha256"] == sha256_file(out / MODEL) and provenance["seed"] == 10
     assert provenance["split"]["split"] == {"rule": "clusters", "seed": 0} and provenance["epochs_done"] == 4
@@ -83,7 +90,9 @@ def test_openspliceai_loads_the_output_and_scores_as_errorseq(data, uninterrupte
     assert "model_80nt_rs10.pt" in (out / "models/model_80nt_rs10.card.md").read_text()
     records = [json.loads(line) for line in (out / "run/steps.jsonl").read_text().splitlines()]
     val = [r for r in records if r["kind"] == "val"]
-    assert [r["epoch"] for r in val] == [1, 2, 3, 4] and all(r["labelled_nt_per_s"] > 0 for r in records if r["kind"] == "train")
+    assert [r["epoch"] for r in val] == [1, 2, 3, 4] and all(
+        r["labelled_nt_per_s"] > 0 for r in records if r["kind"] == "train"
+    )
     assert val[-1]["val_loss"] < val[0]["val_loss"]
     assert (out / "run/curves.png").stat().st_size > 10_000
 
@@ -91,7 +100,15 @@ def test_openspliceai_loads_the_output_and_scores_as_errorseq(data, uninterrupte
 def test_a_killed_run_resumes_to_the_uninterrupted_weights(data, uninterrupted, tmp_path):
     files, start = data
     command = train_base_command(files, tmp_path, SETTINGS, init=start)
-    process = subprocess.Popen(command, cwd=ROOT, env=subprocess_env(), start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=subprocess_env(),
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     pointer = tmp_path / "run/checkpoints/latest"
     deadline = time.monotonic() + HANG_GUARD_S
     while not pointer.exists() or pointer.read_text().strip() < "step-00000004":
@@ -111,7 +128,9 @@ def test_a_killed_run_resumes_to_the_uninterrupted_weights(data, uninterrupted, 
 
 def test_two_ddp_ranks_train_what_one_rank_trains_on_the_same_global_batch(data, uninterrupted, tmp_path):
     files, start = data
-    result = run(train_base_command(files, tmp_path, {**SETTINGS, "grad_accumulation": 2}, procs=1, init=start))
+    result = run(
+        train_base_command(files, tmp_path, {**SETTINGS, "grad_accumulation": 2}, procs=1, init=start)
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     one, two = parameters(tmp_path / MODEL), parameters(uninterrupted[0] / MODEL)
     for key, value in two.items():
@@ -126,7 +145,11 @@ def parameters_of_start(path) -> dict[str, torch.Tensor]:
 def test_a_frozen_unit_is_unchanged_and_l2sp_pulls_toward_the_start(data, uninterrupted, tmp_path):
     files, start = data
     begin = parameters_of_start(start)
-    frozen_run = run(train_base_command(files, tmp_path / "frozen", {**SETTINGS, "epochs": 2, "trainable_units": [1]}, init=start))
+    frozen_run = run(
+        train_base_command(
+            files, tmp_path / "frozen", {**SETTINGS, "epochs": 2, "trainable_units": [1]}, init=start
+        )
+    )
     assert frozen_run.returncode == 0, frozen_run.stderr[-3000:]
     frozen = torch.load(tmp_path / "frozen" / MODEL, weights_only=True)
     kept = ("initial_conv.", "initial_skip.", "residual_units.0.", "residual_units.1.", "residual_units.2.")

@@ -29,14 +29,18 @@ def test_train_base_trains_one_model_per_seed_and_score_base_model_reads_the_fol
     again = snakemake(tmp_path, *models, "--configfile", str(config), str(trained))
     assert "Nothing to be done" in again.stdout + again.stderr
 
-    scored = write_config(tmp_path, "scored.yaml", {"calling": {"base_model": {"weights": layout.TRAIN_BASE_MODELS}}})
+    scored = write_config(
+        tmp_path, "scored.yaml", {"calling": {"base_model": {"weights": layout.TRAIN_BASE_MODELS}}}
+    )
     files = ("--configfile", str(config), str(trained), str(scored))
     graph = snakemake(tmp_path, "--rulegraph", *files, cores=None)
     assert graph.returncode == 0, graph.stderr[-3000:]
     assert ("train_base", "score_base_model") in rulegraph_edges(graph.stdout)
     shard = layout.SCORE_SHARD.format(shard=1, shards=1)
     plan = snakemake(tmp_path, "-n", shard, *files)
-    assert planned_rules(plan.stdout) >= {"score_base_model"} and "train_base" not in planned_rules(plan.stdout)
+    assert planned_rules(plan.stdout) >= {"score_base_model"} and "train_base" not in planned_rules(
+        plan.stdout
+    )
     scores = snakemake(tmp_path, shard, *files)
     assert scores.returncode == 0, scores.stderr[-3000:]
     log = (tmp_path / "logs/score_base_model/1-of-1.log").read_text()

@@ -47,7 +47,8 @@ class TrainBaseSection:
         unknown = sorted(set(completed) - {f.name for f in dataclasses.fields(cls)})
         if unknown:
             raise TypeError(f"TrainBaseSection has no field {unknown[0]!r}: is the schema's key new?")
-        return cls(**{f.name: completed.get(f.name) for f in dataclasses.fields(cls)})
+        values: dict[str, Any] = {f.name: completed.get(f.name) for f in dataclasses.fields(cls)}
+        return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -64,7 +65,7 @@ class TrainBaseSection:
     def freezes(self) -> bool:
         return any(entry != ALL for entry in self.trainable_units)
 
-    def check(self, strategy_needs: str = "") -> None:
+    def check(self) -> None:
         """What the schema cannot say: the schedule's strings, the strategies that freeze and pull."""
         for entry in self.trainable_units:
             if isinstance(entry, str) and entry != ALL:

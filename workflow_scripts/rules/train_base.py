@@ -14,6 +14,7 @@ from workflow_scripts.errors import run_cli
 from workflow_scripts.training.base.blocks import BaseDataFiles
 from workflow_scripts.training.base.run_files import BaseRun
 from workflow_scripts.training.base.start import start
+from workflow_scripts.training.launch import Resources
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -29,7 +30,8 @@ def main(argv: list[str] | None = None) -> None:
         out_card=paths.out_card,
         run_dir=paths.run_dir,
     )
-    start(run, section, cluster, paths)
+    resources = Resources(paths.gpus, paths.cpu_procs, paths.threads, paths.nodes)
+    start(run, section, cluster, resources, paths.console_fd)
 
 
 if __name__ == "__main__":

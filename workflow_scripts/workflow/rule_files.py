@@ -149,7 +149,9 @@ class RuleFiles:
     def train_base_models(self) -> list[str]:
         """train_base's model files, one per seed (train_base.seeds)."""
         section = self.config["train_base"]
-        return [layout.TRAIN_BASE_MODEL.format(context=section["context"], seed=seed) for seed in section["seeds"]]
+        return [
+            layout.TRAIN_BASE_MODEL.format(context=section["context"], seed=seed) for seed in section["seeds"]
+        ]
 
     def train_base_outputs(self) -> list[str]:
         """train_base.enabled: every seed's model, provenance and card, targets of `all`."""
@@ -157,7 +159,9 @@ class RuleFiles:
         if not section["enabled"]:
             return []
         patterns = (layout.TRAIN_BASE_MODEL, layout.TRAIN_BASE_PROVENANCE, layout.TRAIN_BASE_CARD)
-        return [p.format(context=section["context"], seed=seed) for seed in section["seeds"] for p in patterns]
+        return [
+            p.format(context=section["context"], seed=seed) for seed in section["seeds"] for p in patterns
+        ]
 
     def train_base_init(self) -> list[str]:
         """train_base.init_weights (the job's --init-weights input), [] from scratch."""

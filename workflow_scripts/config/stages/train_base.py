@@ -41,7 +41,11 @@ STAGE = Stage(
         Input("sequence", "sequence.npy (base_data)"),
         Input("labels", "labels.npy (base_data)"),
         Input("data_manifest", "manifest.json (base_data)"),
-        Input("init_weights", "the start: an OpenSpliceAI .pt or SpliceAI .h5 (train_base.init_weights)", required=False),
+        Input(
+            "init_weights",
+            "the start: an OpenSpliceAI .pt or SpliceAI .h5 (train_base.init_weights)",
+            required=False,
+        ),
     ),
     outputs=(
         Output("model", "model_<context>nt_rs<seed>.pt: the state dict in OpenSpliceAI's format"),
@@ -52,7 +56,9 @@ STAGE = Stage(
     optional_config=("cluster",),
     options=(
         Option("seed", "the model's seed (the {seed} wildcard)", type=int, required=True),
-        Option("run_dir", "the run's folder: checkpoints, steps.jsonl, curves.png, tensorboard", required=True),
+        Option(
+            "run_dir", "the run's folder: checkpoints, steps.jsonl, curves.png, tensorboard", required=True
+        ),
         CONSOLE,
         Option("gpus", "GPUs given to this job (resources.gpu)", type=int, default=0),
         Option("cpu_procs", "processes when there is no GPU (resources.cpu_procs)", type=int, default=2),

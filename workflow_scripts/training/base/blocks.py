@@ -91,7 +91,9 @@ def load_blocks(files: BaseDataFiles, split: str, context: int) -> Blocks:
     data_context = int(read_manifest(files)["context"])
     if context > data_context or (data_context - context) % 2:
         raise InputError(
-            files.manifest, "context", f"the data carry {data_context} nt of context; a {context}-nt model needs more"
+            files.manifest,
+            "context",
+            f"the data carry {data_context} nt of context; a {context}-nt model needs more",
         )
     table = pl.read_parquet(files.blocks)
     missing = [column for column in BLOCK_COLUMNS if column not in table.columns]
@@ -101,7 +103,9 @@ def load_blocks(files: BaseDataFiles, split: str, context: int) -> Blocks:
     sequence = np.load(files.sequence, mmap_mode="r")
     labels = np.load(files.labels, mmap_mode="r")
     if sequence.dtype != np.uint8 or labels.dtype != np.int8 or sequence.shape != labels.shape:
-        raise InputError(files.sequence, "dtype", "sequence.npy uint8 and labels.npy int8 of one length expected")
+        raise InputError(
+            files.sequence, "dtype", "sequence.npy uint8 and labels.npy int8 of one length expected"
+        )
     crop = (data_context - context) // 2
     offsets = table["offset"].to_numpy().astype(np.int64)
     lengths = table["length"].to_numpy().astype(np.int64)

@@ -35,7 +35,9 @@ class CurveLog:
             purge = None if resumed_at is None else resumed_at + 1
             self.writer = SummaryWriter(str(run.tensorboard_dir), purge_step=purge)
         elif tensorboard:
-            self.say("TensorBoard skipped: the tensorboard package is not installed (curves in steps.jsonl, curves.png)")
+            self.say(
+                "TensorBoard skipped: the tensorboard package is not installed (curves in steps.jsonl, curves.png)"
+            )
 
     def keep_until(self, step: int | None) -> None:
         """A fresh log, or on resume the records up to the checkpoint's step."""
@@ -78,9 +80,7 @@ class CurveLog:
         if not self.enabled:
             return
         self.write({"kind": "val", **record})
-        shown = ", ".join(
-            f"{key} {value:.4f}" for key, value in record.items() if isinstance(value, float)
-        )
+        shown = ", ".join(f"{key} {value:.4f}" for key, value in record.items() if isinstance(value, float))
         self.say(f"validation after epoch {record['epoch']}: {shown}")
 
     def close(self) -> None:

@@ -34,7 +34,9 @@ def export(trainer: BaseTrainer, state: dict[str, torch.Tensor]) -> None:
 def build_provenance(trainer: BaseTrainer, model_sha: str) -> dict:
     run, section = trainer.run, trainer.section
     manifest = read_manifest(run.data)
-    data = {name: {"file": Path(path).name, "sha256": sha256_file(path)} for name, path in vars(run.data).items()}
+    data = {
+        name: {"file": Path(path).name, "sha256": sha256_file(path)} for name, path in vars(run.data).items()
+    }
     last = trainer.position.history[-1] if trainer.position.history else {}
     return {
         "format": PROVENANCE_FORMAT,
@@ -53,7 +55,11 @@ def build_provenance(trainer: BaseTrainer, model_sha: str) -> dict:
         "strategy": trainer.engine.describe(),
         "optimizer_steps": trainer.position.step,
         "epochs_done": trainer.position.epoch,
-        "train_base": {key: value for key, value in section.to_dict().items() if key not in ("init_weights", "seeds", "enabled")},
+        "train_base": {
+            key: value
+            for key, value in section.to_dict().items()
+            if key not in ("init_weights", "seeds", "enabled")
+        },
         "validation": trainer.position.history,
         "last_validation": last,
     }
@@ -61,11 +67,18 @@ def build_provenance(trainer: BaseTrainer, model_sha: str) -> dict:
 
 def model_card(provenance: dict, section: TrainBaseSection, provenance_file: str) -> str:
     start = provenance["start"]
-    began = "random weights (scratch)" if start["kind"] == "scratch" else f"{start['file']} ({start['kind']}, sha256 {start['sha256'][:16]}…)"
+    began = (
+        "random weights (scratch)"
+        if start["kind"] == "scratch"
+        else f"{start['file']} ({start['kind']}, sha256 {start['sha256'][:16]}…)"
+    )
     last = provenance["last_validation"]
-    scores = ", ".join(
-        f"{key} {value:.4f}" for key, value in last.items() if isinstance(value, float) and key != "epoch"
-    ) or "no validation blocks"
+    scores = (
+        ", ".join(
+            f"{key} {value:.4f}" for key, value in last.items() if isinstance(value, float) and key != "epoch"
+        )
+        or "no validation blocks"
+    )
     lines = [
         f"# {provenance['model']['file']}",
         "",

@@ -13,7 +13,13 @@ import torch
 
 from workflow_scripts.config.train_base import TrainBaseSection
 from workflow_scripts.source_digest import rule_code_digest
-from workflow_scripts.training.base.blocks import Blocks, budget_batches, epoch_order, load_blocks, padding_share
+from workflow_scripts.training.base.blocks import (
+    Blocks,
+    budget_batches,
+    epoch_order,
+    load_blocks,
+    padding_share,
+)
 from workflow_scripts.training.base.curves import CurveLog
 from workflow_scripts.training.base.network import BaseNetwork, Start, build_network
 from workflow_scripts.training.base.objective import L2SP, position_loss, validate
@@ -71,8 +77,12 @@ class BaseTrainer:
         data = vars(self.run.data)
         inputs = {**data, "init_weights": self.run.init_weights}
         return run_signature(
-            self.section.to_dict(), {"context": self.section.context}, self.ctx.world_size, inputs,
-            code=rule_code_digest(RULE), seed=self.run.seed,
+            self.section.to_dict(),
+            {"context": self.section.context},
+            self.ctx.world_size,
+            inputs,
+            code=rule_code_digest(RULE),
+            seed=self.run.seed,
         )
 
     def describe(self) -> str:
@@ -143,9 +153,13 @@ class BaseTrainer:
 
     def log(self, window: Window) -> None:
         seconds = max(time.monotonic() - window.start, 1e-9)
-        loss, labelled, inputs = self.ctx.all_reduce_sum([window.loss, float(window.labelled), float(window.inputs)])
+        loss, labelled, inputs = self.ctx.all_reduce_sum(
+            [window.loss, float(window.labelled), float(window.inputs)]
+        )
         if not math.isfinite(loss):
-            raise FloatingPointError(f"loss is {loss} at step {self.position.step}; lower train_base.lr or use fp32")
+            raise FloatingPointError(
+                f"loss is {loss} at step {self.position.step}; lower train_base.lr or use fp32"
+            )
         self.curves.train(
             {
                 "epoch": self.position.epoch + 1,
@@ -161,10 +175,18 @@ class BaseTrainer:
         )
 
     def after_epoch(self) -> None:
-        result = validate(
-            self.engine.eval_model(), self.val_blocks, self.ctx, self.section.token_budget,
-            self.section.val_max_blocks, self.engine.autocast,
-        ) if len(self.val_blocks) else {}
+        result = (
+            validate(
+                self.engine.eval_model(),
+                self.val_blocks,
+                self.ctx,
+                self.section.token_budget,
+                self.section.val_max_blocks,
+                self.engine.autocast,
+            )
+            if len(self.val_blocks)
+            else {}
+        )
         self.network.train()
         record = {"epoch": self.position.epoch, "step": self.position.step, **result}
         self.position.history.append(record)
@@ -188,7 +210,10 @@ class BaseTrainer:
         self.position = Position(**state["position"])
         restore_rng(state["rng_per_rank"][self.ctx.rank])
         if self.ctx.is_main:
-            print(f"resuming from step {self.position.step} (epoch {self.position.epoch + 1}; {state['path']})", flush=True)
+            print(
+                f"resuming from step {self.position.step} (epoch {self.position.epoch + 1}; {state['path']})",
+                flush=True,
+            )
         return True
 
     def maybe_stop(self) -> None:

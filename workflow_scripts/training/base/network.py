@@ -187,7 +187,9 @@ def keras_state_dict(path: Path, leak_note: bool = True) -> tuple[dict[str, torc
         for conv in wide[2 * index : 2 * index + 2]:
             found = (conv.config["kernel_size"][0], conv.config["dilation_rate"][0])
             if found != (width, dilation):
-                raise InputError(path, conv.name, f"kernel/dilation {found}, SpliceAI has {(width, dilation)}")
+                raise InputError(
+                    path, conv.name, f"kernel/dilation {found}, SpliceAI has {(width, dilation)}"
+                )
     state: dict[str, torch.Tensor] = {}
     put_conv(state, "initial_conv", stem)
     put_conv(state, "initial_skip.conv", skips[0])

@@ -95,8 +95,10 @@ def validate(
     module.train(was_training)
     total_loss, total_count = ctx.all_reduce_sum([loss_sum, float(count)])
     gathered = ctx.gather_objects(
-        (np.concatenate(probabilities) if probabilities else np.zeros((0, 3), np.float32),
-         np.concatenate(truths) if truths else np.zeros(0, np.int64))
+        (
+            np.concatenate(probabilities) if probabilities else np.zeros((0, 3), np.float32),
+            np.concatenate(truths) if truths else np.zeros(0, np.int64),
+        )
     )
     scores = np.concatenate([g[0] for g in gathered])  # type: ignore[index]
     labels = np.concatenate([g[1] for g in gathered])  # type: ignore[index]
@@ -104,5 +106,7 @@ def validate(
     for name, channel in SITE_TYPES.items():
         truth = labels == channel
         result[f"{name}_topk"] = top_k_accuracy(truth, scores[:, channel])
-        result[f"{name}_auprc"] = average_precision(truth.astype(np.int64), scores[:, channel]) if truth.any() else None
+        result[f"{name}_auprc"] = (
+            average_precision(truth.astype(np.int64), scores[:, channel]) if truth.any() else None
+        )
     return result

@@ -4,7 +4,6 @@ with one `training.base.worker` per GPU or CPU process."""
 
 from __future__ import annotations
 
-import argparse
 import os
 
 import torch
@@ -32,21 +31,27 @@ def check_section(section: TrainBaseSection, resources: Resources) -> None:
     check_precision(section.strategy, section.precision, resources.gpus > 0 and torch.cuda.is_available())
 
 
-def start(run: BaseRun, section: TrainBaseSection, cluster: dict | None, args: argparse.Namespace) -> None:
+def start(
+    run: BaseRun,
+    section: TrainBaseSection,
+    cluster: dict | None,
+    resources: Resources,
+    console_fd: int | None,
+) -> None:
     """Never returns: torchrun (or srun) takes this process over."""
-    resources = Resources(args.gpus, args.cpu_procs, args.threads, args.nodes)
     check_section(section, resources)
     for folder in {run.run_dir, os.path.dirname(run.out_model) or "."}:
         check_writable(folder)
     cluster = cluster if cluster is not None else section_from_environment()
     export_section(cluster)
     applied = apply_environment(preset_environment(cluster))
-    announce(args.console_fd, f"train_base rs{run.seed}")
-    console = console_path(args.console_fd)
+    announce(console_fd, f"train_base rs{run.seed}")
+    console = console_path(console_fd)
     command = build_command(resources, ["--launch-file", str(run.launch_file)], cluster, BASE_WORKER)
     if console is None or resources.nodes > 1:
         write_launch_file(run, section, cluster)
         start_command(command, applied)
-    with ConsoleRelay(args.console_fd) as relay:
+    assert console_fd is not None
+    with ConsoleRelay(console_fd) as relay:
         write_launch_file(BaseRun(**{**vars(run), "console": relay.path}), section, cluster)
         start_command(command, applied)
