@@ -76,6 +76,17 @@ class CurveLog:
             f"({record['input_nt_per_s']:,.0f} input nt/s)"
         )
 
+    def epoch(self, record: dict) -> None:
+        """The training steps of one epoch: labelled and input nt, CPU seconds (every rank), wall seconds."""
+        if not self.enabled:
+            return
+        self.write({"kind": "epoch", **record})
+        per_cpu = record["labelled_nt"] / max(record["cpu_s"], 1e-9)
+        self.say(
+            f"epoch {record['epoch']} trained {record['labelled_nt']:,.0f} labelled nt in {record['wall_s']:.1f} s, "
+            f"{per_cpu:,.0f} labelled nt per CPU-second, peak RSS {record['peak_rss_mib']:,.0f} MiB (all ranks)"
+        )
+
     def validation(self, record: dict) -> None:
         if not self.enabled:
             return

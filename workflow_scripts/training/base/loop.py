@@ -6,12 +6,14 @@ the same weights) and stop signals (training/stop_signal.py)."""
 from __future__ import annotations
 
 import math
+import resource
 import time
 from dataclasses import dataclass, field
 
 import torch
 
 from workflow_scripts.config.train_base import TrainBaseSection
+from workflow_scripts.io_utils import atomic_path
 from workflow_scripts.source_digest import rule_code_digest
 from workflow_scripts.training.base.blocks import (
     Blocks,
@@ -21,10 +23,16 @@ from workflow_scripts.training.base.blocks import (
     padding_share,
 )
 from workflow_scripts.training.base.curves import CurveLog
-from workflow_scripts.training.base.network import BaseNetwork, Start, build_network
+from workflow_scripts.training.base.network import BaseNetwork, Start, build_network, exported_state
 from workflow_scripts.training.base.objective import L2SP, position_loss, validate
 from workflow_scripts.training.base.run_files import BaseRun
-from workflow_scripts.training.checkpoint import CheckpointManager, capture_rng, restore_rng, run_signature
+from workflow_scripts.training.checkpoint import (
+    CheckpointManager,
+    capture_rng,
+    restore_rng,
+    run_signature,
+    save_tensors,
+)
 from workflow_scripts.training.distributed import DistContext
 from workflow_scripts.training.resume import load_newest_checkpoint
 from workflow_scripts.training.stop_signal import StopRequest, TrainingInterrupted
@@ -39,6 +47,7 @@ class Position:
     step_in_epoch: int = 0  # optimizer steps done in the current epoch
     step: int = 0  # optimizer steps done in all
     history: list = field(default_factory=list)  # validation results, one per epoch
+    epoch_cost: dict = field(default_factory=dict)  # the training steps of this epoch so far, all ranks
 
 
 @dataclass
@@ -46,6 +55,7 @@ class Window:
     """Sums since the last progress record."""
 
     start: float = field(default_factory=time.monotonic)
+    cpu_start: float = field(default_factory=time.process_time)  # this rank's process, every thread
     loss: float = 0.0
     labelled: int = 0
     inputs: int = 0
@@ -66,6 +76,7 @@ class BaseTrainer:
         total = self.steps_per_epoch * section.epochs
         self.total_steps = min(total, section.max_steps) if section.max_steps else total
         self.l2sp = L2SP(self.network, section.l2sp)
+        self.parameter_count = sum(p.numel() for p in self.network.parameters())  # before ZeRO-3 partitions
         self.engine = build_engine(self.network, ctx, self.cfg, self.total_steps, micro_batch=1)
         self.network.set_trainable(section.units_at(0))
         self.checkpoints = CheckpointManager(run.checkpoint_dir, ctx.is_main, ctx.barrier, self.signature())
@@ -88,7 +99,7 @@ class BaseTrainer:
     def describe(self) -> str:
         padding = padding_share(self.train_blocks.lengths, self.batches)
         return (
-            f"{sum(p.numel() for p in self.network.parameters()):,} parameters, flank {self.section.context}, "
+            f"{self.parameter_count:,} parameters, flank {self.section.context}, "
             f"start {self.start.kind}; {len(self.train_blocks)} train / {len(self.val_blocks)} validation blocks, "
             f"{len(self.batches)} batches of ≤ {self.section.token_budget:,} nt ({padding:.1%} padding); "
             f"world size {self.ctx.world_size}, device {self.ctx.device.type}, backend {self.ctx.backend}; "
@@ -102,6 +113,8 @@ class BaseTrainer:
             self.train_epoch()
             if self.position.step_in_epoch == 0:  # the epoch finished
                 self.after_epoch()
+        if self.position.step_in_epoch:  # cut by max_steps within an epoch: its cost so far
+            self.epoch_done(partial=True)
         return self.position
 
     def at_max_steps(self) -> bool:
@@ -153,9 +166,18 @@ class BaseTrainer:
 
     def log(self, window: Window) -> None:
         seconds = max(time.monotonic() - window.start, 1e-9)
-        loss, labelled, inputs = self.ctx.all_reduce_sum(
-            [window.loss, float(window.labelled), float(window.inputs)]
+        cpu = time.process_time() - window.cpu_start
+        loss, labelled, inputs, cpu = self.ctx.all_reduce_sum(
+            [window.loss, float(window.labelled), float(window.inputs), cpu]
         )
+        cost = self.position.epoch_cost
+        for key, value in (
+            ("labelled_nt", labelled),
+            ("input_nt", inputs),
+            ("cpu_s", cpu),
+            ("wall_s", seconds),
+        ):
+            cost[key] = cost.get(key, 0) + value
         if not math.isfinite(loss):
             raise FloatingPointError(
                 f"loss is {loss} at step {self.position.step}; lower train_base.lr or use fp32"
@@ -168,6 +190,7 @@ class BaseTrainer:
                 "lr": self.engine.last_lr(),
                 "labelled_nt_per_s": labelled / seconds,
                 "input_nt_per_s": inputs / seconds,
+                "labelled_nt_per_cpu_s": labelled / max(cpu, 1e-9),
                 "step_s": seconds / max(window.steps, 1),
                 "trainable_units": self.section.units_at(self.position.epoch) or self.network.units,
             },
@@ -188,10 +211,36 @@ class BaseTrainer:
             else {}
         )
         self.network.train()
+        self.epoch_done()
         record = {"epoch": self.position.epoch, "step": self.position.step, **result}
         self.position.history.append(record)
         self.curves.validation(record)
         self.save()
+
+    def epoch_done(self, partial: bool = False) -> None:
+        """Collective: the epoch's training cost (a record of kind epoch; peak RSS summed over the
+        ranks) and its weights in OpenSpliceAI's format (run_dir/epochs/), for learning curves."""
+        epoch = self.position.epoch + (1 if partial else 0)  # 1-based
+        peak = self.ctx.all_reduce_sum([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024])[0]
+        state = self.final_state()
+        if self.ctx.is_main:
+            path = self.run.epoch_model(self.section.context, epoch)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_path(path) as tmp:
+                save_tensors(exported_state(state), tmp)
+        cost = {
+            key: self.position.epoch_cost.get(key, 0)
+            for key in ("labelled_nt", "input_nt", "cpu_s", "wall_s")
+        }
+        record = {
+            "epoch": epoch,
+            "step": self.position.step,
+            "partial": partial,
+            **cost,
+            "peak_rss_mib": peak,
+        }
+        self.curves.epoch(record)
+        self.position.epoch_cost = {}
 
     # ---- checkpoints and signals ------------------------------------------------------------
     def save(self):

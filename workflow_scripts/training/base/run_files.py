@@ -20,6 +20,7 @@ STEPS_FILE = "steps.jsonl"
 CURVES_FILE = "curves.png"
 TENSORBOARD_DIR = "tensorboard"
 CHECKPOINTS_DIR = "checkpoints"
+EPOCHS_DIR = "epochs"
 
 
 def model_name(context: int, seed: int) -> str:
@@ -53,6 +54,10 @@ class BaseRun:
     @property
     def curves(self) -> Path:
         return Path(self.run_dir) / CURVES_FILE
+
+    def epoch_model(self, context: int, epoch: int) -> Path:
+        """The weights after epoch `epoch` (1-based), OpenSpliceAI's format."""
+        return Path(self.run_dir) / EPOCHS_DIR / f"model_{context}nt_rs{self.seed}_epoch{epoch}.pt"
 
     @property
     def tensorboard_dir(self) -> Path:
