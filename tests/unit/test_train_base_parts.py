@@ -138,3 +138,54 @@ def test_the_unit_schedule_and_what_sharded_strategies_refuse():
     with pytest.raises(InputError, match="train_base.strategy"):
         section(strategy="fsdp", l2sp=0.1).check()
     section(strategy="deepspeed", zero_stage=2, l2sp=0.1).check()
+
+
+def test_what_every_rank_would_fail_on_is_one_line_before_torchrun(tmp_path):
+    from workflow_scripts.training.base.run_files import BaseRun
+    from workflow_scripts.training.base.start import check_run
+    from workflow_scripts.training.launch import Resources
+
+    files = write_base_data(tmp_path / "data", context=400, blocks=8)
+    wrong = tmp_path / "m.pt"
+    torch.save(OpenSpliceAIModel(8, 8).state_dict(), wrong)
+    run = BaseRun(1, files, None, "m.pt", "p.json", "c.md", str(tmp_path / "run"))
+    cpu = Resources(0, 2, 2, 1)
+    check_run(run, section(context=80), cpu)
+    with pytest.raises(InputError, match="carry 400 nt of context; train_base.context 2000"):
+        check_run(run, section(context=2000), cpu)
+    with pytest.raises(InputError, match="flank 400"):
+        check_run(BaseRun(1, files, str(wrong), "", "", "", ""), section(context=80), cpu)
+    with pytest.raises(InputError, match="train_base.l2sp"):
+        check_run(run, section(context=80, l2sp=0.5), cpu)
+    with pytest.raises(InputError, match="train_base.precision|fp16 needs a CUDA GPU"):
+        check_run(run, section(context=80, precision="fp16"), cpu)
+
+
+def test_calling_base_model_weights_may_name_train_bases_folder(tmp_path, monkeypatch):
+    from workflow_scripts import layout
+    from workflow_scripts.config.sections import schema
+    from workflow_scripts.config.validate import validate_config
+    from workflow_scripts.workflow.preflight import check_calling_inputs, check_inputs_outside_outputs
+    from workflow_scripts.workflow.rule_files import RuleFiles
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.gtf").write_text('c1\t.\tgene\t1\t9\t.\t+\t.\tgene_id "g";\n')
+    config = {
+        "experiments": [{"name": "e", "error_label": "FP", "correct_label": "TP"}],
+        "genome": "g.fa",
+        "calling": {
+            "start": "annotation",
+            "annotation": "a.gtf",
+            "base_model": {"weights": "results/train_base/models/"},
+        },
+        "train_base": {"context": 400, "seeds": [3, 4]},
+    }
+    validated = validate_config(config, schema())
+    check_inputs_outside_outputs(validated)  # the run's own output, on purpose
+    check_calling_inputs(validated["calling"])  # not there yet: train_base makes it
+    assert RuleFiles(validated, (), ()).base_model_weights() == [
+        layout.TRAIN_BASE_MODEL.format(context=400, seed=seed) for seed in (3, 4)
+    ]
+    validated["calling"]["base_model"]["weights"] = "results/other"
+    with pytest.raises(InputError, match="lies inside this run's own outputs"):
+        check_inputs_outside_outputs(validated)

@@ -48,12 +48,6 @@ class Blocks:
     def __len__(self) -> int:
         return len(self.starts)
 
-    @property
-    def labelled(self) -> int:
-        """Labelled positions of the split (label ≥ 0 inside the cores)."""
-        half = self.context // 2
-        return int(sum((self.core_labels(i) >= 0).sum() for i in range(len(self))) if half >= 0 else 0)
-
     def core_labels(self, index: int) -> np.ndarray:
         half = self.context // 2
         start = int(self.starts[index]) + half

@@ -1,5 +1,5 @@
-"""train_base's learning curves, from rank 0: progress lines on the console and in the log (loss,
-lr, labelled nt/s), steps.jsonl (one JSON object per record, kind train or val), TensorBoard
+"""train_base's learning curves, from rank 0: progress lines in the log and, at most every minute
+and at every epoch's end, on the console (loss, lr, labelled nt/s), steps.jsonl (one JSON object per record, kind train or val), TensorBoard
 scalars where the tensorboard package is installed (else one line says they are skipped), and
 curves.png at the end (loss and labelled nt/s per step, validation per epoch)."""
 
@@ -8,12 +8,15 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from workflow_scripts.io_utils import atomic_path
 from workflow_scripts.training.base.run_files import BaseRun
 from workflow_scripts.training.telemetry import open_console
+
+CONSOLE_EVERY_S = 60  # progress lines on the console at most this often (every one in the log)
 
 
 def tensorboard_installed() -> bool:
@@ -26,6 +29,7 @@ class CurveLog:
         self.label = f"train_base rs{run.seed}"
         self.console = open_console(run.console) if enabled else None
         self.writer: Any = None
+        self.last_console = -float("inf")
         if not enabled:
             return
         self.keep_until(resumed_at)
@@ -47,11 +51,13 @@ class CurveLog:
         kept = [line for line in lines if line.strip() and json.loads(line)["step"] <= (step or 0)]
         path.write_text("".join(line + "\n" for line in kept))
 
-    def say(self, text: str) -> None:
+    def say(self, text: str, console: bool = True) -> None:
+        """A line in the log; on the console too unless `console` is False."""
         if not self.enabled:
             return
         print(f"{self.label}: {text}", file=sys.stderr, flush=True)
-        if self.console is not None:
+        if console and self.console is not None:
+            self.last_console = time.monotonic()
             try:
                 print(f"{self.label}: {text}", file=self.console, flush=True)
             except OSError:
@@ -70,10 +76,12 @@ class CurveLog:
         if not self.enabled:
             return
         self.write({"kind": "train", **record})
+        due = time.monotonic() - self.last_console >= CONSOLE_EVERY_S or record["step"] == total_steps
         self.say(
-            f"epoch {record['epoch']}, step {record['step']}/{total_steps}, loss {record['loss']:.4f}, "
+            console=due,
+            text=f"epoch {record['epoch']}, step {record['step']}/{total_steps}, loss {record['loss']:.4f}, "
             f"lr {record['lr']:.2e}, {record['labelled_nt_per_s']:,.0f} labelled nt/s "
-            f"({record['input_nt_per_s']:,.0f} input nt/s)"
+            f"({record['input_nt_per_s']:,.0f} input nt/s)",
         )
 
     def epoch(self, record: dict) -> None:

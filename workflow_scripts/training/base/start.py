@@ -9,7 +9,9 @@ import os
 import torch
 
 from workflow_scripts.config.train_base import TrainBaseSection
-from workflow_scripts.training.base.network import units_for
+from workflow_scripts.errors import InputError
+from workflow_scripts.training.base.blocks import read_manifest
+from workflow_scripts.training.base.network import build_network, units_for
 from workflow_scripts.training.base.run_files import BaseRun, write_launch_file
 from workflow_scripts.training.cluster_env import (
     apply_environment,
@@ -25,10 +27,26 @@ from workflow_scripts.training.prelaunch import announce, check_writable, consol
 BASE_WORKER = "workflow_scripts.training.base.worker"
 
 
-def check_section(section: TrainBaseSection, resources: Resources) -> None:
+def check_run(run: BaseRun, section: TrainBaseSection, resources: Resources) -> None:
+    """What every rank would fail on alike, in one line before torchrun starts them: the settings,
+    the precision on this device, base_data's manifest against the model's flank, the start weights."""
     units_for(section.context)
     section.check()
     check_precision(section.strategy, section.precision, resources.gpus > 0 and torch.cuda.is_available())
+    data_context = int(read_manifest(run.data)["context"])
+    if section.context > data_context:
+        raise InputError(
+            run.data.manifest,
+            "context",
+            f"the blocks carry {data_context} nt of context; train_base.context {section.context} needs more "
+            "(base_data.context)",
+        )
+    if run.init_weights is not None:
+        build_network(section.context, run.init_weights, run.seed)  # every tensor's name and shape
+    if section.l2sp > 0 and run.init_weights is None:
+        raise InputError(
+            "config", "train_base.l2sp", "pulls toward start weights: set train_base.init_weights"
+        )
 
 
 def start(
@@ -39,7 +57,7 @@ def start(
     console_fd: int | None,
 ) -> None:
     """Never returns: torchrun (or srun) takes this process over."""
-    check_section(section, resources)
+    check_run(run, section, resources)
     for folder in {run.run_dir, os.path.dirname(run.out_model) or "."}:
         check_writable(folder)
     cluster = cluster if cluster is not None else section_from_environment()
