@@ -91,7 +91,7 @@ def test_openspliceai_loads_the_output_and_scores_as_errorseq(data, uninterrupte
     assert "model_80nt_rs10.pt" in (out / "models/model_80nt_rs10.card.md").read_text()
     records = [json.loads(line) for line in (out / "run/steps.jsonl").read_text().splitlines()]
     val = [r for r in records if r["kind"] == "val"]
-    assert [r["epoch"] for r in val] == [1, 2, 3, 4] and all(
+    assert [r["epoch"] for r in val] == [0, 1, 2, 3, 4] and all(
         r["labelled_nt_per_s"] > 0 for r in records if r["kind"] == "train"
     )
     assert val[-1]["val_loss"] < val[0]["val_loss"]

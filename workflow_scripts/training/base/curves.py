@@ -100,7 +100,8 @@ class CurveLog:
             return
         self.write({"kind": "val", **record})
         shown = ", ".join(f"{key} {value:.4f}" for key, value in record.items() if isinstance(value, float))
-        self.say(f"validation after epoch {record['epoch']}: {shown}")
+        when = f"after epoch {record['epoch']}" if record["epoch"] else "of the start weights"
+        self.say(f"validation {when}: {shown}")
 
     def close(self) -> None:
         if self.writer is not None:

@@ -109,6 +109,8 @@ class BaseTrainer:
     # ---- the loop ---------------------------------------------------------------------------
     def train(self) -> Position:
         StopRequest.install()
+        if self.position.step == 0 and not self.position.history and len(self.val_blocks):
+            self.record_validation(0)  # the start weights: where the learning curve begins
         while self.position.epoch < self.section.epochs and not self.at_max_steps():
             self.train_epoch()
             if self.position.step_in_epoch == 0:  # the epoch finished
@@ -198,24 +200,20 @@ class BaseTrainer:
         )
 
     def after_epoch(self) -> None:
-        result = (
-            validate(
-                self.engine.eval_model(),
-                self.val_blocks,
-                self.ctx,
-                self.section.token_budget,
-                self.section.val_max_blocks,
-                self.engine.autocast,
-            )
-            if len(self.val_blocks)
-            else {}
-        )
-        self.network.train()
+        if len(self.val_blocks):
+            self.record_validation(self.position.epoch)
         self.epoch_done()
-        record = {"epoch": self.position.epoch, "step": self.position.step, **result}
+        self.save()
+
+    def record_validation(self, epoch: int) -> None:
+        """Collective: validation of the weights as they are now, after `epoch` epochs (0: the start)."""
+        module = self.engine.eval_model()
+        budget, blocks = self.section.token_budget, self.section.val_max_blocks
+        result = validate(module, self.val_blocks, self.ctx, budget, blocks, self.engine.autocast)
+        self.network.train()
+        record = {"epoch": epoch, "step": self.position.step, **result}
         self.position.history.append(record)
         self.curves.validation(record)
-        self.save()
 
     def epoch_done(self, partial: bool = False) -> None:
         """Collective: the epoch's training cost (a record of kind epoch; peak RSS summed over the
