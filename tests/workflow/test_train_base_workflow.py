@@ -29,6 +29,22 @@ def test_train_base_trains_one_model_per_seed_and_score_base_model_reads_the_fol
     again = snakemake(tmp_path, *models, "--configfile", str(config), str(trained))
     assert "Nothing to be done" in again.stdout + again.stderr
 
+    wide = write_config(tmp_path, "wide.yaml", {"train_base": {"context": 2000}})
+    failed = snakemake(
+        tmp_path,
+        layout.TRAIN_BASE_MODEL.format(context=2000, seed=1),
+        "--configfile",
+        str(config),
+        str(trained),
+        str(wide),
+    )
+    assert failed.returncode != 0
+    log = (tmp_path / "logs/train_base/model_2000nt_rs1.log").read_text().strip().splitlines()
+    assert log[-1] == (
+        "errorseq: error: results/base_data/manifest.json: context: the blocks carry 400 nt of context; "
+        "train_base.context 2000 needs more (base_data.context)"
+    ), log[-3:]
+
     scored = write_config(
         tmp_path, "scored.yaml", {"calling": {"base_model": {"weights": layout.TRAIN_BASE_MODELS}}}
     )

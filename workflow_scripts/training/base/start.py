@@ -10,7 +10,7 @@ import torch
 
 from workflow_scripts.config.train_base import TrainBaseSection
 from workflow_scripts.errors import InputError
-from workflow_scripts.training.base.blocks import read_manifest
+from workflow_scripts.training.base.blocks import load_blocks, read_manifest
 from workflow_scripts.training.base.network import build_network, units_for
 from workflow_scripts.training.base.run_files import BaseRun, write_launch_file
 from workflow_scripts.training.cluster_env import (
@@ -41,6 +41,8 @@ def check_run(run: BaseRun, section: TrainBaseSection, resources: Resources) -> 
             f"the blocks carry {data_context} nt of context; train_base.context {section.context} needs more "
             "(base_data.context)",
         )
+    for split in ("train", "validation"):
+        load_blocks(run.data, split, section.context)  # columns, dtypes, offsets
     if run.init_weights is not None:
         build_network(section.context, run.init_weights, run.seed)  # every tensor's name and shape
     if section.l2sp > 0 and run.init_weights is None:
