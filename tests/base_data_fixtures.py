@@ -89,7 +89,11 @@ def train_base_command(
 
     from workflow_scripts.command_line import path_flags
 
-    inputs: dict[str, str | None] = {"blocks": files.blocks, "sequence": files.sequence, "labels": files.labels}
+    inputs: dict[str, str | None] = {
+        "blocks": files.blocks,
+        "sequence": files.sequence,
+        "labels": files.labels,
+    }
     inputs |= {"data_manifest": files.manifest, "init_weights": str(init) if init else None}
     outputs = {
         "model": str(out / "models" / f"model_80nt_rs{seed}.pt"),
