@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import polars as pl
+
 from benchmarks.runner import PYTHON, run_logged
 from workflow_scripts.command_line import path_flags
 from workflow_scripts.training.base.blocks import BaseDataFiles
@@ -49,6 +51,23 @@ class TrainBaseTiming:
     log: Path
     describe: str = ""  # the trainer's own line (blocks, batches, padding, strategy)
     notes: list[str] = field(default_factory=list)
+
+
+def with_gene_split(data: BaseDataFiles, split_of: dict[str, str], folder: Path) -> tuple[BaseDataFiles, int]:
+    """base_data's blocks re-split by a peer's gene split (gene id → train | validation | test):
+    a new blocks.parquet in `folder` beside the same arrays and manifest; a block whose genes are
+    in no split or in several is left out. (the files, blocks left out)"""
+    blocks = pl.read_parquet(data.blocks)
+    chosen = [{split_of.get(gene) for gene in genes} for genes in blocks["genes"].to_list()]
+    splits = [next(iter(found)) if len(found) == 1 and None not in found else None for found in chosen]
+    kept = blocks.with_columns(pl.Series("split", splits, dtype=pl.String)).filter(
+        pl.col("split").is_not_null()
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    kept.write_parquet(folder / "blocks.parquet")
+    return BaseDataFiles(
+        str(folder / "blocks.parquet"), data.sequence, data.labels, data.manifest
+    ), blocks.height - kept.height
 
 
 def train_base_command(

@@ -189,3 +189,14 @@ def test_calling_base_model_weights_may_name_train_bases_folder(tmp_path, monkey
     validated["calling"]["base_model"]["weights"] = "results/other"
     with pytest.raises(InputError, match="lies inside this run's own outputs"):
         check_inputs_outside_outputs(validated)
+
+
+def test_a_peers_gene_split_re_splits_the_blocks(tmp_path):
+    from benchmarks.train_base.run import with_gene_split
+
+    files = write_base_data(tmp_path / "data", context=400, blocks=12)
+    split_of = {f"g{i}": "validation" if i < 3 else "train" for i in range(11)}  # g11: in no split
+    resplit, left_out = with_gene_split(files, split_of, tmp_path / "resplit")
+    assert left_out == 1 and resplit.sequence == files.sequence
+    assert len(load_blocks(resplit, "validation", 80)) == 3 and len(load_blocks(resplit, "train", 80)) == 8
+    assert len(load_blocks(resplit, "test", 80)) == 0
