@@ -36,7 +36,7 @@ rule base_data:
 rule evaluate_base:
     input:
         blocks=layout.BASE_DATA_BLOCKS,
-        sequence=layout.BASE_DATA_SEQUENCE,
+        bases=layout.BASE_DATA_SEQUENCE,
         labels=layout.BASE_DATA_LABELS,
         manifest=layout.BASE_DATA_MANIFEST,
         weights=files.evaluate_base_weights(),

@@ -4,7 +4,7 @@
 rule train_base:
     input:
         blocks=layout.BASE_DATA_BLOCKS,
-        sequence=layout.BASE_DATA_SEQUENCE,
+        bases=layout.BASE_DATA_SEQUENCE,
         labels=layout.BASE_DATA_LABELS,
         data_manifest=layout.BASE_DATA_MANIFEST,
         init_weights=files.train_base_init(),

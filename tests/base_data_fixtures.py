@@ -91,7 +91,7 @@ def train_base_command(
 
     inputs: dict[str, str | None] = {
         "blocks": files.blocks,
-        "sequence": files.sequence,
+        "bases": files.sequence,
         "labels": files.labels,
     }
     inputs |= {"data_manifest": files.manifest, "init_weights": str(init) if init else None}

@@ -75,7 +75,7 @@ def train_base_command(
 ) -> list[str]:
     context = settings["context"]
     models = work / "models"
-    inputs = {"blocks": data.blocks, "sequence": data.sequence, "labels": data.labels}
+    inputs = {"blocks": data.blocks, "bases": data.sequence, "labels": data.labels}
     inputs |= {"data_manifest": data.manifest, "init_weights": str(init) if init else None}
     name = model_name(context, seed)
     outputs = {

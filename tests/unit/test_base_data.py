@@ -66,6 +66,7 @@ def own_clusters(genes: pl.DataFrame) -> pl.DataFrame:
 
 
 def build(tmp_path: Path, genome, genes, sites, clusters=None, **changes):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     chosen = settings(**changes)
     blocks = plan_blocks(genes, own_clusters(genes) if clusters is None else clusters, genome, chosen)
     paths = SimpleNamespace(out_sequence=tmp_path / "sequence.npy", out_labels=tmp_path / "labels.npy")
@@ -260,6 +261,16 @@ def test_the_split_never_cuts_a_gene_cluster_and_test_cores_are_masked_elsewhere
                 assert (seq[lo:hi] == 4).all() and (labels[lo:hi] == -1).all()
                 checked += hi - lo
     assert checked == counts["masked_nt"]
+    again, _ = build(
+        tmp_path / "again",
+        genome,
+        genes,
+        no_sites(),
+        clusters=clusters,
+        context=2 * half,
+        fractions={"train": 0.6, "validation": 0.2, "test": 0.2},
+    )
+    assert again.blocks.equals(data.blocks) and (again.sequence == data.sequence).all()  # the same folder
 
 
 def test_split_fractions_follow_labelled_nt_and_the_seed():

@@ -14,12 +14,15 @@ from tests.unit.test_base_data import build, planted_genome
 from tests.unit.test_openspliceai import reference_model, write_checkpoint
 from workflow_scripts.base_training.evaluate import (
     ONE_HOT,
+    SiteCalls,
     block_probabilities,
     evaluate,
     load_models,
     score_test_blocks,
 )
+from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.errors import InputError
+from workflow_scripts.workflow.preflight import check_input_files
 
 ALL_TEST = {"train": 0.0, "validation": 0.0, "test": 1.0}
 
@@ -58,11 +61,13 @@ def test_every_model_is_reported_and_compared_with_the_first(tmp_path):
     scored = score_test_blocks(data, 40, models, torch.device("cpu"), None, None)
     assert scored.labels.size == int((data.blocks["core_end"] - data.blocks["core_start"]).sum())
     assert sorted(np.unique(scored.labels).tolist()) == [0, 1, 2]
-    report = evaluate(scored, models, replicates=20, seed=0)
+    report = evaluate(scored, models, SiteCalls(0.5, 2, 2), replicates=20, seed=0)
     assert set(report["models"]) == {"start", "trained", "same"} and report["reference"] == "start"
     assert report["models"]["start"]["donor"]["sites"] == 2 and report["units"] == 2
     same = report["against_reference"]["same"]["donor_auprc"]
     assert same == {"difference": 0.0, "low": 0.0, "high": 0.0}
+    assert report["against_reference"]["same"]["site_f1"] == {"difference": 0.0, "low": 0.0, "high": 0.0}
+    assert set(report["models"]["trained"]["site_f1"]) == {"f1", "precision", "recall", "tp", "fp", "fn"}
     other = report["against_reference"]["trained"]["acceptor_auprc"]
     assert other["low"] <= other["high"]
 
@@ -77,3 +82,26 @@ def test_a_model_wider_than_the_blocks_context_is_one_line_error(tmp_path):
         score_test_blocks(data, 40, models, torch.device("cpu"), None, None)
     with pytest.raises(InputError, match=r"an OpenSpliceAI state dict \(.pt\) is needed"):
         load_models([tmp_path / "wide" / "model.h5"], torch.device("cpu"))
+
+
+def test_the_preflight_names_a_missing_model_folder_or_a_missing_annotation(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "genome.fa").write_text(">chr1\nACGT\n")
+    (tmp_path / "a.gtf").write_text('chr1\tt\texon\t1\t2\t.\t+\t.\tgene_id "g"; transcript_id "t";\n')
+    checkpoints(tmp_path, "start", [1])
+    (tmp_path / "empty").mkdir()
+    config = {name: section_defaults(name) for name in ("calling", "train", "base_data", "evaluate_base")}
+    config["genome"] = "genome.fa"
+    config["calling"] |= {"start": "annotation", "annotation": "a.gtf"}
+    config["evaluate_base"] = {"models": ["start", "results/train_base/models"]}
+    check_input_files(config)  # a folder of .pt files, and one this run makes
+    for folder, message in (
+        ("missing", "not found"),
+        ("empty", "a folder of OpenSpliceAI .pt models is needed"),
+    ):
+        config["evaluate_base"] = {"models": ["start", folder]}
+        with pytest.raises(InputError, match=f"{folder}: evaluate_base.models: {message}"):
+            check_input_files(config)
+    config["calling"].pop("annotation")
+    with pytest.raises(InputError, match="config: calling.annotation: base_data builds"):
+        check_input_files(config)

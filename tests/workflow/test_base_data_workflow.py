@@ -97,5 +97,7 @@ def test_evaluate_base_compares_openspliceais_published_models_on_the_held_out_b
         "acceptor_auprc",
         "donor_top1",
         "donor_auprc",
+        "site_f1",
     }
+    assert report["models"]["arabidopsis"]["site_f1"]["f1"] >= 0.5, report["models"]["arabidopsis"]["site_f1"]
     assert (tmp_path / layout.BASE_EVAL_PLOT).stat().st_size > 10_000

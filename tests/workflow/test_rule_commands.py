@@ -26,6 +26,7 @@ from workflow_scripts.config.stage import GENOME_INPUTS
 from workflow_scripts.config.stages import STAGES
 
 PROGRAM = "python -m workflow_scripts.rules."
+# ... plus base_data and evaluate_base (docs/base_training.md) in the calling.start annotation run
 # train_base (and the base_data it reads) planned in the calling.start annotation run
 TRAIN_BASE = {"train_base": {"enabled": True, "context": 80}}
 PROGRAMS = {path.stem for path in (ROOT / "workflow_scripts" / "rules").glob("*.py")} - {"__init__"}
@@ -90,6 +91,18 @@ def rule_names(workdir, *configfiles) -> dict[str, list[list[str]]]:
     return json.loads(result.stdout.splitlines()[-1])
 
 
+def base_training(workdir) -> dict:
+    """base_data on, and evaluate_base with a folder of one random-weight OpenSpliceAI model."""
+    import torch
+
+    from workflow_scripts.calling.openspliceai import OpenSpliceAIModel
+
+    folder = workdir / "base_models"
+    folder.mkdir(parents=True)
+    torch.save(OpenSpliceAIModel(8, 4).state_dict(), folder / "model_80nt_rs1.pt")
+    return merged_config(stacked_config("base-data"), {"evaluate_base": {"models": [str(folder)]}})
+
+
 def test_every_rule_names_the_inputs_and_outputs_its_stage_declares(tmp_path):
     """The `input:` and `output:` names of each rule are its declaration's (config/stages/):
     the outputs in the declared order, the inputs as a set (`--genome` stands for index and
@@ -97,6 +110,7 @@ def test_every_rule_names_the_inputs_and_outputs_its_stage_declares(tmp_path):
     checked by the test above."""
     calling = annotation_workdir(tmp_path, shards=2)
     extra = merged_config(stacked_config("tiny", "site-model"), stacked_config("pretrain-genome"))
+    extra = merged_config(extra, base_training(tmp_path))
     names = rule_names(tmp_path, calling, write_config(tmp_path, "extra.yaml", extra))
     aggregates = {rule for rule, (inputs, outputs) in names.items() if not outputs}
     assert set(names) - aggregates == set(STAGES)
@@ -114,6 +128,7 @@ def test_every_rule_command_line_parses_with_its_program(tmp_path):
     calling = annotation_workdir(tmp_path / "calling", shards=2)
     extra = merged_config(stacked_config("tiny", "site-model"), stacked_config("pretrain-genome"))
     extra = merged_config(extra, {"sites": {"folds": 3}})
+    extra = merged_config(extra, base_training(tmp_path / "calling"))
     extra = merged_config(extra, TRAIN_BASE)
     calling_programs = parsed_commands(
         tmp_path / "calling",

@@ -84,12 +84,17 @@ def genes_in_cores(cores: pl.DataFrame, genes: pl.DataFrame) -> pl.DataFrame:
     exploded = (
         cores.with_row_index("core")
         .explode("genes")
-        .join(spans, left_on="genes", right_on="gene_id", how="left")
+        .join(spans, left_on="genes", right_on="gene_id", how="left", maintain_order="left")
         .filter((pl.col("g_start") < pl.col("core_end")) & (pl.col("g_end") > pl.col("core_start")))
         .group_by("core", maintain_order=True)
         .agg(pl.col("genes"))
     )
-    return cores.with_row_index("core").drop("genes").join(exploded, on="core", how="left").drop("core")
+    return (
+        cores.with_row_index("core")
+        .drop("genes")
+        .join(exploded, on="core", how="left", maintain_order="left")
+        .drop("core")
+    )
 
 
 def plan_cores(genes: pl.DataFrame, merge_gap: int, max_core: int) -> pl.DataFrame:

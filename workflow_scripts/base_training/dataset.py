@@ -84,7 +84,7 @@ def plan_blocks(
         pl.Series("split", np.array(splits.SPLITS)[split_index]), pl.Series("cluster", units)
     )
     cores = genes_in_cores(cut_cores(spans, settings.max_core), genes).join(
-        spans.select("span", "split", "cluster"), on="span"
+        spans.select("span", "split", "cluster"), on="span", maintain_order="left"
     )
     lengths = (cores["core_end"] - cores["core_start"] + 2 * settings.half_context).to_numpy()
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)

@@ -20,6 +20,7 @@ import torch
 
 from workflow_scripts.base_training.dataset import BaseData
 from workflow_scripts.base_training.metrics import CHANNELS, average_precision, site_metrics, top_k_accuracy
+from workflow_scripts.base_training.site_f1 import f1_of, unit_counts
 from workflow_scripts.calling.openspliceai import OpenSpliceAIModel, load_openspliceai
 from workflow_scripts.errors import InputError
 from workflow_scripts.progress import Progress
@@ -86,8 +87,34 @@ def block_probabilities(
 @dataclass
 class Scored:
     labels: np.ndarray  # (n,) 0/1/2 of the test cores' labelled positions
-    units: np.ndarray  # (n,) the split unit (gene cluster) of each position
+    units: np.ndarray  # (n,) the split unit (gene cluster) of each position, renumbered 0..
+    blocks: np.ndarray  # (n,) the block of each position (site calls never reach across blocks)
     probabilities: dict[str, np.ndarray]  # model name -> (n, 3)
+
+    @property
+    def n_units(self) -> int:
+        return int(self.units.max()) + 1 if self.units.size else 0
+
+
+@dataclass(frozen=True)
+class SiteCalls:
+    """errorseq's site F1 (site_f1.py): threshold fixed before the test, TP window, peak radius."""
+
+    threshold: float
+    window: int
+    peak_radius: int
+
+    def counts(self, scored: Scored, name: str) -> np.ndarray:
+        return unit_counts(
+            scored.labels,
+            scored.probabilities[name],
+            scored.blocks,
+            scored.units,
+            scored.n_units,
+            self.threshold,
+            self.window,
+            self.peak_radius,
+        )
 
 
 def test_blocks(data: BaseData, max_blocks: int | None) -> pl.DataFrame:
@@ -108,7 +135,7 @@ def score_test_blocks(
     test = test_blocks(data, max_blocks)
     work = int((test["core_end"] - test["core_start"]).sum()) * len(models)
     progress = Progress("evaluate_base", work, "nt", tallies={"blocks": test.height * len(models)}, log=log)
-    labels, units = [], []
+    labels, units, blocks = [], [], []
     probabilities: dict[str, list[np.ndarray]] = {model.name: [] for model in models}
     for row in test.iter_rows(named=True):
         codes, label = data.block(row["block"])
@@ -116,15 +143,18 @@ def score_test_blocks(
         keep = core >= 0
         labels.append(core[keep])
         units.append(np.full(int(keep.sum()), row["cluster"], dtype=np.int64))
+        blocks.append(np.full(int(keep.sum()), row["block"], dtype=np.int64))
         for model in models:
             probabilities[model.name].append(
                 block_probabilities(model, np.asarray(codes), half_context, device)[keep]
             )
             progress.advance(len(core), blocks=1)
     progress.finish()
+    _, renumbered = np.unique(np.concatenate(units), return_inverse=True)
     return Scored(
         np.concatenate(labels).astype(np.int64),
-        np.concatenate(units),
+        renumbered.astype(np.int64),
+        np.concatenate(blocks),
         {name: np.concatenate(parts) for name, parts in probabilities.items()},
     )
 
@@ -139,13 +169,17 @@ def headline(labels: np.ndarray, probabilities: np.ndarray) -> dict[str, float]:
     return values
 
 
-def unit_bootstrap(scored: Scored, reference: str, other: str, replicates: int, seed: int) -> dict[str, dict]:
-    """other - reference of each headline value, with a 95% interval from resampling the split
-    units (gene clusters) with replacement."""
+def unit_bootstrap(
+    scored: Scored, reference: str, other: str, calls: SiteCalls, replicates: int, seed: int
+) -> dict[str, dict]:
+    """other - reference of each headline value and of the site F1, with a 95% interval from
+    resampling the split units (gene clusters) with replacement."""
     point_a, point_b = (
         headline(scored.labels, scored.probabilities[reference]),
         headline(scored.labels, scored.probabilities[other]),
     )
+    counts_a, counts_b = calls.counts(scored, reference), calls.counts(scored, other)
+    point_a["site_f1"], point_b["site_f1"] = f1_of(counts_a)["f1"], f1_of(counts_b)["f1"]
     order = np.argsort(scored.units, kind="stable")
     unique, starts = np.unique(scored.units[order], return_index=True)
     bounds = np.r_[starts, len(order)]
@@ -156,6 +190,7 @@ def unit_bootstrap(scored: Scored, reference: str, other: str, replicates: int, 
         index = np.concatenate([order[bounds[u] : bounds[u + 1]] for u in chosen])
         a = headline(scored.labels[index], scored.probabilities[reference][index])
         b = headline(scored.labels[index], scored.probabilities[other][index])
+        a["site_f1"], b["site_f1"] = f1_of(counts_a[chosen])["f1"], f1_of(counts_b[chosen])["f1"]
         for key in draws:
             draws[key].append(b[key] - a[key])
     result = {}
@@ -166,23 +201,29 @@ def unit_bootstrap(scored: Scored, reference: str, other: str, replicates: int, 
     return result
 
 
-def evaluate(scored: Scored, models: list[BaseModel], replicates: int, seed: int) -> dict:
+def evaluate(scored: Scored, models: list[BaseModel], calls: SiteCalls, replicates: int, seed: int) -> dict:
     """The metrics.json payload: each model's metrics and each later model against the first."""
     reference = models[0].name
     return {
         "positions": int(scored.labels.size),
-        "units": int(np.unique(scored.units).size),
+        "units": scored.n_units,
         "reference": reference,
+        "site_calls": {
+            "threshold": calls.threshold,
+            "window": calls.window,
+            "peak_radius": calls.peak_radius,
+        },
         "models": {
             model.name: {
                 "files": [path.name for path in model.files],
                 "context": model.context,
                 **site_metrics(scored.labels, scored.probabilities[model.name]),
+                "site_f1": f1_of(calls.counts(scored, model.name)),
             }
             for model in models
         },
         "against_reference": {
-            model.name: unit_bootstrap(scored, reference, model.name, replicates, seed)
+            model.name: unit_bootstrap(scored, reference, model.name, calls, replicates, seed)
             for model in models[1:]
         },
         "bootstrap_replicates": replicates,

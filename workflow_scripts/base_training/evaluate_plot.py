@@ -12,12 +12,12 @@ from workflow_scripts.io_utils import atomic_path  # noqa: E402
 
 
 def metrics_figure(report: dict) -> Figure:
-    figure = Figure(figsize=(11, 4.2), layout="constrained")
-    axes = figure.subplots(1, len(CHANNELS), sharey=True)
+    figure = Figure(figsize=(13, 4.2), layout="constrained")
+    axes = figure.subplots(1, len(CHANNELS) + 1, sharey=True, width_ratios=[5] * len(CHANNELS) + [2])
     names = list(report["models"])
     columns = [f"top-{k:g}" for k in TOP_K] + ["AUPRC"]
     width = 0.8 / max(len(names), 1)
-    for ax, site in zip(axes, CHANNELS, strict=True):
+    for ax, site in zip(axes[:-1], CHANNELS, strict=True):
         for i, name in enumerate(names):
             values = report["models"][name][site]
             heights = [values["top_k"][str(k)] for k in TOP_K] + [values["auprc"]]
@@ -27,7 +27,12 @@ def metrics_figure(report: dict) -> Figure:
         ax.set_ylim(0, 1)
         sites = report["models"][names[0]][site]["sites"]
         ax.set_title(f"{site}s ({sites:,} in {report['positions']:,} test nt)")
-    axes[0].set_ylabel("top-k accuracy (k x true sites) / AUPRC")
+    axes[0].set_ylabel("top-k accuracy (k x true sites) / AUPRC / F1")
+    settings = report["site_calls"]
+    for i, name in enumerate(names):
+        axes[-1].bar(i, report["models"][name]["site_f1"]["f1"], 0.8, color=f"C{i}", label=name)
+    axes[-1].set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
+    axes[-1].set_title(f"site F1 at {settings['threshold']:g} (±{settings['window']} nt)")
     axes[-1].legend(loc="lower right", fontsize=8)
     figure.suptitle(f"base models on base_data's held-out test blocks ({report['units']:,} gene clusters)")
     return figure

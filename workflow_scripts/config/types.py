@@ -151,6 +151,9 @@ class EvaluateBaseSection(Section):
     models: list[str]  # folders of .pt files; the rule passes their files as inputs, not through --config
     device: str  # auto | cpu | cuda
     max_blocks: int | None
+    threshold: float
+    window: int
+    peak_radius: int
     bootstrap_replicates: int
     seed: int
 

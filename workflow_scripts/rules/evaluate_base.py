@@ -14,7 +14,7 @@ import time
 import torch
 
 from workflow_scripts.base_training.dataset import open_base_data
-from workflow_scripts.base_training.evaluate import evaluate, load_models, score_test_blocks
+from workflow_scripts.base_training.evaluate import SiteCalls, evaluate, load_models, score_test_blocks
 from workflow_scripts.base_training.evaluate_plot import save_metrics_figure
 from workflow_scripts.config.stages.evaluate_base import STAGE
 from workflow_scripts.errors import InputError, run_cli
@@ -38,18 +38,20 @@ def main(argv: list[str] | None = None) -> None:
     announce(console, "evaluate_base", "base models on base_data's test blocks")
     with open(paths.manifest) as handle:
         half_context = int(json.load(handle)["half_context"])
-    data = open_base_data(paths.blocks, paths.sequence, paths.labels)
+    data = open_base_data(paths.blocks, paths.bases, paths.labels)
     device = device_of(settings.device)
     models = load_models(paths.weights, device)
     scored = score_test_blocks(data, half_context, models, device, settings.max_blocks, sys.stderr)
-    report = evaluate(scored, models, settings.bootstrap_replicates, settings.seed)
+    calls = SiteCalls(settings.threshold, settings.window, settings.peak_radius)
+    report = evaluate(scored, models, calls, settings.bootstrap_replicates, settings.seed)
     write_json(paths.out_metrics, report)
     save_metrics_figure(report, paths.out_plot)
     for name, values in report["models"].items():
         line = (
             f"evaluate_base: {name}: acceptor top-1 {values['acceptor']['top_k']['1.0']:.3f} AUPRC "
             f"{values['acceptor']['auprc']:.3f}, donor top-1 {values['donor']['top_k']['1.0']:.3f} AUPRC "
-            f"{values['donor']['auprc']:.3f} on {report['positions']:,} test nt"
+            f"{values['donor']['auprc']:.3f}, site F1 {values['site_f1']['f1']:.3f} at {settings.threshold} "
+            f"on {report['positions']:,} test nt"
         )
         print(line, file=sys.stderr)
         console.say(line)

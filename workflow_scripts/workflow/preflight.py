@@ -96,6 +96,7 @@ def check_input_files(config: dict) -> None:
             check_readable_file(config[key], key)
             check_header(config[key], table_columns(config[key], key))
     check_calling_inputs(calling)
+    check_base_inputs(config)
     transfer = config.get("sites", {}).get("transfer")
     if transfer and calling["start"] != "calls":
         check_exists(transfer, "sites.transfer")
@@ -132,6 +133,28 @@ def check_calling_inputs(calling: dict) -> None:
         weight_files(weights)
     if start == "regions" and calling.get("regions") and is_user_file(calling["regions"]):
         check_readable_file(calling["regions"], "calling.regions")
+
+
+def check_base_inputs(config: dict) -> None:
+    """base_data (enabled, or needed by evaluate_base) needs a genome and an annotation; each of
+    evaluate_base.models a folder of OpenSpliceAI .pt files (docs/base_training.md)."""
+    folders = config.get("evaluate_base", {}).get("models", [])
+    if not (config.get("base_data", {}).get("enabled") or folders):
+        return
+    for key, present in (
+        ("genome", "genome" in config),
+        ("calling.annotation", config["calling"].get("annotation")),
+    ):
+        if not present:
+            raise InputError(
+                "config", key, "base_data builds the base model's data from the genome and its annotation"
+            )
+    for folder in folders:
+        if not is_user_file(folder):
+            continue  # made by this run (train_base's models)
+        check_exists(folder, "evaluate_base.models")
+        if not Path(folder).is_dir() or not any(Path(folder).glob("*.pt")):
+            raise InputError(folder, "evaluate_base.models", "a folder of OpenSpliceAI .pt models is needed")
 
 
 def is_user_file(path: str) -> bool:

@@ -10,7 +10,7 @@ STAGE = Stage(
     "Base models on base_data's held-out test blocks: OpenSpliceAI's metrics, JSON and a figure.",
     inputs=(
         Input("blocks", "blocks.parquet (base_data)"),
-        Input("sequence", "sequence.npy (base_data)"),
+        Input("bases", "sequence.npy (base_data); not `sequence`, the genome index's input name"),
         Input("labels", "labels.npy (base_data)"),
         Input("manifest", "manifest.json (base_data): the blocks' half context"),
         Input(
@@ -23,6 +23,16 @@ STAGE = Stage(
         Output("metrics", "metrics.json: each model's metrics and its differences from the first"),
         Output("plot", "metrics.png: top-k accuracy and AUPRC per site type and model"),
     ),
-    config={"evaluate_base": ("device", "max_blocks", "bootstrap_replicates", "seed")},
+    config={
+        "evaluate_base": (
+            "device",
+            "max_blocks",
+            "threshold",
+            "window",
+            "peak_radius",
+            "bootstrap_replicates",
+            "seed",
+        )
+    },
     options=(CONSOLE,),
 )

@@ -38,7 +38,7 @@ STAGE = Stage(
     "Train one SpliceAI-family base model (one seed) on base_data's blocks with torchrun.",
     inputs=(
         Input("blocks", "blocks.parquet (base_data)"),
-        Input("sequence", "sequence.npy (base_data)"),
+        Input("bases", "sequence.npy (base_data); not `sequence`, the genome index's input name"),
         Input("labels", "labels.npy (base_data)"),
         Input("data_manifest", "manifest.json (base_data)"),
         Input(
