@@ -174,6 +174,13 @@ BENCHMARKS = [
         needs=GENOMES,
     ),
     Benchmark(
+        "train-base-ranks",
+        "benchmarks.train_base.ranks",
+        "train_base's labelled nt per CPU-second: one rank against DDP on two gloo ranks, same cores",
+        "--context 80 --steps 2 --token-budget 4000 --max-core 2000 --work-dir {work}",
+        needs=GENOMES,
+    ),
+    Benchmark(
         "multinode",
         "benchmarks.multinode",
         "train over 1-2 nodes × 1-2 ranks on the two-node test cluster (CPU, gloo)",

@@ -136,7 +136,13 @@ def all_outputs():
     if files.calling_start() == "regions":
         return rescore_outputs() + files.score_shard_outputs()
     outputs = files.experiment_outputs() + site_outputs()
-    return outputs + files.score_shard_outputs() + files.base_data_outputs() + files.evaluate_base_outputs()
+    return (
+        outputs
+        + files.score_shard_outputs()
+        + files.base_data_outputs()
+        + files.train_base_outputs()
+        + files.evaluate_base_outputs()
+    )
 
 
 def stage_config(rule):

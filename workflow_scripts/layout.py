@@ -65,6 +65,21 @@ BASE_EVAL_DIR = f"{RESULTS}/base_eval"
 BASE_EVAL_METRICS = f"{BASE_EVAL_DIR}/metrics.json"
 BASE_EVAL_PLOT = f"{BASE_EVAL_DIR}/metrics.png"
 
+# train_base (one job per seed): the models folder that calling.base_model.weights may name, and
+# each seed's working folder (checkpoints, steps.jsonl, curves.png, tensorboard/)
+TRAIN_BASE_DIR = f"{RESULTS}/train_base"
+TRAIN_BASE_MODELS = f"{TRAIN_BASE_DIR}/models"
+TRAIN_BASE_MODEL = TRAIN_BASE_MODELS + "/model_{context}nt_rs{seed}.pt"
+TRAIN_BASE_PROVENANCE = TRAIN_BASE_MODELS + "/model_{context}nt_rs{seed}.provenance.json"
+TRAIN_BASE_CARD = TRAIN_BASE_MODELS + "/model_{context}nt_rs{seed}.card.md"
+TRAIN_BASE_RUN = TRAIN_BASE_DIR + "/runs/rs{seed}"
+
+
+def names_train_base_models(weights: object) -> bool:
+    """Whether calling.base_model.weights names train_base's models folder (built by the run)."""
+    return isinstance(weights, str) and weights.rstrip("/").removeprefix("./") == TRAIN_BASE_MODELS
+
+
 # summarize
 SUMMARY_DIR = f"{RESULTS}/summary"
 

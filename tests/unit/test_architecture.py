@@ -25,6 +25,7 @@ ARGV_MODULES = {  # outside workflow_scripts/rules/: the doc names them, nothing
     "workflow_scripts/config/stage.py",
     "workflow_scripts/training/entry.py",
     "workflow_scripts/training/worker.py",
+    "workflow_scripts/training/base/worker.py",
     "workflow_scripts/training/node_torchrun.py",
     "workflow_scripts/training/strategies/deepspeed_config.py",
     "workflow_scripts/slurm_plan.py",

@@ -27,6 +27,8 @@ from workflow_scripts.config.stages import STAGES
 
 PROGRAM = "python -m workflow_scripts.rules."
 # ... plus base_data and evaluate_base (docs/base_training.md) in the calling.start annotation run
+# train_base (and the base_data it reads) planned in the calling.start annotation run
+TRAIN_BASE = {"train_base": {"enabled": True, "context": 80}}
 PROGRAMS = {path.stem for path in (ROOT / "workflow_scripts" / "rules").glob("*.py")} - {"__init__"}
 
 
@@ -127,6 +129,7 @@ def test_every_rule_command_line_parses_with_its_program(tmp_path):
     extra = merged_config(stacked_config("tiny", "site-model"), stacked_config("pretrain-genome"))
     extra = merged_config(extra, {"sites": {"folds": 3}})
     extra = merged_config(extra, base_training(tmp_path / "calling"))
+    extra = merged_config(extra, TRAIN_BASE)
     calling_programs = parsed_commands(
         tmp_path / "calling",
         "--configfile",

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from workflow_scripts.config.sections import complete_section, complete_sections, parse_rule_config
 from workflow_scripts.config.train import TrainConfig
+from workflow_scripts.config.train_base import TrainBaseSection
 
 S = TypeVar("S", bound="Section")
 
@@ -306,6 +307,7 @@ SECTION_TYPES: dict[str, type] = {
     "model": ModelSection,
     "pretrain": PretrainSection,
     "train": TrainConfig,
+    "train_base": TrainBaseSection,
     "evaluate": EvaluateSection,
     "predict": PredictSection,
     "explain": ExplainSection,

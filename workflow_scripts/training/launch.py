@@ -16,6 +16,7 @@ import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
+from typing import NoReturn
 
 import torch
 
@@ -69,6 +70,11 @@ def launch(objective: Objective, spec: RunSpec, resources: Resources) -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     command = build_command(resources, ["--launch-file", str(spec.launch_file)], cluster)
     write_launch_file(objective.name, objective.sections, spec)
+    start_command(command, applied)
+
+
+def start_command(command: list[str], applied: dict) -> NoReturn:
+    """Print the launch line, then become torchrun (in this process on one node) or srun."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "unset")
     presets = " ".join(f"{name}={value}" for name, value in sorted(applied.items()))
     print(
@@ -116,7 +122,7 @@ def gpus_per_node(gpus: int, nodes: int) -> int:
     return gpus // nodes
 
 
-def torchrun_command(nproc: int, worker_args: list[str]) -> list[str]:
+def torchrun_command(nproc: int, worker_args: list[str], worker: str = WORKER_MODULE) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -125,7 +131,7 @@ def torchrun_command(nproc: int, worker_args: list[str]) -> list[str]:
         f"--nproc_per_node={nproc}",
         "--max_restarts=0",
         "-m",
-        WORKER_MODULE,
+        worker,
         *worker_args,
     ]
 
@@ -155,7 +161,12 @@ def job_rendezvous_port(base: int, job_id: str) -> int:
 
 
 def srun_torchrun_command(
-    nodes: int, nproc: int, gpus_each: int, rendezvous: Rendezvous, worker_args: list[str]
+    nodes: int,
+    nproc: int,
+    gpus_each: int,
+    rendezvous: Rendezvous,
+    worker_args: list[str],
+    worker: str = WORKER_MODULE,
 ) -> list[str]:
     """One torchrun per node through srun; the nodes meet at the first host (c10d rendezvous).
     join_timeout bounds the wait for every node to join, read_timeout each rendezvous-store
@@ -180,7 +191,7 @@ def srun_torchrun_command(
         f"--rdzv-id=errorseq-{os.environ.get('SLURM_JOB_ID', 'local')}",
         f"--rdzv-conf=join_timeout={rendezvous.timeout_s},read_timeout={rendezvous.timeout_s}",
         "-m",
-        WORKER_MODULE,
+        worker,
         *worker_args,
     ]
 
@@ -196,7 +207,10 @@ def hide_gpus(nproc: int) -> None:
     )
 
 
-def build_command(resources: Resources, worker_args: list[str], cluster: dict) -> list[str]:
+def build_command(
+    resources: Resources, worker_args: list[str], cluster: dict, worker: str = WORKER_MODULE
+) -> list[str]:
+    """torchrun (one node) or srun + one torchrun per node, starting `worker` in every rank."""
     gpus_each = gpus_per_node(resources.gpus, resources.nodes)
     nproc = processes_per_node(gpus_each, resources.cpu_procs)
     # threads = the job's cores on all its nodes (gpu × cpus_per_gpu): shared by all its processes
@@ -210,7 +224,7 @@ def build_command(resources: Resources, worker_args: list[str], cluster: dict) -
     if resources.gpus == 0 and torch.cuda.is_available():
         hide_gpus(nproc)
     if resources.nodes == 1:
-        return torchrun_command(nproc, worker_args)
+        return torchrun_command(nproc, worker_args, worker)
     port = job_rendezvous_port(int(cluster["rdzv_port"]), os.environ.get("SLURM_JOB_ID", ""))
     rendezvous = Rendezvous(allocation_hosts(), port, int(cluster["collective_timeout_s"]))
     print(
@@ -219,4 +233,4 @@ def build_command(resources: Resources, worker_args: list[str], cluster: dict) -
         file=sys.stderr,
         flush=True,
     )
-    return srun_torchrun_command(resources.nodes, nproc, gpus_each, rendezvous, worker_args)
+    return srun_torchrun_command(resources.nodes, nproc, gpus_each, rendezvous, worker_args, worker)

@@ -22,6 +22,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from workflow_scripts import layout
 from workflow_scripts.calling.contract import SCORE_COLUMNS
 from workflow_scripts.calling.model_files import weight_files
 from workflow_scripts.data.calls import check_calls_header, check_sequences_header
@@ -46,6 +47,7 @@ USER_PATH_KEYS = (  # every config value that names a file or folder errorseq re
     "tokenizer.path",
     "model.path",
     "train.deepspeed_config",
+    "train_base.init_weights",
     "predict.calls",
     "predict.genome",
 )
@@ -69,6 +71,8 @@ def check_inputs_outside_outputs(config: dict, workdir: str | Path = ".") -> Non
     folders = [Path(os.path.realpath(base / name)) for name in OUTPUT_FOLDERS]
     demo = {Path(os.path.realpath(base / path)) for path in DEMO_OUTPUTS}
     for key, path in user_input_paths(config):
+        if key == "calling.base_model.weights" and layout.names_train_base_models(path):
+            continue  # train_base writes them in this run
         resolved = Path(os.path.realpath(base / path))
         inside = next((folder for folder in folders if resolved.is_relative_to(folder)), None)
         if inside is not None and resolved not in demo:
@@ -140,8 +144,9 @@ def check_calling_inputs(calling: dict) -> None:
         check_readable_file(calling["annotation"], "calling.annotation")
     if start == "scores" and calling.get("scores") and is_user_file(calling["scores"]):
         check_table(calling["scores"], "calling.scores", SCORE_COLUMNS)
-    if start in ("annotation", "regions") and calling.get("base_model", {}).get("weights"):
-        weight_files(calling["base_model"]["weights"])
+    weights = calling.get("base_model", {}).get("weights")
+    if start in ("annotation", "regions") and weights and not layout.names_train_base_models(weights):
+        weight_files(weights)
     if start == "regions" and calling.get("regions") and is_user_file(calling["regions"]):
         check_readable_file(calling["regions"], "calling.regions")
 

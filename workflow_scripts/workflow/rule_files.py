@@ -88,7 +88,10 @@ class RuleFiles:
         """The base model's files (calling.start annotation or regions): score_base_model's inputs."""
         if self.calling_start() not in ("annotation", "regions"):
             return []
-        return [str(path) for path in weight_files(self.config["calling"]["base_model"]["weights"])]
+        weights = self.config["calling"]["base_model"]["weights"]
+        if layout.names_train_base_models(weights):  # train_base's folder: the run trains them
+            return self.train_base_models()
+        return [str(path) for path in weight_files(weights)]
 
     def scored_spans(self) -> str:
         """What score_base_model scores: the target regions (calling.start regions), else the
@@ -151,6 +154,28 @@ class RuleFiles:
     def evaluate_base_outputs(self) -> list[str]:
         """evaluate_base.models not empty: its metrics and figure, targets of `all`."""
         return [layout.BASE_EVAL_METRICS, layout.BASE_EVAL_PLOT] if self.base_model_folders() else []
+
+    def train_base_models(self) -> list[str]:
+        """train_base's model files, one per seed (train_base.seeds)."""
+        section = self.config["train_base"]
+        return [
+            layout.TRAIN_BASE_MODEL.format(context=section["context"], seed=seed) for seed in section["seeds"]
+        ]
+
+    def train_base_outputs(self) -> list[str]:
+        """train_base.enabled: every seed's model, provenance and card, targets of `all`."""
+        section = self.config["train_base"]
+        if not section["enabled"]:
+            return []
+        patterns = (layout.TRAIN_BASE_MODEL, layout.TRAIN_BASE_PROVENANCE, layout.TRAIN_BASE_CARD)
+        return [
+            p.format(context=section["context"], seed=seed) for seed in section["seeds"] for p in patterns
+        ]
+
+    def train_base_init(self) -> list[str]:
+        """train_base.init_weights (the job's --init-weights input), [] from scratch."""
+        path = self.config["train_base"].get("init_weights")
+        return [path] if path else []
 
     # ---- site-level calls (docs/sites.md) ----
     def site_windows_outputs(self) -> list[str]:

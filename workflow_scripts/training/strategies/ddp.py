@@ -23,7 +23,11 @@ class DDPEngine(Engine):
         super().__init__(model, ctx, cfg, total_steps)
         if ctx.initialized and ctx.world_size > 1:
             device_ids = [ctx.device.index] if ctx.device.type == "cuda" else None
-            self.model = torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
+            # a model that freezes parts of itself after wrapping (train_base's unit schedule) says so
+            unused = bool(getattr(model, "find_unused_parameters", False))
+            self.model = torch.nn.parallel.DistributedDataParallel(
+                model, device_ids=device_ids, find_unused_parameters=unused
+            )
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.dtype == torch.float16)
 
     def describe(self) -> str:
