@@ -6,8 +6,9 @@ genes (validation genes for its own checks, test genes never), from `setup.weigh
 measured plus a checkpoint in OpenSpliceAI's state-dict format; the benchmark scores every
 checkpoint on the same held-out windows (heldout.py), so neither side grades itself.
 
-`peer.openspliceai_side` is OpenSpliceAI's. `errorseq_side` is a stub until errorseq's `train_base`
-lands on this branch: it raises `SideNotAvailable`, and the table says so; no number stands in.
+`peer.openspliceai_side` is OpenSpliceAI's, `errorseq_side` errorseq's (errorseq.py): where this
+checkout has no `train_base` yet it raises `SideNotAvailable`, and the table says so; no number
+stands in.
 """
 
 from __future__ import annotations
@@ -65,16 +66,8 @@ class SideNotAvailable(RuntimeError):
 
 
 def errorseq_side(setup: Setup, work: Path) -> SideRun:
-    """errorseq's `train_base` on the same genes, flank, start weights and epochs.
+    """errorseq's `base_data` blocks of the same genes, then `train_base` from the same weights
+    (errorseq.py); `SideNotAvailable` where this checkout has no `train_base`."""
+    from benchmarks.base_training.errorseq import errorseq_side as run
 
-    Not on this branch yet: the `train_base` rule (issue 46, item 3) and its data (`base_data`)
-    are built elsewhere. When they land, this runs `base_data` on `setup.split` (train/validation/
-    test genes as given), then `train_base` from `setup.weights` at `setup.flank` for
-    `setup.epochs` epochs on `setup.threads` threads, and returns its epochs' labelled nt, input
-    nt, CPU and wall seconds of the training steps, its peak RSS, and one OpenSpliceAI-format
-    checkpoint per epoch.
-    """
-    raise SideNotAvailable(
-        "train_base not available on this branch: errorseq's side needs the base_data and train_base "
-        "rules (issue 46); benchmarks/base_training/sides.py:errorseq_side is the stub to replace"
-    )
+    return run(setup, work)
