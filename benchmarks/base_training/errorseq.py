@@ -1,0 +1,135 @@
+"""errorseq's side: `base_data`'s blocks of the split's genes, then `train_base` (its rule's entry
+point, benchmarks/train_base/run.py), as a SideRun. Where those modules are not in this checkout,
+`SideNotAvailable`: no number stands in.
+
+The blocks are base_data's own (its library: real flanking DNA, labels from every transcript of the
+gene, test cores masked in every other block's flanks), with the split forced to the benchmark's
+genes: every gene is its own cluster and each block takes the split of its genes (merge_gap 0: only
+overlapping genes of one strand share a block; genes of two splits in one block are refused). The
+optimiser matches OpenSpliceAI's transfer: AdamW 1e-4, weight decay 0.01, no warm-up, no gradient
+clipping, cosine down to 1e-5 (over the run; OpenSpliceAI's restarts every 5 epochs), every unit
+trained; train_base's own batching (blocks under a token budget) is what is being compared.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import polars as pl
+
+from benchmarks.base_training.genes import SPLITS
+from benchmarks.base_training.sides import EpochCost, Setup, SideNotAvailable, SideRun
+from workflow_scripts.calling.annotation import build_site_tables
+from workflow_scripts.calling.gff import read_annotation
+from workflow_scripts.data.fasta import read_fasta
+from workflow_scripts.errors import InputError
+from workflow_scripts.io_utils import write_json
+from workflow_scripts.progress import Console
+
+SETTINGS = {"lr": 1e-4, "weight_decay": 0.01, "warmup_fraction": 0.0, "min_lr_ratio": 0.1, "grad_clip": 0.0}
+MAX_CORE = 50_000
+
+
+def libraries():
+    try:
+        from benchmarks.train_base.run import time_train_base
+        from workflow_scripts.base_training import dataset
+        from workflow_scripts.training.base.blocks import BaseDataFiles
+    except ImportError as missing:
+        raise SideNotAvailable(
+            f"train_base not available on this branch ({missing.name} missing): errorseq's side needs the "
+            "base_data and train_base rules (issue 46); benchmarks/base_training/errorseq.py runs them"
+        ) from None
+    return time_train_base, dataset, BaseDataFiles
+
+
+def forced_splits(blocks: pl.DataFrame, split_of: dict[str, str], source: str) -> pl.Series:
+    """Each block's split: that of its genes, which must agree."""
+    chosen = []
+    for genes in blocks["genes"].to_list():
+        found = {split_of[gene] for gene in genes}
+        if len(found) != 1:
+            raise InputError(source, "genes", f"one block holds genes of {sorted(found)}: {', '.join(genes)}")
+        chosen.append(found.pop())
+    return pl.Series("split", chosen)
+
+
+def build_base_data(setup: Setup, folder: Path, dataset, files_type):
+    """base_data's four files for the split's genes in `folder` (kept: a rerun reuses them)."""
+    files = files_type(
+        *(str(folder / name) for name in ("blocks.parquet", "sequence.npy", "labels.npy", "manifest.json"))
+    )
+    if Path(files.manifest).exists():
+        return files
+    genome, _ = read_fasta(setup.genome, iupac="to_n")
+    split_of = {gene: split for split in SPLITS for gene in setup.split.of(split)}
+    tables = build_site_tables(
+        read_annotation(setup.annotation),
+        biotypes="all",
+        transcripts="all",
+        chrom_lengths=genome.chrom_lengths(),
+    )
+    genes = tables.genes.filter(pl.col("gene_id").is_in(list(split_of)))
+    sites = tables.sites.filter(pl.col("gene_id").is_in(list(split_of)))
+    clusters = pl.DataFrame({"gene_id": genes["gene_id"], "gene_cluster": range(genes.height)})
+    settings = dataset.Settings(
+        context=setup.flank,
+        max_core=MAX_CORE,
+        merge_gap=0,
+        split="clusters",
+        fractions={"train": 0.8, "validation": 0.1, "test": 0.1},
+        test_chromosomes=[],
+        validation_chromosomes=[],
+        seed=setup.seed,
+        canonical_only=False,
+    )
+    blocks = dataset.plan_blocks(genes, clusters, genome, settings)
+    blocks = blocks.with_columns(forced_splits(blocks, split_of, str(setup.annotation)))
+    paths = SimpleNamespace(out_sequence=files.sequence, out_labels=files.labels)
+    counts = dataset.write_arrays(blocks, sites, genome, settings, paths, Console(None))
+    dataset.write_blocks(blocks, files.blocks)
+    data = dataset.open_base_data(files.blocks, files.sequence, files.labels)
+    write_json(
+        files.manifest,
+        {
+            "format": 1,
+            "context": setup.flank,
+            "half_context": setup.flank // 2,
+            "max_core": MAX_CORE,
+            "merge_gap": 0,
+            "canonical_only": False,
+            "genome": {"name": setup.genome.name},
+            "annotation": {"name": setup.annotation.name},
+            "split": {"rule": "given genes (benchmarks/base_training)", "seed": setup.seed},
+            "counts": dataset.split_counts(blocks, data.labels),
+            "padding_nt": counts["padding_nt"],
+            "masked_nt": counts["masked_nt"],
+        },
+    )
+    return files
+
+
+def errorseq_side(setup: Setup, work: Path) -> SideRun:
+    """base_data's blocks of the split, then train_base from the same start weights."""
+    time_train_base, dataset, files_type = libraries()
+    files = build_base_data(setup, work / "base_data", dataset, files_type)
+    timing = time_train_base(
+        files,
+        work / "train_base",
+        context=setup.flank,
+        init=setup.weights,
+        epochs=setup.epochs,
+        seed=setup.seed,
+        procs=1,
+        threads=setup.threads,
+        settings={**SETTINGS, "tensorboard": False},
+    )
+    costs = [EpochCost(e.epoch, e.labelled_nt, e.input_nt, e.cpu_s, e.wall_s) for e in timing.epochs]
+    notes = [f"errorseq: {line}" for line in [timing.describe, *timing.notes] if line]
+    notes.append(
+        f"errorseq: train_base job {timing.job_wall_s:.0f} s (torchrun start, data, validation, export); "
+        "schedule: cosine to 1e-5 over the run, whatever --schedule says"
+    )
+    peak = max((e.peak_rss_mib for e in timing.epochs), default=float("nan"))
+    return SideRun("errorseq train_base", costs, peak, list(timing.checkpoints), notes)
