@@ -14,14 +14,14 @@ import polars as pl
 import pytest
 import torch
 
-from benchmarks.base_training.errorseq import errorseq_side
+from benchmarks.base_training.errorseq import libraries
 from benchmarks.base_training.genes import Request, deal, refseq_style_gff
 from benchmarks.base_training.heldout import cut_windows, metrics, top_k_accuracy
 from benchmarks.base_training.layout import SL, gene_input_nt, split_layout, windows
 from benchmarks.base_training.osai_logs import parse_topk_all, read_epochs_log
 from benchmarks.base_training.osai_worker import EpochMeter
 from benchmarks.base_training.report import heldout_rows, log_rows, speedup_rows, throughput_rows
-from benchmarks.base_training.sides import EpochCost, SideNotAvailable, SideRun
+from benchmarks.base_training.sides import EpochCost, SideRun
 from workflow_scripts.calling.gff import read_annotation
 from workflow_scripts.errors import InputError
 
@@ -165,9 +165,10 @@ def test_heldout_rows_keep_side_epoch_and_windows():
     ]
 
 
-def test_errorseq_side_says_train_base_is_not_here_and_gives_no_numbers(tmp_path):
-    with pytest.raises(SideNotAvailable, match="train_base not available on this branch"):
-        errorseq_side(None, tmp_path)  # type: ignore[arg-type]
+def test_errorseq_side_finds_base_data_and_train_base_in_this_checkout():
+    time_train_base, dataset, files_type = libraries()
+    assert callable(time_train_base) and callable(dataset.plan_blocks)
+    assert list(files_type.__dataclass_fields__) == ["blocks", "sequence", "labels", "manifest"]
 
 
 def test_read_epochs_log_names_a_torn_line(tmp_path):
