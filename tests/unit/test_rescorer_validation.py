@@ -31,6 +31,7 @@ from tests.unit.test_rescorer_files import (  # noqa: F401  (fixtures)
     source,  # noqa: F811
 )
 from workflow_scripts.config.sections import complete_section, section_defaults
+from workflow_scripts.config.stages import stage
 from workflow_scripts.errors import InputError
 from workflow_scripts.sites.deep_transfer import trained_models
 from workflow_scripts.sites.rescorer_files import load_rescorer
@@ -482,7 +483,7 @@ def test_rescore_sites_refuses_a_bad_manifest_in_one_line_before_reading_anythin
     config = json.dumps({"calling": {}, "sites": {}, "evaluate": {}})
     argv = ["--config", config, "--scores", missing, "--regions", missing, "--genome", missing]
     argv += ["--transfer", str(folder)]
-    for output in ("calls", "bed", "gff3", "report"):
+    for output in (out.name for out in stage("rescore_sites").outputs):
         argv += [f"--out-{output}", str(tmp_path / "out" / output)]
     done = subprocess.run(
         [sys.executable, "-m", "workflow_scripts.rules.rescore_sites", *argv],
