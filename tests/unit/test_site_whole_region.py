@@ -157,3 +157,29 @@ def test_the_recommended_calls_are_never_worse_than_the_base_over_the_whole_regi
         chosen = recommend(report)["predictor"]
         whole = report["whole_region"]["calls"]
         assert whole[chosen]["overall"]["f1"] >= whole[BASE_THRESHOLD]["overall"]["f1"], report
+
+
+def test_the_console_and_the_report_show_both_figures(reports):
+    from workflow_scripts.sites.summary import console_lines, summary_html
+
+    _, scan = reports
+    lines = console_lines(scan, "site_metrics.json")
+    header = next(line for line in lines if line.startswith("predictor") and "F1 whole region" in line)
+    base = next(line for line in lines[lines.index(header) :] if line.startswith("base_threshold"))
+    whole = scan["whole_region"]["calls"]["base_threshold"]["overall"]
+    assert f"{whole['f1']:.3f}" in base and base.split()[-1] == str(N_GENES)  # FP intergenic
+    assert any(line.startswith("whole region (every call in the scored regions counts)") for line in lines)
+    assert "FP antisense" in summary_html(scan)
+
+
+def test_a_cards_whole_region_numbers_come_from_the_scan(reports):
+    """benchmarks/rescorer_cards: measured.json carries the whole-region figures of a scan."""
+    from benchmarks.rescorer_cards import whole_region_numbers
+
+    _, scan = reports
+    numbers = whole_region_numbers(scan["whole_region"])
+    base = next(row for row in numbers["calls"] if row["predictor"] == BASE_THRESHOLD)
+    assert base["fp"]["intergenic"] == N_GENES and base["calls"] > N_GENES
+    pairs = [row["pair"] for row in numbers["differences"]]
+    assert "tree - base_threshold" in pairs and "tree - base_tuned" in pairs
+    assert numbers["intervals"] == "0 replicates over 1 100-kb genomic blocks"

@@ -30,11 +30,14 @@ import polars as pl
 from workflow_scripts.calling.calls import containing_genes
 from workflow_scripts.sites.candidates import NO_GENE
 from workflow_scripts.sites.items import BLOCK_NT, Items
+from workflow_scripts.sites.predictors import BASE_THRESHOLD, ERRORSEQ, TRANSFER_ERRORSEQ, TRANSFER_TREE, TREE
 
 GENE, ANTISENSE, INTERGENIC = "gene", "antisense", "intergenic"
 LOCATIONS = (GENE, ANTISENSE, INTERGENIC)
 SCORED_REGIONS, SCORED_GENES = "regions", "gene spans"
 MIN_BLOCKS = 2  # fewer: a block bootstrap draws the same items every time, no interval
+# whole region, beside site_calls' pairs: each re-scorer against the base model at its own threshold
+OVER_THE_BASE = (TREE, ERRORSEQ, TRANSFER_TREE, TRANSFER_ERRORSEQ)
 
 __all__ = [
     "NO_GENE",
@@ -94,13 +97,16 @@ def whole_region_report(
     items: Items, calls: dict[str, np.ndarray], replicates: int, seed: int, scored: str
 ) -> dict:
     """site_metrics.json's `whole_region`: every item's calls, FP by location, and the paired
-    differences with block-bootstrap intervals."""
-    from workflow_scripts.sites.intervals import difference_intervals
+    differences with block-bootstrap intervals: site_calls' pairs and each re-scorer against
+    base_threshold (the base model's own calls, what the issue's user compares with)."""
+    from workflow_scripts.sites.intervals import difference_intervals, pair_differences
     from workflow_scripts.sites.site_metrics import predictor_calls
 
     blocks = int(len(np.unique(items.block))) if items.block is not None else 0
     drawn = replicates if blocks >= MIN_BLOCKS else 0
     differences = difference_intervals(by_blocks(items), calls, drawn, seed)
+    against_base = tuple((name, BASE_THRESHOLD) for name in OVER_THE_BASE if name in calls)
+    differences |= pair_differences(by_blocks(items), calls, against_base, drawn, seed)
     if drawn < replicates:
         differences = without_intervals(differences, f"{blocks} genomic block: no block-bootstrap interval")
     return {
