@@ -106,7 +106,8 @@ def copy_of_deep_rescorer(folder: Path) -> Path:
     same files each time (fixed seeds), as regions_workdir's callers read them."""
     if not _DEEP_RESCORER:
         scratch = tempfile.TemporaryDirectory(prefix="errorseq-rescorer-")  # removed at exit
-        write_rescorer(Path(scratch.name) / "rescorer", deep=True)
+        # recommended over whole regions, so rescore_sites calls with its deep models (sites/rescore.py)
+        write_rescorer(Path(scratch.name) / "rescorer", deep=True, results=whole_region_results("errorseq"))
         _DEEP_RESCORER.append(scratch)
     return Path(shutil.copytree(Path(_DEEP_RESCORER[0].name) / "rescorer", folder))
 
