@@ -147,7 +147,7 @@ def check_calling_inputs(calling: dict) -> None:
     weights = calling.get("base_model", {}).get("weights")
     if start in ("annotation", "regions") and weights and not layout.names_train_base_models(weights):
         weight_files(weights)
-    if start == "regions" and calling.get("regions") and is_user_file(calling["regions"]):
+    if start in ("annotation", "regions") and calling.get("regions") and is_user_file(calling["regions"]):
         check_readable_file(calling["regions"], "calling.regions")
 
 
