@@ -13,7 +13,8 @@ calling.scores is) and annotation.gtf (the lines of the genes they score), the i
 temporary name, and refuses an --out-dir whose outputs would overwrite an input. `print` reads each work
 directory's results/sites/site_metrics.json: site-level F1 of every predictor, out of fold within
 the genome and, with sites.transfer, the source genome's tree and thresholds applied unchanged,
-with the 95% gene-cluster bootstrap intervals of the differences.
+with the 95% gene-cluster bootstrap intervals of the differences, and for a run that scanned whole
+regions (calling.regions with start annotation) its whole-region F1 and FP outside genes.
 """
 
 from __future__ import annotations
@@ -196,8 +197,31 @@ def print_runs(work_dirs: list[Path]) -> None:
         ["run", "calls", "FP", *PROBABILITIES],
         diagnostic_rows,
     )
+    whole_rows = [whole_region_row(work_dir.name, read_site_metrics(work_dir)) for work_dir in work_dirs]
+    if any(row is not None for row in whole_rows):
+        print_table(
+            "Whole region (every call in the scored regions counts): F1, and FP antisense / intergenic",
+            ["run", *PREDICTORS],
+            [row for row in whole_rows if row is not None],
+        )
     for line in answers:
         print(line)
+
+
+def whole_region_row(name: str, report: dict) -> list | None:
+    """A whole-region scan's row: each predictor's F1 (FP antisense/intergenic); None for a run
+    that scored only the genes' spans."""
+    whole = report.get("whole_region")
+    if not whole or whole.get("scored") != "regions":
+        return None
+    cells = []
+    for predictor in PREDICTORS:
+        if predictor not in whole["calls"]:
+            cells.append("–")
+            continue
+        f1, fp = whole["calls"][predictor]["overall"]["f1"], whole["false_positives_by_location"][predictor]
+        cells.append(f"{f1:.3f} ({fp['antisense']:,}/{fp['intergenic']:,})")
+    return [name, *cells]
 
 
 def main(argv: list[str] | None = None) -> None:

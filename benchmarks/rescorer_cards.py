@@ -1,7 +1,9 @@
 """A shipped re-scorer's measured numbers (`<name>.measured.json`), read from the runs that measured
 them, so no card number is copied by hand: the source run's out-of-fold F1, the target run's
 transferred predictors and their differences with intervals, and, given the ortholog benchmark's
-report (benchmarks/cross_species_orthologs.py --out), the transfer with orthologs held out."""
+report (benchmarks/cross_species_orthologs.py --out), the transfer with orthologs held out; where
+the target run scanned whole regions (calling.regions with start annotation), the whole-region
+figures too (`whole_region`: every call counts, FP by location, block-bootstrap intervals)."""
 
 from __future__ import annotations
 
@@ -89,4 +91,32 @@ def card_numbers(name: str, source: dict, target: dict, described: dict, ortholo
     }
     if orthologs is not None:
         numbers["ortholog_held_out"] = ortholog_numbers(orthologs, genes)
+    whole = target.get("whole_region")
+    if whole and whole.get("scored") == "regions":
+        numbers["whole_region"] = whole_region_numbers(whole)
     return numbers
+
+
+def whole_region_numbers(whole: dict) -> dict:
+    """A whole-region scan's figures (site_metrics.json `whole_region`, sites/whole_region.py):
+    every predictor's F1, precision, recall, calls and FP by location, and each difference with
+    its block-bootstrap interval."""
+    rows = []
+    for name in (*TRANSFERRED, *OUT_OF_FOLD):
+        if name in whole["calls"]:
+            overall = whole["calls"][name]["overall"]
+            calls = {"calls": overall["tp"] + overall["fp"], "fp": whole["false_positives_by_location"][name]}
+            rows.append({"predictor": name, **rounded(overall), **calls})
+    differences = []
+    for pair, parts in whole["differences"].items():
+        f1 = parts["overall"]["f1"]
+        shown = {
+            part: None if f1[part] is None else round(f1[part], 4) for part in ("estimate", "low", "high")
+        }
+        differences.append({"pair": pair, **shown})
+    boot = whole["bootstrap"]
+    return {
+        "calls": rows,
+        "differences": differences,
+        "intervals": f"{boot['replicates']} replicates over {boot['blocks']} {boot['resampled_unit']}s",
+    }

@@ -10,6 +10,8 @@
     # write a card's numbers from the runs that measured them (benchmarks/rescorer_cards.py)
     python -m benchmarks.shipped_rescorers record NAME SOURCE_METRICS TARGET_METRICS --genome ... \
         --base-model ... --config ... [--orthologs REPORT]
+    # add the whole-region figures of a scan (calling.regions with start annotation, docs/sites.md)
+    python -m benchmarks.shipped_rescorers whole-region NAME SCAN_METRICS --genome ... --config ...
 
 `compare` exits 1 when a transferred predictor's F1, precision or recall, or a difference's estimate
 or interval, is off the card's `<name>.measured.json` by more than TOLERANCE (the run is seeded:
@@ -22,7 +24,7 @@ import argparse
 import json
 import sys
 
-from benchmarks.rescorer_cards import card_numbers, read_report
+from benchmarks.rescorer_cards import card_numbers, read_report, whole_region_numbers
 from benchmarks.tables import print_table
 from workflow_scripts.config.sections import section_defaults
 from workflow_scripts.config.types import parse_typed_config
@@ -65,6 +67,7 @@ def show(name: str) -> None:
         [d["pair"], f"{d['estimate']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"] for d in card["differences"]
     ]
     print_table(f"{name}: differences, 95% gene-cluster intervals", ["pair", "F1"], diffs)
+    show_whole_region(name, card)
     held_out = card.get("ortholog_held_out")
     if held_out is not None:
         changes = ", ".join(
@@ -122,6 +125,50 @@ def write_record(args: argparse.Namespace) -> None:
     print(f"wrote {path}")
 
 
+def write_whole_region(args: argparse.Namespace) -> None:
+    """Add to a card's measured.json the whole-region figures of a target run that scanned whole
+    regions with the re-scorer transferred (calling.regions with start annotation)."""
+    target = read_report(args.target_metrics, "site_metrics.json")
+    whole = target.get("whole_region")
+    if not whole or whole.get("scored") != "regions":
+        raise InputError(
+            args.target_metrics,
+            "whole_region.scored",
+            "not a whole-region scan: run site_calls with calling.regions (docs/sites.md)",
+        )
+    if not any(row["predictor"].startswith("transfer_") for row in whole_region_numbers(whole)["calls"]):
+        raise InputError(
+            args.target_metrics, "calls", f"no transferred predictor: run it with builtin:{args.name}"
+        )
+    path = FOLDER / MEASURED.format(name=args.name)
+    card = measured(args.name)
+    described = {"genome": args.genome, "config": args.config, "sites": target["counts"]["sites"]}
+    card["whole_region"] = {"target": described, **whole_region_numbers(whole)}
+    write_json(path, card)
+    print(f"wrote {path}")
+
+
+def show_whole_region(name: str, card: dict) -> None:
+    whole = card.get("whole_region")
+    if whole is None:
+        print(f"{name}: no whole-region figures measured")
+        return
+    rows = [
+        [
+            row["predictor"],
+            f"{row['f1']:.3f}",
+            f"{row['calls']:,}",
+            *(f"{row['fp'][where]:,}" for where in ("gene", "antisense", "intergenic")),
+        ]
+        for row in whole["calls"]
+    ]
+    print_table(
+        f"{name} over the whole region of {whole['target']['genome']}",
+        ["predictor", "F1", "calls", "FP in genes", "FP antisense", "FP intergenic"],
+        rows,
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.shipped_rescorers", description=__doc__.splitlines()[0]
@@ -137,9 +184,17 @@ def main(argv: list[str] | None = None) -> None:
     for words in ("genome", "base-model", "config"):
         record.add_argument(f"--{words}", required=True, help=f"the target's {words}, in words")
     record.add_argument("--orthologs", help="benchmarks.cross_species_orthologs' --out report")
+    whole = sub.add_parser("whole-region", help="add a whole-region scan's figures to <name>.measured.json")
+    whole.add_argument("name", choices=available())
+    whole.add_argument("target_metrics", help="the scan's site_metrics.json (sites.transfer builtin:<name>)")
+    for words in ("genome", "config"):
+        whole.add_argument(f"--{words}", required=True, help=f"the scan's {words}, in words")
     args = parser.parse_args(argv)
     if args.command == "record":
         write_record(args)
+        return
+    if args.command == "whole-region":
+        write_whole_region(args)
         return
     if args.command == "compare":
         if not compare(args.name, args.site_metrics):

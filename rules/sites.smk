@@ -12,6 +12,7 @@ rule site_calls:
         sites=layout.ANNOTATION_SITES,
         genes=layout.ANNOTATION_GENES,
         gene_clusters=layout.ANNOTATION_GENE_CLUSTERS,
+        regions=files.scored_regions(),  # calling.regions with start annotation: a whole-region scan
         index=layout.GENOME_INDEX,
         sequence=layout.GENOME_SEQUENCE,
         fold_windows=files.site_model_inputs("windows"),
@@ -58,6 +59,7 @@ rule site_windows:
         sites=layout.ANNOTATION_SITES,
         genes=layout.ANNOTATION_GENES,
         gene_clusters=layout.ANNOTATION_GENE_CLUSTERS,
+        regions=files.scored_regions(),
         index=layout.GENOME_INDEX,
         sequence=layout.GENOME_SEQUENCE,
     output:

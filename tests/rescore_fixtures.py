@@ -52,8 +52,19 @@ def tiny_state(seed: int) -> dict:
     ).state_dict()
 
 
-def write_rescorer(folder: Path, deep: bool, seed: int = 0) -> Path:
-    """site_calls' re-scorer of profile_genome(seed), saved as its folder (sites/rescorer_files.py)."""
+def whole_region_results(predictor: str) -> dict:
+    """A manifest's results as site_calls writes them after a whole-region scan that recommends
+    `predictor` over the whole region (sites/recommend.py)."""
+    return {
+        "answer": "made up",
+        "whole_region": {"scored": "regions"},
+        "recommended": {"predictor": predictor, "basis": "whole region"},
+    }
+
+
+def write_rescorer(folder: Path, deep: bool, seed: int = 0, results: dict | None = None) -> Path:
+    """site_calls' re-scorer of profile_genome(seed), saved as its folder (sites/rescorer_files.py);
+    `results`: its manifest's (default: made up, no recommendation)."""
     scores, sites, genes, clusters = profile_genome(seed=seed)
     found = assign_folds(find_candidates([("chr1", scores)], sites, genes, settings()), clusters, 5, seed=0)
     items = Items.from_candidates(found)
@@ -65,7 +76,7 @@ def write_rescorer(folder: Path, deep: bool, seed: int = 0) -> Path:
         models = DeepModels((tiny_state(1), tiny_state(2)), (tiny_model_json(), tiny_model_json()))
     facts = {"source": "chr1", "source_sites": sites.height}
     rescorer = fit_rescorer(found, items, predictions, settings(), facts, models)
-    save_rescorer(rescorer, str(folder), {"numpy": np.__version__}, {"answer": "made up"})
+    save_rescorer(rescorer, str(folder), {"numpy": np.__version__}, results or {"answer": "made up"})
     return folder
 
 

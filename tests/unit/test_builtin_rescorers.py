@@ -14,6 +14,7 @@ from workflow_scripts.config.package_paths import resolve_package_paths
 from workflow_scripts.errors import InputError
 from workflow_scripts.rescorers import FOLDER, available
 from workflow_scripts.sites.base_match import check_same_base
+from workflow_scripts.sites.rescore import whole_region_evidence
 
 
 def test_a_name_not_shipped_lists_the_shipped_ones():
@@ -39,16 +40,23 @@ SHIPPED = "atha-openspliceai-arabidopsis"
 @pytest.mark.parametrize("name", available())
 def test_each_shipped_rescorer_loads_and_corrects_a_genome_without_annotation(tmp_path, target, name):  # noqa: F811
     """Every file checked against its manifest, then applied by rescore_sites: the source's
-    recommendation (out of fold on its own genome) is carried over."""
+    recommendation (out of fold on its own genome) is carried over where it was made over whole
+    regions (sites/rescore.whole_region_evidence), else the calls are the base model's own."""
     manifest = json.loads((FOLDER / name / "rescorer.json").read_text())
-    recommended = manifest["results"]["recommended"]["predictor"]
+    results = manifest["results"]
+    recommended = results["recommended"]["predictor"]
     run(target, FOLDER / name, tmp_path)
     report = json.loads((tmp_path / "out.report").read_text())
-    assert report["corrected_calls"]["predictor"] == f"transfer_{recommended}"
-    assert f"recommends {recommended}" in report["corrected_calls"]["why"]
+    if whole_region_evidence(results):
+        column = "call_base_threshold" if recommended == "base_threshold" else f"call_transfer_{recommended}"
+        assert report["corrected_calls"]["predictor"] == column.removeprefix("call_")
+        assert f"recommends {recommended}" in report["corrected_calls"]["why"]
+    else:
+        column = "call_base_threshold"
+        assert report["corrected_calls"]["predictor"] == "base_threshold"
+        assert "no whole-region evidence" in report["corrected_calls"]["why"]
     assert report["rescorer"]["deep_models"] == len(manifest["deep_models"]) and report["metrics"] is None
     calls = pl.read_parquet(tmp_path / "out.calls")
-    column = f"call_transfer_{recommended}"
     assert calls.height > 0 and 0 < calls[column].sum() < calls.height
 
 

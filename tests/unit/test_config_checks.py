@@ -177,6 +177,18 @@ def test_calling_inputs_without_a_start_are_refused_not_ignored(calling, named):
     validate_config(config, SCHEMA)  # the same inputs with their start are accepted
 
 
+def test_an_annotation_run_may_scan_whole_regions():
+    """calling.regions with start annotation: the regions are scored, the annotation labels (issue 49)."""
+    config = user_config()
+    config["calling"] = {
+        "start": "annotation",
+        "annotation": "genes.gtf",
+        "regions": "scan.bed",
+        "base_model": {"weights": "models/"},
+    }
+    validate_config(config, SCHEMA)
+
+
 @pytest.mark.parametrize(
     "start, extra, named",
     [

@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 from threadpoolctl import threadpool_limits
 
-from tests.rescore_fixtures import DEEP_FLANK, scores_frame, write_rescorer
+from tests.rescore_fixtures import DEEP_FLANK, scores_frame, whole_region_results, write_rescorer
 from tests.site_fixtures import CHROM, profile_genome, settings
 from workflow_scripts.calling.target_regions import region_table
 from workflow_scripts.config.sections import section_defaults
@@ -45,12 +45,24 @@ def one_openmp_thread():
 
 @pytest.fixture(scope="module")
 def deep_rescorer(tmp_path_factory) -> Path:
-    return write_rescorer(tmp_path_factory.mktemp("source") / "rescorer", deep=True)
+    """A re-scorer whose source scan recommends its deep models over the whole region."""
+    folder = tmp_path_factory.mktemp("source") / "rescorer"
+    return write_rescorer(folder, deep=True, results=whole_region_results("errorseq"))
 
 
 @pytest.fixture(scope="module")
 def tree_rescorer(tmp_path_factory) -> Path:
-    return write_rescorer(tmp_path_factory.mktemp("source") / "rescorer", deep=False)
+    folder = tmp_path_factory.mktemp("source") / "rescorer"
+    return write_rescorer(folder, deep=False, results=whole_region_results("tree"))
+
+
+@pytest.fixture(scope="module")
+def genes_only_rescorer(tmp_path_factory) -> Path:
+    """A re-scorer whose recommendation (its tree) was made on genes only, as every shipped one before issue 49."""
+    folder = tmp_path_factory.mktemp("source") / "rescorer"
+    return write_rescorer(
+        folder, deep=True, results={"answer": "made up", "recommended": {"predictor": "tree"}}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -202,6 +214,25 @@ def test_a_rescorer_without_deep_models_corrects_with_its_tree(tmp_path, target,
     calls = pl.read_parquet(tmp_path / "out.calls")
     assert "transfer_errorseq_probability" not in calls.columns
     assert len((tmp_path / "out.bed").read_text().splitlines()) == 1 + calls["call_transfer_tree"].sum()
+
+
+def test_a_rescorer_without_whole_region_evidence_calls_with_the_base(
+    tmp_path, target, genes_only_rescorer, capsys
+):
+    """Issue 49: the default never worse than the base: a re-scorer recommended on genes only
+    gives the base model's own calls, and the report and the log say why (fails on the old code,
+    which took its tree)."""
+    run(target, genes_only_rescorer, tmp_path)
+    report = json.loads((tmp_path / "out.report").read_text())
+    calls = pl.read_parquet(tmp_path / "out.calls")
+    assert report["corrected_calls"]["predictor"] == "base_threshold"
+    assert "no whole-region evidence" in report["corrected_calls"]["why"]
+    assert report["corrected_calls"]["calls"] == calls["call_base_threshold"].sum() > 0
+    assert len((tmp_path / "out.bed").read_text().splitlines()) == 1 + calls["call_base_threshold"].sum()
+    assert (
+        "corrected calls: base_threshold: the re-scorer carries no whole-region evidence"
+        in capsys.readouterr().err
+    )
 
 
 def refusal(tmp_path: Path, capsys, target: Path, rescorer: Path, **sites) -> str:

@@ -92,3 +92,40 @@ def test_compare_holds_a_run_to_its_card_within_the_tolerance(tmp_path, monkeypa
     path = tmp_path / "site_metrics.json"
     path.write_text(json.dumps(run))
     assert shipped_rescorers.compare("shipped", str(path)) is (moved <= shipped_rescorers.TOLERANCE)
+
+
+def scan_metrics(scored: str) -> dict:
+    """A whole-region scan's site_metrics.json with the re-scorer transferred."""
+    report = site_metrics(
+        {"base_threshold": 0.86, "transfer_tree": 0.84}, {"transfer_tree - base_threshold": -0.02}
+    )
+    fp = {"gene": 1, "antisense": 2, "intergenic": 3}
+    report["whole_region"] = {
+        "scored": scored,
+        "calls": report["calls"],
+        "false_positives_by_location": {"base_threshold": fp, "transfer_tree": fp},
+        "differences": report["differences"],
+        "bootstrap": {"replicates": 1000, "blocks": 30, "resampled_unit": "100-kb genomic block"},
+    }
+    return report
+
+
+def test_a_cards_whole_region_figures_come_from_a_scan(tmp_path, monkeypatch):
+    """`whole-region` adds a scan's figures to the card and refuses a run that scored only genes."""
+    name = "atha-openspliceai-arabidopsis"
+    card = json.loads((shipped_rescorers.FOLDER / f"{name}.measured.json").read_text())
+    (tmp_path / f"{name}.measured.json").write_text(json.dumps(card))
+    monkeypatch.setattr(shipped_rescorers, "FOLDER", tmp_path)
+    words = ["--genome", "a scan", "--config", "a config"]
+    genes_only = tmp_path / "genes.json"
+    genes_only.write_text(json.dumps(scan_metrics("gene spans")))
+    with pytest.raises(InputError, match="not a whole-region scan"):
+        shipped_rescorers.main(["whole-region", name, str(genes_only), *words])
+    scan = tmp_path / "scan.json"
+    scan.write_text(json.dumps(scan_metrics("regions")))
+    shipped_rescorers.main(["whole-region", name, str(scan), *words])
+    written = json.loads((tmp_path / f"{name}.measured.json").read_text())
+    assert written["transfer"] == card["transfer"]  # the in-gene figures kept
+    tree = next(row for row in written["whole_region"]["calls"] if row["predictor"] == "transfer_tree")
+    assert tree["f1"] == 0.84 and tree["calls"] == 10 and tree["fp"]["intergenic"] == 3
+    assert written["whole_region"]["intervals"] == "1000 replicates over 30 100-kb genomic blocks"

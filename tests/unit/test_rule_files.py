@@ -74,3 +74,18 @@ def test_all_makes_every_experiments_plots_metrics_and_the_summary():
     outputs = RuleFiles(demo_config(), ("a", "b"), ()).experiment_outputs()
     assert {"results/a/evaluation/metrics.json", "results/b/evaluation/metrics.json"} <= set(outputs)
     assert "results/b/plots/roc.png" in outputs and "results/summary/summary.tsv" in outputs
+
+
+def test_an_annotation_with_regions_scans_the_regions_and_site_calls_reads_them():
+    """calling.regions with start annotation (issue 49): score_base_model scores the regions (a
+    whole-region scan), the annotation labels, and site_calls and site_windows read the regions
+    table; without it, the genes' spans as before."""
+    calling = {"start": "annotation", "annotation": "genes.gtf", "base_model": {"weights": "models/"}}
+    genes_only = RuleFiles(demo_config(calling=calling), ("fp_vs_tp",), ())
+    assert genes_only.scored_spans() == layout.ANNOTATION_GENES and genes_only.scored_regions() == []
+    scan = RuleFiles(demo_config(calling={**calling, "regions": "scan.bed"}), ("fp_vs_tp",), ())
+    assert scan.scored_spans() == layout.REGIONS_TABLE and scan.scored_regions() == [layout.REGIONS_TABLE]
+    assert scan.calling_regions() == ["scan.bed"] and scan.makes_site_calls()
+    regions_start = {"start": "regions", "regions": "scan.bed", "base_model": {"weights": "models/"}}
+    regions = RuleFiles(demo_config(calling=regions_start, sites={"transfer": "rescorer/"}), (), ())
+    assert regions.scored_spans() == layout.REGIONS_TABLE and regions.scored_regions() == []

@@ -45,7 +45,8 @@ def test_the_console_table_lists_every_predictor_and_difference_then_the_answer(
     assert names == ["tree", "base_tuned", "base_threshold", "transfer_tree", "transfer_base_tuned"]
     tree = report["calls"]["tree"]["overall"]
     assert re.search(rf"{tree['precision']:.3f} +{tree['recall']:.3f} +{tree['f1']:.3f}", lines[2])
-    differences = lines[lines.index("") + 2 : -2]
+    first_blank = lines.index("")
+    differences = lines[first_blank + 2 : lines.index("", first_blank + 1)]
     assert [line.split("  ")[0] for line in differences] == list(report["differences"])
     gain = report["differences"]["tree - base_tuned"]["overall"]["f1"]
     assert f"+{gain['estimate']:.3f}  [+{gain['low']:.3f}, +{gain['high']:.3f}]  better" in differences[0]

@@ -294,7 +294,7 @@ IGNORED_BY_START = {  # calling.start -> the inputs it would silently ignore
         "sites.transfer",
     ),
     "scores": ("calling.regions",),  # base_model.weights there: the model that made the scores
-    "annotation": ("calling.scores", "calling.regions"),
+    "annotation": ("calling.scores",),  # calling.regions: score whole regions, the annotation labels
     "regions": ("calling.annotation", "calling.scores"),
 }  # `calls` is not among them: config.yaml's demo calls are merged under every --configfile
 

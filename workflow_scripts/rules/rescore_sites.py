@@ -38,7 +38,7 @@ from workflow_scripts.sites.rescore import (
     NO_METRICS,
     answer,
     call_counts,
-    corrected_predictor,
+    corrected_choice,
     region_candidates,
     region_inputs,
     rescored_calls,
@@ -83,17 +83,12 @@ def main(argv: list[str] | None = None) -> None:
         )
     table = rescored_calls(found, settings.threshold, rescorer.thresholds, tree, deep)
     results = json.loads((Path(paths.transfer) / MANIFEST).read_text())["results"]  # checked by load_rescorer
-    recommended = (results.get("recommended") or {}).get("predictor")
-    predictor = corrected_predictor(deep is not None, recommended)
+    predictor, why = corrected_choice(deep is not None, results)
+    log(f"corrected calls: {predictor}: {why}")
     name = Path(paths.transfer).name  # names, not this machine's paths, in what the run writes
     description = f"{predictor}: re-scorer {name} applied unchanged, no annotation"
     bed, gff3, outside = call_tracks(table, predictor, inputs.genome.chrom_lengths(), description)
     region_nt = int((inputs.genes["end"] - inputs.genes["start"] + 1).sum())
-    why = (
-        f"the re-scorer's own out-of-fold evidence on its source genome recommends {recommended}"
-        if recommended
-        else "the re-scorer records no recommendation: its deep models, else its tree"
-    )
     report = {
         "metrics": None,
         "why_no_metrics": NO_METRICS,

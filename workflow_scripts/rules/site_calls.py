@@ -169,10 +169,16 @@ def source_facts(found, inputs) -> dict:
 
 def results_summary(report: dict) -> dict:
     """What the re-scorer's predictors reached on their own genome (site_metrics.json)."""
+    whole = report["whole_region"]
     return {
         "answer": report["answer"],
         "counts": report["counts"],
         "calls": {name: metrics["overall"] for name, metrics in report["calls"].items()},
+        "whole_region": {
+            "scored": whole["scored"],
+            "calls": {name: metrics["overall"] for name, metrics in whole["calls"].items()},
+            "false_positives_by_location": whole["false_positives_by_location"],
+        },
         "recommended": report["recommended"],
     }
 
@@ -226,7 +232,9 @@ def main(argv: list[str] | None = None) -> None:
         console, "site_calls", f"re-scoring the base model's calls out of fold over {settings.folds} folds"
     )
     began = time.perf_counter()
-    inputs = read_site_inputs(args.scores, args.sites, args.genes, args.gene_clusters, args.genome)
+    inputs = read_site_inputs(
+        args.scores, args.sites, args.genes, args.gene_clusters, args.genome, args.regions
+    )
     found = folded_candidates(inputs, settings, progress=lambda line: note(console, line))
     items = Items.from_candidates(found)
     log(
@@ -251,7 +259,9 @@ def main(argv: list[str] | None = None) -> None:
     if transfer is not None:
         predictions, moved = transferred(transfer, found, inputs, predictions)
     unscored = inputs.sites.height - found.sites.height
-    report = site_report(found, items, predictions, settings, unscored, moved, kmer)
+    report = site_report(
+        found, items, predictions, settings, unscored, moved, kmer, scored_regions=inputs.regions is not None
+    )
     report["provenance"] = run_provenance(run) if run is not None else None
     table = corrected_calls(found, predictions)
     write_outputs(args, table, report, settings.threshold)

@@ -49,7 +49,9 @@ def main(argv: list[str] | None = None) -> None:
     console = Console(paths.console_fd)
     announce(console, "site_windows", f"the candidates as windows of {settings.folds} folds")
     began, flank = time.perf_counter(), window.flank
-    inputs = read_site_inputs(paths.scores, paths.sites, paths.genes, paths.gene_clusters, paths.genome)
+    inputs = read_site_inputs(
+        paths.scores, paths.sites, paths.genes, paths.gene_clusters, paths.genome, paths.regions
+    )
     found = folded_candidates(inputs, settings, progress=lambda line: note(console, line))
     windows, profiles = profiled_windows(found, inputs, flank)
     log(

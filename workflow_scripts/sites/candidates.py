@@ -33,6 +33,7 @@ CANDIDATE_SCHEMA = {
     "gene_id": pl.String,
 }
 SITE_FIELDS = ("key", "chrom", "strand", "position", "splice_type", "gene_id", "base_score")
+NO_GENE = "(no gene)"  # the gene_id of a false candidate outside every annotated gene on its strand
 
 
 @dataclass
@@ -171,7 +172,7 @@ def chromosome_candidates(
     ]
     found = Candidates.concat(parts)
     located = containing_genes(found.table.with_row_index("row"), genes).sort("row").drop("row")
-    found.table = located.with_columns(pl.col("gene_id").fill_null("(no gene)"))
+    found.table = located.with_columns(pl.col("gene_id").fill_null(NO_GENE))
     return found
 
 

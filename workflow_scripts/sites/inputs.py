@@ -29,13 +29,19 @@ class SiteInputs:
     genes: pl.DataFrame
     clusters: pl.DataFrame
     scores: list[str]
+    regions: pl.DataFrame | None = None  # a whole-region scan's scored regions (calling.regions)
+
+    @property
+    def scored_spans(self) -> pl.DataFrame:
+        """What was scored: the regions of a whole-region scan, else the genes' spans."""
+        return self.genes if self.regions is None else self.regions
 
     def score_tables(self) -> ScoreTables:
-        return ScoreTables(self.scores, self.genes, self.genome.chrom_lengths())
+        return ScoreTables(self.scores, self.scored_spans, self.genome.chrom_lengths())
 
 
 def read_site_inputs(
-    scores: list[str], sites: str, genes: str, gene_clusters: str, genome: str
+    scores: list[str], sites: str, genes: str, gene_clusters: str, genome: str, regions: str | None = None
 ) -> SiteInputs:
     opened = open_genome(genome)
     site_table = read_table(sites, required=SITE_COLUMNS).with_columns(pl.col("position").cast(pl.Int64))
@@ -45,7 +51,11 @@ def read_site_inputs(
     clusters = read_table(
         gene_clusters, required=("gene_id", GENE_CLUSTER), columns=("gene_id", GENE_CLUSTER)
     )
-    return SiteInputs(opened, site_table, gene_table, clusters, list(scores))
+    spans = None
+    if regions:  # calling.regions with start annotation: the candidates of the whole regions
+        spans = read_table(regions, required=GENE_COLUMNS).with_columns(pl.col("start", "end").cast(pl.Int64))
+        check_chromosomes(spans, opened, regions, "column 'chrom'")
+    return SiteInputs(opened, site_table, gene_table, clusters, list(scores), spans)
 
 
 def folded_candidates(
@@ -55,7 +65,7 @@ def folded_candidates(
     tables = inputs.score_tables()
     found = find_candidates(tables.by_chromosome(), inputs.sites, inputs.genes, settings, progress=progress)
     tables.report()
-    return assign_folds(found, inputs.clusters, settings.folds, settings.seed)
+    return assign_folds(found, inputs.clusters, settings.folds, settings.seed, inputs.genes)
 
 
 def profiled_windows(found: Candidates, inputs: SiteInputs, flank: int) -> tuple[pl.DataFrame, dict]:

@@ -12,9 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import polars as pl
 
 from workflow_scripts.calling.contract import GENE_CLUSTER
-from workflow_scripts.sites.candidates import Candidates
+from workflow_scripts.sites.candidates import NO_GENE, Candidates
+
+BLOCK_NT = 100_000  # sites/whole_region.py: the whole-region intervals' genomic block
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,8 @@ class Items:
     splice_type: np.ndarray  # str
     fold: np.ndarray  # int, 1..k
     cluster: np.ndarray  # str: the bootstrap's resampled unit
+    location: np.ndarray | None = None  # str: gene, antisense, intergenic (sites/whole_region.py)
+    block: np.ndarray | None = None  # str: the genomic block, whole-region intervals' unit
 
     @classmethod
     def from_candidates(cls, found: Candidates) -> Items:
@@ -38,13 +43,52 @@ class Items:
         def column(name: str) -> np.ndarray:
             return np.concatenate([sites[name].to_numpy(), false_part[name].to_numpy()])
 
+        if "location" in false_part.columns:
+            false_location = false_part["location"].to_numpy()
+        elif "gene_id" in false_part.columns:  # no locations given: inside a gene on its strand or not
+            false_location = np.where(false_part["gene_id"].to_numpy() == NO_GENE, "outside", "gene")
+        else:
+            false_location = np.full(len(false_rows), "gene")
+        located = all({"chrom", "position"} <= set(frame.columns) for frame in (sites, false_part))
+        blocks = [
+            (frame["chrom"] + ":" + (frame["position"] // BLOCK_NT).cast(pl.String)).to_numpy()
+            for frame in (sites, false_part)
+            if located
+        ]
         return cls(
             members=np.concatenate([found.members, false_members]),
             is_site=np.r_[np.ones(sites.height, bool), np.zeros(len(false_rows), bool)],
             splice_type=column("splice_type"),
             fold=column("fold"),
             cluster=column(GENE_CLUSTER),
+            location=np.concatenate(
+                [np.full(sites.height, "gene", dtype=object), false_location.astype(object)]
+            ),
+            block=np.concatenate(blocks).astype(object) if located else None,
         )
+
+    def subset(self, mask: np.ndarray) -> Items:
+        """The items in `mask` (their candidates' rows unchanged)."""
+
+        def part(values: np.ndarray | None) -> np.ndarray | None:
+            return None if values is None else values[mask]
+
+        return Items(
+            self.members[mask],
+            self.is_site[mask],
+            self.splice_type[mask],
+            self.fold[mask],
+            self.cluster[mask],
+            part(self.location),
+            part(self.block),
+        )
+
+    def in_genes(self) -> Items:
+        """The items inside annotated genes on their strand: the scored sites and the false
+        candidates there (site_metrics.json's in-gene figures)."""
+        if self.location is None:
+            return self
+        return self.subset(self.location == "gene")
 
     def __len__(self) -> int:
         return len(self.is_site)

@@ -16,6 +16,11 @@ the bootstrap intervals of their differences, and the answer in a sentence.
     "errorseq - tree", "errorseq - base_tuned" and "errorseq - kmer" in differences:
     sites/errorseq.py)
     bootstrap     confidence, replicates, seed, resampled_unit, clusters
+    (calls, scores, differences and bootstrap count the items inside annotated genes on their
+    strand: the in-gene figures)
+    whole_region  scored (regions | gene spans), calls of every item, false_positives_by_location
+                  {predictor: {gene, antisense, intergenic}}, differences with 100-kb block
+                  bootstrap intervals, bootstrap (sites/whole_region.py)
     diagnostics   {fp_vs_tp: the base model's calls, FP vs TP, ranked by each predictor's
                    probability: ROC-AUC and PR-AUC with intervals (sites/diagnostics.py)}
     (sites.transfer: transfer_base_tuned and transfer_tree in thresholds and calls,
@@ -35,7 +40,7 @@ import numpy as np
 from workflow_scripts.calling.contract import GENE_CLUSTER
 from workflow_scripts.calling.scores import SPLICE_TYPES
 from workflow_scripts.sites.answer import answer
-from workflow_scripts.sites.candidates import Candidates
+from workflow_scripts.sites.candidates import NO_GENE, Candidates
 from workflow_scripts.sites.diagnostics import fp_vs_tp
 from workflow_scripts.sites.intervals import bootstrap_facts, difference_intervals
 from workflow_scripts.sites.items import Items
@@ -43,6 +48,13 @@ from workflow_scripts.sites.predictors import OutOfFold
 from workflow_scripts.sites.recommend import recommend, recommendation_sentence
 from workflow_scripts.sites.settings import SiteSettings
 from workflow_scripts.sites.site_metrics import metric_report
+from workflow_scripts.sites.whole_region import (
+    BLOCK_UNIT,
+    LOCATIONS,
+    SCORED_GENES,
+    SCORED_REGIONS,
+    whole_region_report,
+)
 
 
 def by_type(values: np.ndarray, types: np.ndarray) -> dict[str, int]:
@@ -52,7 +64,8 @@ def by_type(values: np.ndarray, types: np.ndarray) -> dict[str, int]:
 def count_facts(found: Candidates, unscored_sites: int) -> dict:
     table, sites = found.table, found.sites
     candidate_types, site_types = table["splice_type"].to_numpy(), sites["splice_type"].to_numpy()
-    genes = set(table["gene_id"].to_list()) | set(sites["gene_id"].to_list())
+    genes = (set(table["gene_id"].to_list()) | set(sites["gene_id"].to_list())) - {NO_GENE}
+    clusters = set(table[GENE_CLUSTER].to_list()) | set(sites[GENE_CLUSTER].to_list())
     return {
         "candidates": by_type(np.ones(table.height, bool), candidate_types),
         "true_candidates": by_type(table["is_true_site"].to_numpy(), candidate_types),
@@ -61,8 +74,17 @@ def count_facts(found: Candidates, unscored_sites: int) -> dict:
         "missed_sites": by_type(found.missed, site_types),
         "unscored_sites": unscored_sites,
         "genes": len(genes),
-        "gene_clusters": len(set(table[GENE_CLUSTER].to_list()) | set(sites[GENE_CLUSTER].to_list())),
+        "gene_clusters": len({unit for unit in clusters if not unit.startswith(BLOCK_UNIT)}),
+        **location_counts(table),
     }
+
+
+def location_counts(table) -> dict:
+    """Candidates by location (gene, antisense, intergenic) where the table has them."""
+    if "location" not in table.columns:
+        return {}
+    where = table["location"].to_numpy()
+    return {"candidates_by_location": {name: int((where == name).sum()) for name in LOCATIONS}}
 
 
 def json_thresholds(predictions: OutOfFold) -> dict:
@@ -83,16 +105,21 @@ def site_report(
     unscored_sites: int,
     transfer: dict | None = None,
     kmer: dict | None = None,
+    scored_regions: bool = False,
 ) -> dict:
+    """`scored_regions`: the scores cover whole regions (calling.regions with start annotation),
+    not only the genes' spans (sites/whole_region.py)."""
+    in_genes = items.in_genes()
+    replicates, seed = settings.bootstrap_replicates, settings.seed
+    scored = SCORED_REGIONS if scored_regions else SCORED_GENES
     report = {
         "settings": settings.summary(),
         "counts": count_facts(found, unscored_sites),
         "thresholds": json_thresholds(predictions),
-        **metric_report(found, items, predictions),
-        "differences": difference_intervals(
-            items, predictions.calls, settings.bootstrap_replicates, settings.seed
-        ),
-        "bootstrap": bootstrap_facts(settings.bootstrap_replicates, settings.seed, items),
+        **metric_report(found, in_genes, predictions),
+        "differences": difference_intervals(in_genes, predictions.calls, replicates, seed),
+        "bootstrap": bootstrap_facts(replicates, seed, in_genes),
+        "whole_region": whole_region_report(items, predictions.calls, replicates, seed, scored),
         "diagnostics": {
             "fp_vs_tp": fp_vs_tp(
                 found, predictions, settings.threshold, settings.bootstrap_replicates, settings.seed

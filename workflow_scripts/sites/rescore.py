@@ -12,7 +12,8 @@ sites/rescorer_files.py) calls them unchanged, as site_calls' transferred predic
 
 beside `base_threshold`, the base model's own call (score >= calling.threshold). The corrected
 calls are the predictor the re-scorer recommends (corrected_predictor: site_calls' out-of-fold
-choice on its source genome). Without an annotation nothing here can say whether they are
+choice on its source genome) where that choice was made over whole regions (every call counted,
+sites/whole_region.py); a re-scorer without that evidence gives the base model's own calls. Without an annotation nothing here can say whether they are
 right, so the report has no metrics and says so.
 """
 
@@ -75,18 +76,45 @@ def region_candidates(
 
 
 TRANSFERRED = {ERRORSEQ: TRANSFER_ERRORSEQ, TREE: TRANSFER_TREE, BASE_TUNED: TRANSFER_BASE_TUNED}
+NO_WHOLE_REGION_EVIDENCE = (
+    "the re-scorer carries no whole-region evidence (its source's site_calls did not scan whole "
+    "regions, so nothing shows its calls beat the base's where every call counts): the base "
+    "model's own calls at calling.threshold"
+)
 
 
-def corrected_predictor(has_deep_models: bool, recommended: str | None = None) -> str:
+def whole_region_evidence(results: dict) -> bool:
+    """Whether the re-scorer's recommendation was made over whole regions: its source's site_calls
+    scanned whole regions (calling.regions with start annotation) and recommended by them."""
+    scanned = (results.get("whole_region") or {}).get("scored") == "regions"
+    return scanned and (results.get("recommended") or {}).get("basis") == "whole region"
+
+
+def corrected_predictor(
+    has_deep_models: bool, recommended: str | None = None, whole_region: bool = False
+) -> str:
     """The predictor the re-scorer's own evidence recommends (its manifest's results.recommended:
     site_calls' out-of-fold choice on the source genome, sites/recommend.py), applied unchanged
-    here: where no re-scorer beat the base's re-tuned threshold there, the calls are the base
-    model's at the source's thresholds. A re-scorer without a recommendation: its deep models,
-    else its tree."""
+    here, only where that choice was made over whole regions (`whole_region`); else, or where it
+    chose the base at its threshold, the base model's own calls (base_threshold). Where no
+    re-scorer beat the base's re-tuned threshold there but re-tuning did, the calls are the base
+    model's at the source's thresholds."""
     chosen = TRANSFERRED.get(recommended or "")
-    if chosen is None or (chosen == TRANSFER_ERRORSEQ and not has_deep_models):
-        return TRANSFER_ERRORSEQ if has_deep_models else TRANSFER_TREE
+    if not whole_region or chosen is None or (chosen == TRANSFER_ERRORSEQ and not has_deep_models):
+        return BASE_THRESHOLD
     return chosen
+
+
+def corrected_choice(has_deep_models: bool, results: dict) -> tuple[str, str]:
+    """(predictor, why) from the re-scorer manifest's results."""
+    recommended = (results.get("recommended") or {}).get("predictor")
+    evidence = whole_region_evidence(results)
+    predictor = corrected_predictor(has_deep_models, recommended, evidence)
+    if not evidence:
+        return predictor, NO_WHOLE_REGION_EVIDENCE
+    return predictor, (
+        f"the re-scorer's own out-of-fold evidence over whole regions of its source genome recommends {recommended}"
+    )
 
 
 def rescored_calls(

@@ -117,6 +117,13 @@ def aligned_calls(found: Candidates, calls_path: Path) -> pl.DataFrame:
     return joined.drop("rebuilt_fold")
 
 
+def regions_of(root: Path, metrics: dict) -> str | None:
+    """A whole-region scan's regions table (site_metrics.json's whole_region.scored), else None."""
+    if (metrics.get("whole_region") or {}).get("scored") != "regions":
+        return None
+    return str(existing(root / layout.REGIONS_TABLE, "regions"))
+
+
 def read_site_run(
     root: str | Path, scores: list[str] | None = None, progress: Callable[[str], None] = lambda line: None
 ) -> SiteRun:
@@ -135,6 +142,7 @@ def read_site_run(
         str(annotation["genes"]),
         str(annotation["gene_clusters"]),
         str(genome),
+        regions_of(root, metrics),
     )
     exons = read_table(annotation["exons"], required=EXON_COLUMNS, columns=EXON_COLUMNS).with_columns(
         pl.col("start", "end").cast(pl.Int64)

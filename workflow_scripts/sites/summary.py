@@ -7,6 +7,8 @@ run (Snakefile `onsuccess:`, `print_site_results`) and as an HTML fragment for t
                   the PR-AUC of the score it calls by
     differences   every pair site_metrics.json compares: F1 first - second with its 95%
                   gene-cluster bootstrap interval and verdict
+    whole region  every predictor's F1 on genes and over the whole region, its calls and FP by
+                  location, and the pairs' whole-region differences (block-bootstrap intervals)
     answer        site_metrics.json's sentence
     made from     site_metrics.json's provenance, where it has one (the report only)
 """
@@ -87,6 +89,53 @@ def difference_rows(report: dict) -> list[list[str]]:
     return rows
 
 
+WHOLE_REGION_HEADER = [
+    "predictor",
+    "F1 on genes",
+    "F1 whole region",
+    "precision",
+    "recall",
+    "calls",
+    "FP in genes",
+    "FP antisense",
+    "FP intergenic",
+]
+
+
+def whole_region_rows(report: dict) -> list[list[str]]:
+    """Every predictor's F1 on genes and over the whole region, its whole-region precision, recall
+    and calls, and its FP by location (sites/whole_region.py); [] for a report without them."""
+    whole = report.get("whole_region")
+    if not whole:
+        return []
+    rows = []
+    for name in PREDICTORS:
+        if name not in whole["calls"]:
+            continue
+        calls, fp = whole["calls"][name]["overall"], whole["false_positives_by_location"][name]
+        rows.append(
+            [
+                name,
+                number(report["calls"][name]["overall"]["f1"]),
+                *(number(calls[key]) for key in ("f1", "precision", "recall")),
+                f"{calls['tp'] + calls['fp']:,}",
+                *(f"{fp[where]:,}" for where in ("gene", "antisense", "intergenic")),
+            ]
+        )
+    return rows
+
+
+def whole_region_scope(report: dict) -> str:
+    whole = report["whole_region"]
+    boot = whole["bootstrap"]
+    if whole["scored"] != "regions":
+        return "whole region: only the genes' spans were scored, so these are the in-gene items"
+    return (
+        f"whole region (every call in the scored regions counts): 95% block-bootstrap intervals over "
+        f"{boot['blocks']:,} {boot['resampled_unit']}s ({boot['replicates']:,} replicates)"
+    )
+
+
 def scope(report: dict) -> str:
     """What the numbers are measured on."""
     counts, settings = report["counts"], report["settings"]
@@ -118,7 +167,23 @@ def console_lines(report: dict, path: str | Path) -> list[str]:
         "",
         *text_table(DIFFERENCE_HEADER, difference_rows(report), left=(0, 3)),
         "",
+        *whole_region_lines(report),
         report["answer"],
+    ]
+
+
+def whole_region_lines(report: dict) -> list[str]:
+    rows = whole_region_rows(report)
+    if not rows:
+        return []
+    if report["whole_region"]["scored"] != "regions":
+        return [f"{whole_region_scope(report)} (calling.regions scans whole regions: docs/sites.md)", ""]
+    return [
+        f"{whole_region_scope(report)}:",
+        *text_table(WHOLE_REGION_HEADER, rows, left=(0,)),
+        "",
+        *text_table(DIFFERENCE_HEADER, difference_rows(report["whole_region"]), left=(0, 3)),
+        "",
     ]
 
 
@@ -153,11 +218,25 @@ def summary_html(report: dict) -> str:
         for pair, estimate, interval, verdict in difference_rows(report)
     ]
     made_from = provenance_section(report["provenance"]) if report.get("provenance") else ""
+    whole = ""
+    if whole_region_rows(report):
+        whole_differences = [
+            [f"<code>{escape(pair)}</code>", escape(estimate), escape(interval), verdict_html(verdict)]
+            for pair, estimate, interval, verdict in difference_rows(report["whole_region"])
+        ]
+        whole_rows = [
+            [f"<code>{escape(name)}</code>", *map(escape, rest)] for name, *rest in whole_region_rows(report)
+        ]
+        whole = (
+            f"<p>{escape(whole_region_scope(report).capitalize())}.</p>\n"
+            f'<div class="scroll">{table(WHOLE_REGION_HEADER, whole_rows, 1)}</div>\n'
+            f'<div class="scroll">{table(DIFFERENCE_HEADER, whole_differences, 1)}</div>\n'
+        )
     return (
         f'<div class="errorseq-summary">{STYLE}\n'
         f"<p>{escape(report['answer'])}</p>\n"
         f"<p>{escape(scope(report).capitalize())}.</p>\n"
         f'<div class="scroll">{table(PREDICTOR_HEADER, predictors, 2)}</div>\n'
         f'<div class="scroll">{table(DIFFERENCE_HEADER, differences, 1)}</div>\n'
-        f"{made_from}</div>\n"
+        f"{whole}{made_from}</div>\n"
     )

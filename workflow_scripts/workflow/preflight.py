@@ -142,7 +142,7 @@ def check_calling_inputs(calling: dict) -> None:
         check_table(calling["scores"], "calling.scores", SCORE_COLUMNS)
     if start in ("annotation", "regions") and calling.get("base_model", {}).get("weights"):
         weight_files(calling["base_model"]["weights"])
-    if start == "regions" and calling.get("regions") and is_user_file(calling["regions"]):
+    if start in ("annotation", "regions") and calling.get("regions") and is_user_file(calling["regions"]):
         check_readable_file(calling["regions"], "calling.regions")
 
 

@@ -91,9 +91,21 @@ class RuleFiles:
         return [str(path) for path in weight_files(self.config["calling"]["base_model"]["weights"])]
 
     def scored_spans(self) -> str:
-        """What score_base_model scores: the target regions (calling.start regions), else the
+        """What score_base_model scores: the target regions (calling.start regions, or annotation
+        with calling.regions: a whole-region scan the annotation only labels), else the
         annotation's genes."""
-        return layout.REGIONS_TABLE if self.calling_start() == "regions" else layout.ANNOTATION_GENES
+        return layout.REGIONS_TABLE if self.scores_regions() else layout.ANNOTATION_GENES
+
+    def scores_regions(self) -> bool:
+        start = self.calling_start()
+        return start == "regions" or (start == "annotation" and bool(self.config["calling"].get("regions")))
+
+    def scored_regions(self) -> list[str]:
+        """site_calls' and site_windows' `regions` input: the scored regions of a whole-region scan
+        with an annotation (calling.start annotation with calling.regions); [] otherwise."""
+        return (
+            [layout.REGIONS_TABLE] if self.calling_start() == "annotation" and self.scores_regions() else []
+        )
 
     def calling_regions(self) -> list[str]:
         """calling.regions: the BED of the regions to score; [] = every chromosome."""

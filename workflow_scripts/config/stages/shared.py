@@ -27,6 +27,12 @@ GENES = Input("genes", "genes.parquet (annotate_sites)")
 
 GENE_CLUSTERS = Input("gene_clusters", "gene_clusters.parquet (cluster_genes)")
 
+SCORED_REGIONS = Input(
+    "regions",
+    "calling.regions with start annotation: the scored regions (regions.parquet), a whole-region scan",
+    required=False,
+)
+
 RUN_WINDOWS = Input("windows", "windows parquet (extract)")
 
 RUN_MANIFEST = Input("manifest", "bucket manifest (bucket): split, bucket per window")

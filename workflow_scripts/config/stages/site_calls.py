@@ -6,7 +6,15 @@ import dataclasses
 
 from workflow_scripts import layout
 from workflow_scripts.config.stage import WHOLE, Input, Output, Stage
-from workflow_scripts.config.stages.shared import CONSOLE, GENE_CLUSTERS, GENES, SCORES, SITE_CALLING, SITES
+from workflow_scripts.config.stages.shared import (
+    CONSOLE,
+    GENE_CLUSTERS,
+    GENES,
+    SCORED_REGIONS,
+    SCORES,
+    SITE_CALLING,
+    SITES,
+)
 
 TRANSFER = Input("transfer", "sites.transfer: another genome's re-scorer folder", required=False)
 
@@ -25,6 +33,7 @@ STAGE = Stage(
         SITES,
         GENES,
         GENE_CLUSTERS,
+        SCORED_REGIONS,
         TRANSFER,
         *FOLD_RUN_INPUTS,
     ),

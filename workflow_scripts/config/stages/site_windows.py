@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from workflow_scripts.config.stage import WHOLE, Output, Stage
-from workflow_scripts.config.stages.shared import CONSOLE, GENE_CLUSTERS, GENES, SCORES, SITE_CALLING, SITES
+from workflow_scripts.config.stages.shared import (
+    CONSOLE,
+    GENE_CLUSTERS,
+    GENES,
+    SCORED_REGIONS,
+    SCORES,
+    SITE_CALLING,
+    SITES,
+)
 
 STAGE = Stage(
     "site_windows",
     "site_calls' candidates as windows, one windows.parquet per fold (sites.model).",
-    inputs=(SCORES, SITES, GENES, GENE_CLUSTERS),
+    inputs=(SCORES, SITES, GENES, GENE_CLUSTERS, SCORED_REGIONS),
     outputs=(Output("windows", "the windows of folds 1..sites.folds, in fold order", many=True),),
     # what the candidates and their folds depend on: another sites key does not retrain
     config={
