@@ -482,7 +482,7 @@ def test_rescore_sites_refuses_a_bad_manifest_in_one_line_before_reading_anythin
     config = json.dumps({"calling": {}, "sites": {}, "evaluate": {}})
     argv = ["--config", config, "--scores", missing, "--regions", missing, "--genome", missing]
     argv += ["--transfer", str(folder)]
-    for output in ("calls", "bed", "gff3", "report"):
+    for output in ("calls", "bed", "gff3", "report", "html"):
         argv += [f"--out-{output}", str(tmp_path / "out" / output)]
     done = subprocess.run(
         [sys.executable, "-m", "workflow_scripts.rules.rescore_sites", *argv],

@@ -119,6 +119,10 @@ class StageConfig:
         getattr(self, name)  # an undeclared section raises
         return copy.deepcopy(self._completed.get(name))
 
+    def given(self) -> dict[str, Any]:
+        """{section: completed} of every section this stage was given: what its provenance records."""
+        return copy.deepcopy(self._completed)
+
 
 @dataclass(frozen=True)
 class Stage:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from workflow_scripts.config.stage import WHOLE, Input, Output, Stage
-from workflow_scripts.config.stages.shared import CONSOLE, SITE_CALLING
+from workflow_scripts.config.stages.shared import CONSOLE, GENOME_RECORD, SCORE_RECORDS, SITE_CALLING
 
 STAGE = Stage(
     "rescore_sites",
@@ -11,6 +11,8 @@ STAGE = Stage(
     inputs=(
         Input("scores", "scores tables (score_base_model's shards)", many=True),
         Input("regions", "the scored regions (target_regions: regions.parquet)"),
+        GENOME_RECORD,
+        SCORE_RECORDS,
         Input("transfer", "sites.transfer: another genome's re-scorer folder"),
     ),
     outputs=(

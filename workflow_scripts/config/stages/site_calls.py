@@ -7,9 +7,12 @@ import dataclasses
 from workflow_scripts import layout
 from workflow_scripts.config.stage import WHOLE, Input, Output, Stage
 from workflow_scripts.config.stages.shared import (
+    ANNOTATION_SUMMARY,
     CONSOLE,
     GENE_CLUSTERS,
     GENES,
+    GENOME_RECORD,
+    SCORE_RECORDS,
     SCORED_REGIONS,
     SCORES,
     SITE_CALLING,
@@ -34,6 +37,9 @@ STAGE = Stage(
         GENES,
         GENE_CLUSTERS,
         SCORED_REGIONS,
+        GENOME_RECORD,
+        ANNOTATION_SUMMARY,
+        SCORE_RECORDS,
         TRANSFER,
         *FOLD_RUN_INPUTS,
     ),
