@@ -13,7 +13,7 @@ STAGE = Stage(
         Input("regions", "the scored regions (target_regions: regions.parquet)"),
         GENOME_RECORD,
         SCORE_RECORDS,
-        Input("transfer", "sites.transfer: another genome's re-scorer folder"),
+        Input("transfer", "sites.transfer: another genome's re-scorer folder", key="sites.transfer"),
     ),
     outputs=(
         Output("calls", "every candidate and its calls (parquet)"),

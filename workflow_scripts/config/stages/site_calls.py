@@ -19,7 +19,9 @@ from workflow_scripts.config.stages.shared import (
     SITES,
 )
 
-TRANSFER = Input("transfer", "sites.transfer: another genome's re-scorer folder", required=False)
+TRANSFER = Input(
+    "transfer", "sites.transfer: another genome's re-scorer folder", required=False, key="sites.transfer"
+)
 
 # sites.model: site_calls reads these of each run site_candidates_fold<i> (layout.FoldRunFiles),
 # one path per fold, in fold order
