@@ -28,13 +28,8 @@ from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
-from benchmarks.tables import print_table
-from workflow_scripts.config.types import complete_typed_section
-from workflow_scripts.errors import InputError, run_cli
-from workflow_scripts.evaluation.provenance import WEIGHTS
-from workflow_scripts.io_utils import write_json
-from workflow_scripts.sites.held_out_deep import fold_model_probabilities
-from workflow_scripts.sites.ortholog_transfer import (
+from benchmarks.site_transfer.held_out_deep import fold_model_probabilities
+from benchmarks.site_transfer.ortholog_transfer import (
     CONTROL_BASE_TUNED,
     CONTROL_ERRORSEQ,
     CONTROL_TREE,
@@ -43,10 +38,15 @@ from workflow_scripts.sites.ortholog_transfer import (
     HELD_OUT_TREE,
     ortholog_transfer,
 )
-from workflow_scripts.sites.orthologs import DEFAULT_MIN_SHARE, exonic_kmer_pairs
+from benchmarks.site_transfer.orthologs import DEFAULT_MIN_SHARE, exonic_kmer_pairs
+from benchmarks.site_transfer.run_folder import SiteRun, read_site_run
+from benchmarks.tables import print_table
+from workflow_scripts.config.types import complete_typed_section
+from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.evaluation.provenance import WEIGHTS
+from workflow_scripts.io_utils import write_json
 from workflow_scripts.sites.predictors import TRANSFER_BASE_TUNED, TRANSFER_ERRORSEQ, TRANSFER_TREE
 from workflow_scripts.sites.rescorer import FEATURE_SETTINGS
-from workflow_scripts.sites.run_folder import SiteRun, read_site_run
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -20,7 +20,7 @@ import h5py
 import numpy as np
 import pytest
 
-from workflow_scripts.calling.keras_h5_writer import (  # noqa: F401 (re-exported for the tests)
+from testkit.keras_h5_writer import (  # noqa: F401 (re-exported for the tests)
     conv,
     layer_entry,
     random_weights,
