@@ -115,11 +115,23 @@ def compare(name: str, metrics_path: str) -> bool:
     return same
 
 
+def transfer_report(target: dict, args: argparse.Namespace) -> dict:
+    """A site_metrics.json as it is; benchmarks.whole_region_transfer's --out: its report of this
+    re-scorer (its replicates are the bootstrap's)."""
+    if "reports" not in target:
+        return target
+    names = (args.name, f"builtin:{args.name}")
+    chosen = [report for report in target["reports"] if report["rescorer"] in names]
+    if not chosen:
+        raise InputError(args.target_metrics, "reports", f"none for builtin:{args.name}")
+    return {**chosen[0], "bootstrap": chosen[0]["whole_region"]["bootstrap"]}
+
+
 def write_record(args: argparse.Namespace) -> None:
     described = {"genome": args.genome, "base_model": args.base_model, "config": args.config}
     orthologs = read_report(args.orthologs, "orthologs report") if args.orthologs else None
     source = read_report(args.source_metrics, "site_metrics.json")
-    target = read_report(args.target_metrics, "site_metrics.json")
+    target = transfer_report(read_report(args.target_metrics, "site_metrics.json"), args)
     path = FOLDER / MEASURED.format(name=args.name)
     write_json(path, card_numbers(args.name, source, target, described, orthologs))
     print(f"wrote {path}")
@@ -128,7 +140,7 @@ def write_record(args: argparse.Namespace) -> None:
 def write_whole_region(args: argparse.Namespace) -> None:
     """Add to a card's measured.json the whole-region figures of a target run that scanned whole
     regions with the re-scorer transferred (calling.regions with start annotation)."""
-    target = read_report(args.target_metrics, "site_metrics.json")
+    target = transfer_report(read_report(args.target_metrics, "site_metrics.json"), args)
     whole = target.get("whole_region")
     if not whole or whole.get("scored") != "regions":
         raise InputError(

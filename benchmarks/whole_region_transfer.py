@@ -14,6 +14,8 @@ time to refit the trees and the k-mer baseline. For each: F1, precision, recall 
 `base_threshold`, `base_tuned` and the transferred predictors on genes (gene-cluster bootstrap)
 and over the whole region (FP by location, 100-kb block bootstrap, sites/whole_region.py), each
 transferred predictor against the base at its own threshold and against the source's thresholds.
+`--out` writes {"run", "reports": [one per re-scorer, shaped as site_metrics.json's calls,
+differences and whole_region]}: `python -m benchmarks.shipped_rescorers whole-region NAME` reads it.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from workflow_scripts.sites.predictors import (
 from workflow_scripts.sites.rescorer import with_transfer
 from workflow_scripts.sites.rescorer_files import load_rescorer
 from workflow_scripts.sites.site_metrics import predictor_calls
-from workflow_scripts.sites.whole_region import by_blocks, false_positives_by_location
+from workflow_scripts.sites.whole_region import BLOCK_NT, by_blocks, false_positives_by_location
 
 SHOWN = (BASE_THRESHOLD, BASE_TUNED, TRANSFER_BASE_TUNED, TRANSFER_TREE, TRANSFER_ERRORSEQ)
 
@@ -82,15 +84,23 @@ def transfer_report(run: SiteRun, path: str, replicates: int) -> dict:
     pairs = tuple((name, reference) for name in moved for reference in (TRANSFER_BASE_TUNED, BASE_THRESHOLD))
     pairs += ((TRANSFER_BASE_TUNED, BASE_THRESHOLD), (BASE_TUNED, BASE_THRESHOLD))
     seed, in_genes = run.settings.seed, run.items.in_genes()
+    blocks = len(set(run.items.block.tolist())) if run.items.block is not None else 0
     whole = {
+        "scored": "regions",
         "calls": {name: predictor_calls(run.items, called) for name, called in calls.items()},
         "false_positives_by_location": false_positives_by_location(run.items, calls),
         "differences": pair_differences(by_blocks(run.items), calls, pairs, replicates, seed),
-        "blocks": len(set(run.items.block.tolist())) if run.items.block is not None else 0,
+        "bootstrap": {
+            "replicates": replicates,
+            "seed": seed,
+            "resampled_unit": f"{BLOCK_NT // 1000}-kb genomic block",
+            "blocks": blocks,
+        },
     }
     return {
         "rescorer": path,
         "source": rescorer.source.get("source"),
+        "counts": run.metrics["counts"],
         "calls": {name: predictor_calls(in_genes, called) for name, called in calls.items()},
         "differences": pair_differences(in_genes, calls, pairs, replicates, seed),
         "whole_region": whole,

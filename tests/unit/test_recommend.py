@@ -158,3 +158,23 @@ def test_a_rescorer_better_over_the_whole_region_is_chosen():
     choice = recommend(report)
     assert choice["predictor"] == "errorseq" and choice["f1"] == 0.876
     assert "(F1 0.876 whole region)" in recommendation_sentence(choice)
+
+
+def test_re_tuning_better_over_the_whole_region_but_worse_on_genes_keeps_the_threshold():
+    """A. arenosa chr2 9-12 Mb scanned whole: re-tuning +0.030 over the whole region, -0.009 on
+    genes; the base's calls are then its own at 0.5."""
+    report = {
+        "calls": calls(base_threshold=0.908, base_tuned=0.899, tree=0.900),
+        "differences": {
+            "tree - base_tuned": gain(0.001, "not better"),
+            "base_tuned - base_threshold": gain(-0.009, "worse"),
+        },
+        "whole_region": whole(
+            calls(base_threshold=0.825, base_tuned=0.855, tree=0.859),
+            {
+                "tree - base_tuned": gain(0.004, "not better"),
+                "base_tuned - base_threshold": gain(0.030, "better"),
+            },
+        ),
+    }
+    assert recommend(report)["predictor"] == "base_threshold"

@@ -86,6 +86,10 @@ def test_every_call_in_the_scan_counts_and_its_fp_are_told_by_location(reports):
     assert scan["counts"]["candidates_by_location"]["intergenic"] >= N_GENES
     assert scan["counts"]["genes"] == N_GENES  # no "(no gene)" among them
     assert on_genes["whole_region"]["calls"][BASE_THRESHOLD] == on_genes["calls"][BASE_THRESHOLD]
+    # the genes' spans alone: the same items, the same gene-cluster intervals
+    assert on_genes["whole_region"]["bootstrap"]["resampled_unit"] == "gene_cluster"
+    pair = "tree - base_tuned"
+    assert on_genes["whole_region"]["differences"][pair] == on_genes["differences"][pair]
 
 
 def test_whole_region_intervals_resample_genomic_blocks(reports):

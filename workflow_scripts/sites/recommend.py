@@ -6,7 +6,8 @@ re-tuned threshold has a 95% block-bootstrap interval above 0 (verdict "better")
 worse on genes (the in-gene gene-cluster interval not below 0): the tree and errorseq's model
 against `base_tuned`, the transferred ones against `transfer_base_tuned` (the source genome's
 thresholds, what a genome without an annotation would have). The base's calls are `base_tuned`
-where re-tuning beats `base_threshold` over the whole region, else `base_threshold`; among them
+where re-tuning beats `base_threshold` over the whole region and is not worse on genes, else
+`base_threshold`; among them
 and the qualified re-scorers the highest whole-region F1 wins. So where no re-scorer beats the
 re-tuned base over the whole region, the corrected calls are the base's, never worse than it.
 A report without `whole_region` (written before it) is read from its in-gene figures.
@@ -42,10 +43,13 @@ def shown(gain: dict | None) -> str:
     return "undefined" if gain is None or gain["estimate"] is None else f"{gain['estimate']:+.3f}"
 
 
-def base_calls(differences: dict) -> str:
-    """base_tuned where re-tuning beats the threshold over the whole region, else base_threshold."""
+def base_calls(differences: dict, on_genes: dict) -> str:
+    """base_tuned where re-tuning beats the threshold over the whole region and is not worse on
+    genes, else base_threshold."""
     gain = overall_gain(differences, BASE_TUNED, BASE_THRESHOLD)
-    return BASE_TUNED if gain is not None and gain["verdict"] == "better" else BASE_THRESHOLD
+    genes = overall_gain(on_genes, BASE_TUNED, BASE_THRESHOLD)
+    better = gain is not None and gain["verdict"] == "better"
+    return BASE_TUNED if better and (genes is None or genes["verdict"] != "worse") else BASE_THRESHOLD
 
 
 def recommend(report: dict) -> dict:
@@ -54,7 +58,7 @@ def recommend(report: dict) -> dict:
     basis = WHOLE_REGION if whole else IN_GENES
     calls = (whole or report)["calls"]
     differences = (whole or report)["differences"]
-    base = base_calls(differences) if whole else BASE_TUNED
+    base = base_calls(differences, report["differences"]) if whole else BASE_TUNED
     chosen, passed_over = {base: calls[base]["overall"]["f1"]}, {}
     for name, reference in RESCORERS.items():
         if name not in calls:

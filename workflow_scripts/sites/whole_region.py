@@ -12,9 +12,10 @@ lies, counted by its location:
 
 They mean what a user of the calls gets only where the scored spans are whole regions (calling.regions
 with calling.start annotation: `scored` says "regions"); where only the genes' spans were
-scored, no candidate lies outside a gene and both figures are the same items. Their intervals
-resample genomic blocks of BLOCK_NT nt (both strands of a block together: an intergenic call
-belongs to no gene cluster), paired as the gene-cluster bootstrap is. Where the annotation misses
+scored, no candidate lies outside a gene and both figures are the same items (and the same
+gene-cluster intervals). On a scan their intervals resample genomic blocks of BLOCK_NT nt (both
+strands of a block together: an intergenic call belongs to no gene cluster), paired as the
+gene-cluster bootstrap is. Where the annotation misses
 genes, their real sites count as FP here: whole-region precision is a lower bound (docs/sites.md).
 A candidate outside every gene on its strand takes its block as its out-of-fold unit too
 (sites/folds.py).
@@ -103,10 +104,13 @@ def whole_region_report(
     from workflow_scripts.sites.site_metrics import predictor_calls
 
     blocks = int(len(np.unique(items.block))) if items.block is not None else 0
-    drawn = replicates if blocks >= MIN_BLOCKS else 0
-    differences = difference_intervals(by_blocks(items), calls, drawn, seed)
+    scan = scored == SCORED_REGIONS
+    # a scan's items outside genes belong to no gene cluster: blocks; the genes' spans alone: clusters
+    resampled = by_blocks(items) if scan else items
+    drawn = replicates if blocks >= MIN_BLOCKS or not scan else 0
+    differences = difference_intervals(resampled, calls, drawn, seed)
     against_base = tuple((name, BASE_THRESHOLD) for name in OVER_THE_BASE if name in calls)
-    differences |= pair_differences(by_blocks(items), calls, against_base, drawn, seed)
+    differences |= pair_differences(resampled, calls, against_base, drawn, seed)
     if drawn < replicates:
         differences = without_intervals(differences, f"{blocks} genomic block: no block-bootstrap interval")
     return {
@@ -117,7 +121,7 @@ def whole_region_report(
         "bootstrap": {
             "replicates": drawn,
             "seed": seed,
-            "resampled_unit": f"{BLOCK_NT // 1000}-kb genomic block",
+            "resampled_unit": f"{BLOCK_NT // 1000}-kb genomic block" if scan else "gene_cluster",
             "blocks": blocks,
         },
     }
