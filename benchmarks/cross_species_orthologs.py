@@ -5,7 +5,7 @@ target gene scored only by source predictors that never saw its orthologs.
     python -m benchmarks run cross-species-orthologs -- SOURCE_RUN TARGET_RUN
 
 SOURCE_RUN and TARGET_RUN are finished site_calls work directories of two genomes scored by the
-same base model with the same candidate settings (workflow_scripts/sites/run_folder.py lists
+same base model with the same candidate settings (benchmarks/site_transfer/run_folder.py lists
 what each must hold); the target need not have run sites.transfer. Both genomes' candidates are
 rebuilt with site_calls' own code and checked against their corrected_calls.parquet. Orthologs
 are target and source genes sharing exonic 16-mers (sites/orthologs.py: at least 20 of them and
