@@ -32,7 +32,7 @@ import polars as pl
 from benchmarks.tables import print_table
 from workflow_scripts import layout
 from workflow_scripts.calling.contract import SCORE_COLUMNS
-from workflow_scripts.calling.scores import typed_scores
+from workflow_scripts.calling.score_checks import typed_scores
 from workflow_scripts.data.tables import GZIP_MAGIC, numbered_rows, read_table
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import atomic_path, write_parquet

@@ -5,7 +5,7 @@ target gene scored only by source predictors that never saw its orthologs.
     python -m benchmarks run cross-species-orthologs -- SOURCE_RUN TARGET_RUN
 
 SOURCE_RUN and TARGET_RUN are finished site_calls work directories of two genomes scored by the
-same base model with the same candidate settings (workflow_scripts/sites/run_folder.py lists
+same base model with the same candidate settings (benchmarks/site_transfer/run_folder.py lists
 what each must hold); the target need not have run sites.transfer. Both genomes' candidates are
 rebuilt with site_calls' own code and checked against their corrected_calls.parquet. Orthologs
 are target and source genes sharing exonic 16-mers (sites/orthologs.py: at least 20 of them and
@@ -28,13 +28,8 @@ from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
-from benchmarks.tables import print_table
-from workflow_scripts.config.types import complete_typed_section
-from workflow_scripts.errors import InputError, run_cli
-from workflow_scripts.evaluation.provenance import WEIGHTS
-from workflow_scripts.io_utils import write_json
-from workflow_scripts.sites.held_out_deep import fold_model_probabilities
-from workflow_scripts.sites.ortholog_transfer import (
+from benchmarks.site_transfer.held_out_deep import fold_model_probabilities
+from benchmarks.site_transfer.ortholog_transfer import (
     CONTROL_BASE_TUNED,
     CONTROL_ERRORSEQ,
     CONTROL_TREE,
@@ -43,10 +38,15 @@ from workflow_scripts.sites.ortholog_transfer import (
     HELD_OUT_TREE,
     ortholog_transfer,
 )
-from workflow_scripts.sites.orthologs import DEFAULT_MIN_SHARE, exonic_kmer_pairs
+from benchmarks.site_transfer.orthologs import DEFAULT_MIN_SHARE, exonic_kmer_pairs
+from benchmarks.site_transfer.run_folder import SiteRun, read_site_run
+from benchmarks.tables import print_table
+from workflow_scripts.config.types import complete_typed_section
+from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.evaluation.provenance import WEIGHTS
+from workflow_scripts.io_utils import write_json
 from workflow_scripts.sites.predictors import TRANSFER_BASE_TUNED, TRANSFER_ERRORSEQ, TRANSFER_TREE
 from workflow_scripts.sites.rescorer import FEATURE_SETTINGS
-from workflow_scripts.sites.run_folder import SiteRun, read_site_run
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

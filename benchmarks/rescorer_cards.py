@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from benchmarks.site_transfer.ortholog_transfer import HELD_OUT_ERRORSEQ, HELD_OUT_TREE
 from workflow_scripts.errors import InputError
-from workflow_scripts.sites.ortholog_transfer import HELD_OUT_ERRORSEQ, HELD_OUT_TREE
 from workflow_scripts.sites.predictors import (
     ERRORSEQ,
     KMER,

@@ -26,6 +26,7 @@ import sys
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from benchmarks.site_transfer.run_folder import SiteRun, read_site_run
 from benchmarks.tables import print_table
 from workflow_scripts.config.package_paths import resolve_package_paths
 from workflow_scripts.config.sections import section_defaults
@@ -44,7 +45,6 @@ from workflow_scripts.sites.predictors import (
 )
 from workflow_scripts.sites.rescorer import with_transfer
 from workflow_scripts.sites.rescorer_files import load_rescorer
-from workflow_scripts.sites.run_folder import SiteRun, read_site_run
 from workflow_scripts.sites.site_metrics import predictor_calls
 from workflow_scripts.sites.whole_region import BLOCK_NT, by_blocks, false_positives_by_location
 

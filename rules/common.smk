@@ -14,7 +14,6 @@ from workflow_scripts.config.runs import runs_of_config, site_runs
 from workflow_scripts.config.sections import schema
 from workflow_scripts.config.validate import check_config_file, validate_config
 from workflow_scripts.errors import InputError
-from workflow_scripts.evaluation.provenance import workflow_facts
 from workflow_scripts.workflow import rule_params
 from workflow_scripts.workflow.interrupt import quiet_interrupt
 from workflow_scripts.workflow.job_environment import shell_exports
@@ -65,8 +64,8 @@ SITE_RUNS = site_model_runs
 ALL_RUNS = {**EXPERIMENTS, **SITE_RUNS}
 # the files the rules read and the targets, as the config says (workflow/rule_files.py)
 files = RuleFiles(config, tuple(EXPERIMENTS), tuple(SITE_RUNS))
-# Every job's shell line exports the cluster section (the launcher's NCCL presets) and the run's
-# facts (site_calls' provenance): no params, so changing them reruns nothing (workflow/
+# Every job's shell line exports the cluster section (the launcher's NCCL presets), the one
+# environment channel: no param, so changing it reruns nothing (workflow/
 # job_environment.py). SLURM jobs parse the workflow again and build the same prefix.
 JOB_EXPORTS = shell_exports(config, workflow.configfiles)
 # Ctrl-C: one line, not every interrupted job's shell line and log (workflow/interrupt.py)
@@ -122,13 +121,6 @@ def explain_report_output(name, path):
         labels=figure_label(f"explain: {name}"),
     )
     return flagged
-
-
-def summary_provenance():
-    """The summarize rule's --provenance: the inputs and settings provenance.json describes.
-    Any config change changes it (the config's digest), so summarize reruns and says which.
-    """
-    return json.dumps(workflow_facts(config, workflow.configfiles))
 
 
 def all_outputs():

@@ -4,6 +4,7 @@ rule index_genome:
     output:
         sequence=layout.GENOME_SEQUENCE,
         index=layout.GENOME_INDEX,
+        record=layout.GENOME_RECORD,
     log:
         "logs/index_genome.log",
     benchmark:

@@ -32,6 +32,8 @@ rule rescore_sites:
         regions=layout.REGIONS_TABLE,
         index=layout.GENOME_INDEX,
         sequence=layout.GENOME_SEQUENCE,
+        genome_record=layout.GENOME_RECORD,
+        score_records=files.score_records(),
         transfer=files.site_transfer_inputs(),
     output:
         calls=f"{layout.RESCORED_DIR}/corrected_calls.parquet",

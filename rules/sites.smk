@@ -20,6 +20,9 @@ rule site_calls:
         fold_weights=files.site_model_inputs("weights"),
         fold_model_config=files.site_model_inputs("model_config"),
         fold_predictions=files.site_model_inputs("predictions"),
+        genome_record=layout.GENOME_RECORD,
+        annotation_summary=layout.ANNOTATION_SUMMARY,
+        score_records=files.score_records(),
         transfer=files.site_transfer_inputs(),
     # every output always declared, and all in rule all (common.smk: site_outputs)
     output:

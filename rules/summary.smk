@@ -1,5 +1,6 @@
 rule summarize:
     input:
+        **files.provenance_inputs(),
         metrics=expand(layout.run_file(layout.METRICS), experiment=EXPERIMENTS),
         calls_summary=files.calls_summary_input(),
     output:
@@ -36,8 +37,8 @@ rule summarize:
     params:
         code=rule_code("summarize"),
         config=stage_config("summarize"),
-        provenance=summary_provenance(),
+        inputs=user_input_digests(files.given_tables()),
         paths=path_args("summarize"),
     shell:
         "python -m workflow_scripts.rules.summarize --config {params.config:q} {params.paths} "
-        "--provenance {params.provenance:q} --console-fd 3 3>&2 > {log:q} 2>&1"
+        "--console-fd 3 3>&2 > {log:q} 2>&1"

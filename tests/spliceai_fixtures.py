@@ -1,6 +1,6 @@
 """Keras .h5 files for the SpliceAI tests, and a numpy reference of the Keras layers.
 
-`write_spliceai_h5` (workflow_scripts/calling/keras_h5_writer.py) writes a small SpliceAI-shaped
+`write_spliceai_h5` (testkit/keras_h5_writer.py) writes a small SpliceAI-shaped
 model with random weights, so the reader is tested without the `spliceai` package.
 
 `numpy_forward` computes a .h5 model's output straight from the file with numpy, layer by layer,
@@ -20,7 +20,7 @@ import h5py
 import numpy as np
 import pytest
 
-from workflow_scripts.calling.keras_h5_writer import (  # noqa: F401 (re-exported for the tests)
+from testkit.keras_h5_writer import (  # noqa: F401 (re-exported for the tests)
     conv,
     layer_entry,
     random_weights,
@@ -81,7 +81,7 @@ def tair10_chr1_prefix(length: int) -> str:
     return "".join(parts)[:length]
 
 
-# ---- writing a SpliceAI-shaped Keras model: workflow_scripts/calling/keras_h5_writer.py ----
+# ---- writing a SpliceAI-shaped Keras model: testkit/keras_h5_writer.py ----
 # ---- numpy reference: the Keras layers computed from the file, channels last, float64 ----
 def numpy_forward(path: Path, x: np.ndarray) -> np.ndarray:
     """x: (length, 4) one-hot → the model's output (length - cropping, channels)."""

@@ -15,6 +15,7 @@ RESULTS = "results"
 GENOME_DIR = f"{RESULTS}/genome"
 GENOME_INDEX = f"{GENOME_DIR}/index.tsv"
 GENOME_SEQUENCE = f"{GENOME_DIR}/sequence.npy"
+GENOME_RECORD = f"{GENOME_DIR}/record.json"  # the FASTA's name, bytes and sha256 (evaluation/records.py)
 
 # annotate_sites and cluster_genes: the annotation's tables (calling/contract.py: their columns)
 ANNOTATION_DIR = f"{RESULTS}/annotation"

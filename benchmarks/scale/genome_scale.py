@@ -27,7 +27,7 @@ import polars as pl
 from benchmarks.runner import job_benchmarks, snakemake, write_config
 from benchmarks.scale.synthetic_genome import make_genome
 from benchmarks.tables import load_line, print_table
-from workflow_scripts.calling.keras_h5_writer import random_weights, spliceai_layers, write_keras_h5
+from testkit.keras_h5_writer import random_weights, spliceai_layers, write_keras_h5
 
 RSS_TARGET_MB = 3_000
 NEITHER_BIAS = 4.0  # added to the output's "neither" logit: ~0.4% of positions score >= 0.5 as

@@ -55,7 +55,8 @@ def time_batches(scorer, codes: np.ndarray, minus: np.ndarray, seconds: float) -
 
 
 def case_row(ensemble, precision: str, batch_size: int, args) -> list:
-    from workflow_scripts.calling.scoring import RegionScorer, resolve_device
+    from workflow_scripts.calling.device import resolve_device
+    from workflow_scripts.calling.scoring import RegionScorer
 
     device = resolve_device(args.device)
     scorer = RegionScorer(ensemble, None, device, batch_size, args.chunk_length, precision)
@@ -89,12 +90,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from workflow_scripts.calling import scoring
+    from workflow_scripts.calling import device
 
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.emulated:
-        scoring.fast_on = lambda *_: True
+        device.fast_on = lambda *_: True
     ensemble = spliceai_ensemble()
     rows = [
         case_row(ensemble, precision, int(batch_size), args)

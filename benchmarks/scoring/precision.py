@@ -102,9 +102,9 @@ def numerics(precision: str):
 
 
 def scoring_precisions() -> dict:
-    from workflow_scripts.calling import scoring
+    from workflow_scripts.calling import device
 
-    return scoring.PRECISIONS
+    return device.PRECISIONS
 
 
 def score(ensemble, region, precision: str, args) -> tuple[dict, float, pl.DataFrame]:
@@ -170,12 +170,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from workflow_scripts.calling import scoring
+    from workflow_scripts.calling import device
 
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.emulated or "-sim" in args.precisions:
-        scoring.fast_on = lambda *_: True
+        device.fast_on = lambda *_: True
     region = read_region(args.end)
     ensemble = spliceai_ensemble()
     flops = conv_flops_per_input_nt(ensemble)

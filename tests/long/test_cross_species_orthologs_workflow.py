@@ -10,11 +10,11 @@ import json
 import numpy as np
 
 from benchmarks import cross_species_orthologs
+from benchmarks.site_transfer.ortholog_transfer import transfer_calls
+from benchmarks.site_transfer.orthologs import exonic_kmer_pairs
+from benchmarks.site_transfer.run_folder import read_site_run
 from tests.calls_fixtures import scores_workdir
 from tests.workflow_helpers import snakemake, stacked_config, write_config
-from workflow_scripts.sites.ortholog_transfer import transfer_calls
-from workflow_scripts.sites.orthologs import exonic_kmer_pairs
-from workflow_scripts.sites.run_folder import read_site_run
 
 
 def test_a_workflow_run_held_out_against_itself_gives_back_its_out_of_fold_calls(tmp_path):

@@ -1,4 +1,4 @@
-"""docs/architecture.md's walk of `train.lr` is the code's: every hop it names is where it says,
+"""docs/architecture.md's walks of `train.lr` and `calling.base_model.weights` are the code's: every hop it names is where it says,
 the Python hops are traced, in order, in one real run of the train job's launch path and of one
 rank; the schema checks `train` twice on the way (workflow, job) and never in a rank."""
 
@@ -34,9 +34,15 @@ ARGV_MODULES = {  # outside workflow_scripts/rules/: the doc names them, nothing
 }
 
 
-def hops() -> list[dict]:
+TRAIN_LR = "## One key's path: `train.lr`"
+WEIGHTS = "## The second key's path: `calling.base_model.weights`"
+
+
+def hops(title: str = TRAIN_LR) -> list[dict]:
+    """The rows of the walk under `title`, up to the next section."""
     text = DOC.read_text()
-    section = text[text.index("## One key's path: `train.lr`") :]
+    section = text[text.index(title) :]
+    section = section[: section.find("\n## ", len(title)) % (len(section) + 1)]
     rows = []
     for line in section.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
@@ -64,6 +70,38 @@ def test_every_hop_names_a_file_that_holds_its_name():
         path = ROOT / row["file"]
         assert path.is_file(), row
         assert re.search(rf"\b{re.escape(row['name'])}\b", path.read_text()), row
+
+
+MAX_WALK_FILES = 8  # issue 47: each documented key reaches its use through at most 8 files
+
+
+@pytest.mark.parametrize("title", [TRAIN_LR, WEIGHTS])
+def test_each_documented_walk_names_real_hops_in_at_most_eight_files(title):
+    rows = hops(title)
+    assert [row["hop"] for row in rows] == list(range(1, len(rows) + 1)) and len(rows) > 5
+    for row in rows:
+        path = ROOT / row["file"]
+        assert path.is_file(), row
+        assert re.search(rf"\b{re.escape(row['name'])}\b", path.read_text()), row
+    assert len({row["file"] for row in rows}) <= MAX_WALK_FILES, sorted({row["file"] for row in rows})
+
+
+def test_the_weights_enter_their_job_one_way():
+    """calling.base_model.weights: one hand-off (the shell line's --weights), never in --config."""
+    from workflow_scripts.config.sections import schema
+    from workflow_scripts.config.stages import STAGES
+    from workflow_scripts.config.validate import validate_config
+
+    processes = [row["process"] for row in hops(WEIGHTS) if row["process"] != "—"]
+    assert sum(1 for before, after in zip(processes, processes[1:]) if before != after) == 1
+    keyed = [(rule, item.name) for rule, stage in STAGES.items() for item in stage.inputs if item.key]
+    assert ("score_base_model", "weights") in keyed
+    experiments = [{"name": "fp_vs_tp", "error_label": "FP", "correct_label": "TP"}]
+    config = validate_config({"genome": "g.fa", "calls": "c.tsv", "experiments": experiments}, schema())
+    config["calling"]["base_model"]["weights"] = "my/models"
+    for stage in STAGES.values():
+        if not stage.per_run:
+            assert "my/models" not in stage.config_json(config), stage.rule
 
 
 def test_train_lr_takes_at_most_six_files_and_two_hand_offs():

@@ -14,7 +14,8 @@ from tests.calls_fixtures import background_scores, plant_site_scores
 from workflow_scripts.calling import scores as scores_module
 from workflow_scripts.calling.calls import CallSettings, make_calls
 from workflow_scripts.calling.negatives import ks_distance
-from workflow_scripts.calling.scores import gene_positions, read_scores
+from workflow_scripts.calling.score_checks import gene_positions
+from workflow_scripts.calling.scores import read_scores
 from workflow_scripts.command_line import path_flags
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.errors import run_cli

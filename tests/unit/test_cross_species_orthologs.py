@@ -14,14 +14,14 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from benchmarks import cross_species_orthologs
+from benchmarks.site_transfer.held_out import SourceFits, can_hold_out
+from benchmarks.site_transfer.held_out_deep import fold_model_probabilities
+from benchmarks.site_transfer.ortholog_transfer import transfer_calls
+from benchmarks.site_transfer.orthologs import exonic_kmer_pairs
+from benchmarks.site_transfer.run_folder import read_site_run
 from benchmarks.tables import read_tables
 from tests.ortholog_fixtures import SITE_CONFIG, plant_copy, species, write_model_run, write_run
 from workflow_scripts.errors import run_cli
-from workflow_scripts.sites.held_out import SourceFits, can_hold_out
-from workflow_scripts.sites.held_out_deep import fold_model_probabilities
-from workflow_scripts.sites.ortholog_transfer import transfer_calls
-from workflow_scripts.sites.orthologs import exonic_kmer_pairs
-from workflow_scripts.sites.run_folder import read_site_run
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -10,11 +10,7 @@ import polars as pl
 import pytest
 from threadpoolctl import threadpool_limits
 
-from tests.ortholog_fixtures import plant_copy, species
-from tests.site_fixtures import profile_genome, settings
-from workflow_scripts.sites.candidates import find_candidates
-from workflow_scripts.sites.folds import assign_folds
-from workflow_scripts.sites.held_out import (
+from benchmarks.site_transfer.held_out import (
     NOTHING,
     SourceFits,
     equal_size_control,
@@ -22,10 +18,14 @@ from workflow_scripts.sites.held_out import (
     scheme_calls,
     source_gene_folds,
 )
-from workflow_scripts.sites.held_out_deep import MEAN, deep_scheme, held_out_model
+from benchmarks.site_transfer.held_out_deep import MEAN, deep_scheme, held_out_model
+from benchmarks.site_transfer.ortholog_transfer import item_genes
+from benchmarks.site_transfer.orthologs import exonic_kmer_pairs, orthologs, share_counts
+from tests.ortholog_fixtures import plant_copy, species
+from tests.site_fixtures import profile_genome, settings
+from workflow_scripts.sites.candidates import find_candidates
+from workflow_scripts.sites.folds import assign_folds
 from workflow_scripts.sites.items import Items
-from workflow_scripts.sites.ortholog_transfer import item_genes
-from workflow_scripts.sites.orthologs import exonic_kmer_pairs, orthologs, share_counts
 from workflow_scripts.sites.predictors import (
     BASE_TUNED,
     TRANSFER_BASE_TUNED,

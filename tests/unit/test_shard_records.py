@@ -108,7 +108,10 @@ def test_the_shard_job_records_the_regions_it_scores(tmp_path, genome, weights):
     record = json.loads(out["regions"].read_text())
     planned = plan_shards(plan_regions(GENES, genome, load_ensemble(weights).context), 3)[1]
     expected = [[genome.names[r.chrom], "-" if r.minus else "+", r.start + 1, r.end] for r in planned]
+    weights = record.pop("weights")  # provenance travels with the data: the weights' facts, by name
     assert record == {"shard": 2, "shards": 3, "regions": expected} and expected
+    assert [fact["path"] for fact in weights["files"]] == ["model1.h5", "model2.h5"]
+    assert weights["source"] == "weights" and all(len(fact["sha256"]) == 64 for fact in weights["files"])
     scores = pl.read_parquet(out["scores"])
     inside = pl.any_horizontal(
         (pl.col("chrom") == chrom) & (pl.col("strand") == strand) & pl.col("position").is_between(start, end)

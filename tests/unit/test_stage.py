@@ -124,11 +124,12 @@ def test_site_calls_gets_the_batch_size_only_with_sites_model():
     on = json.loads(STAGES["site_calls"].config_json(on_config))
     assert off["evaluate"] == {"kmer_max_k": config["evaluate"]["kmer_max_k"]}
     assert on["evaluate"] == {**off["evaluate"], "batch_size": config["evaluate"]["batch_size"]}
-    assert on["window"] == {"flank": config["window"]["flank"]} and off["sites"] == config["sites"]
+    sites = {key: value for key, value in config["sites"].items() if key != "transfer"}  # an input
+    assert on["window"] == {"flank": config["window"]["flank"]} and off["sites"] == sites
     rescore = json.loads(STAGES["rescore_sites"].config_json(config))
     assert rescore == {
         "calling": {key: config["calling"][key] for key in ("threshold", "consensus_window")},
-        "sites": config["sites"],
+        "sites": sites,
         "evaluate": {"batch_size": config["evaluate"]["batch_size"]},
     }
 
@@ -178,3 +179,40 @@ def test_site_calls_fold_runs_are_named_inputs_one_path_per_fold():
     uneven, _ = STAGE.parse([*required, *STAGE.path_flags(short, outputs)])
     with pytest.raises(InputError, match="--fold-"):
         fold_run_inputs(uneven)
+
+
+# ---- a path enters its job once: an Input that names its config key (Input.key) ----------------
+
+
+def test_a_keyed_path_leaves_the_config_and_reads_as_its_input():
+    """sites.transfer and calling.base_model.weights reach their jobs once, as declared inputs
+    (their digest the rerun trigger): never in `--config`, and `cfg.<key>` is the input's path."""
+    config = copy.deepcopy(demo_config())  # as the validated config of a run that names both
+    config["sites"]["transfer"] = "their/rescorer"
+    config["calling"]["base_model"]["weights"] = "models/ensemble"
+    keyed = {name: [item.key for item in stage.inputs if item.key] for name, stage in STAGES.items()}
+    assert {name: keys for name, keys in keyed.items() if keys} == {
+        "rescore_sites": ["sites.transfer"],
+        "score_base_model": ["calling.base_model.weights"],
+        "site_calls": ["sites.transfer"],
+    }
+    for stage in STAGES.values():  # no stage carries either path in its --config
+        if stage.per_run:
+            continue
+        text = stage.config_json(config)
+        assert "their/rescorer" not in text and "models/ensemble" not in text, stage.rule
+    stage = STAGES["score_base_model"]
+    assert "weights" not in json.loads(stage.config_json(config))["calling"]["base_model"]
+    paths, cfg = stage.parse(
+        ["--config", stage.config_json(config), "--genome", "g", "--genes", "genes.parquet"]
+        + ["--weights", "a.pt", "b.pt", "--out-scores", "s.parquet"]
+    )
+    assert cfg.calling.base_model.weights == paths.weights == ["a.pt", "b.pt"]
+    stage = STAGES["site_calls"]
+    argv = ["--config", stage.config_json(config), "--genome", "g", "--transfer", "their/rescorer"]
+    argv += ["--scores", "s", "--sites", "s", "--genes", "g", "--gene-clusters", "c"]
+    for output in stage.outputs:
+        if output.required:
+            argv += [f"--out-{output.name.replace('_', '-')}", f"{output.name}.out"]
+    paths, cfg = stage.parse(argv)
+    assert cfg.sites.transfer == paths.transfer == "their/rescorer"

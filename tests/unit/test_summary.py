@@ -18,6 +18,7 @@ from workflow_scripts.artifacts import summary_fields
 from workflow_scripts.comparison_fields import BASELINES, METRICS, PREDICTORS
 from workflow_scripts.evaluation.answer import answer_sentence
 from workflow_scripts.evaluation.plots.figure import DPI, predictor_label
+from workflow_scripts.evaluation.records import file_record
 from workflow_scripts.evaluation.summary import overall_rows, summary_table, write_summary
 from workflow_scripts.evaluation.summary_figure import summary_figure, without_silent
 
@@ -164,11 +165,11 @@ def test_rule_entry_point_writes_provenance_and_tells_the_console(metrics_files,
     genome, calls = tmp_path / "genome.fa", tmp_path / "calls.tsv"
     genome.write_text(">chr1\nACGT\n")
     calls.write_text("chrom\tposition\n")
-    facts = {"config_files": ["run.yaml"], "config_digest": "ab" * 32, "sequences": None}
-    facts |= {"genome": str(genome), "calls": str(calls), "calling": {"start": "calls", "region": None}}
+    record = tmp_path / "record.json"  # index_genome's, with the FASTA's facts
+    record.write_text(json.dumps({"fasta": file_record(genome)}))
     args = [sys.executable, "-m", "workflow_scripts.rules.summarize", "--metrics", *map(str, metrics_files)]
     args += ["--out-table", str(tmp_path / "s.tsv"), "--out-plot", str(tmp_path / "s.png")]
-    args += ["--out-html", str(tmp_path / "s.html"), "--provenance", json.dumps(facts)]
+    args += ["--out-html", str(tmp_path / "s.html"), "--genome-record", str(record), "--calls", str(calls)]
     args += ["--out-provenance", str(tmp_path / "provenance.json")]
     with (tmp_path / "console").open("w") as console:  # the rule's fd 3; the log is stderr
         args += ["--console-fd", str(console.fileno())]
@@ -181,6 +182,7 @@ def test_rule_entry_point_writes_provenance_and_tells_the_console(metrics_files,
     assert "the base model's score: not scored, " in lines[2]
     document = json.loads((tmp_path / "provenance.json").read_text())
     assert document["inputs"]["genome"]["sha256"] == hashlib.sha256(b">chr1\nACGT\n").hexdigest()
+    assert document["base_model"]["files"][0]["path"] == "calls.tsv"
     html = (tmp_path / "s.html").read_text()
     assert html.index(lines[0].replace("'", "&#x27;")) < html.index("Made from") < html.index("<img")
 

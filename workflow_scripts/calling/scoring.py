@@ -52,6 +52,7 @@ import torch
 from workflow_scripts.calling import batch_runner
 from workflow_scripts.calling.batch_runner import BatchRunner, Launched
 from workflow_scripts.calling.contract import SCORE_COLUMNS
+from workflow_scripts.calling.device import precision_dtype, resolve_device
 from workflow_scripts.calling.regions import Region, plan_regions
 from workflow_scripts.calling.score_writer import ScoreWriter
 from workflow_scripts.calling.shards import plan_shards
@@ -59,7 +60,6 @@ from workflow_scripts.calling.spliceai import SpliceAIEnsemble
 from workflow_scripts.calling.stage_times import StageTimes
 from workflow_scripts.config.types import BaseModelSection
 from workflow_scripts.data.genome import Genome
-from workflow_scripts.errors import InputError
 from workflow_scripts.progress import Console, Progress, announce
 
 SCORE_SCHEMA = {
@@ -74,42 +74,6 @@ assert tuple(SCORE_SCHEMA) == SCORE_COLUMNS
 N_BYTE = ord("N")
 CUDA_CHUNK_STEP = 5000  # on a GPU chunk lengths are multiples of this: few shapes for cuDNN to tune
 BLOCK_BATCHES = 8  # on a GPU, regions are batched by chunk length over blocks of this many full batches
-
-
-def resolve_device(name: str) -> torch.device:
-    if name == "cuda" and not torch.cuda.is_available():
-        raise InputError(
-            "config",
-            "calling.base_model.device",
-            "cuda, but torch sees no CUDA device here (use auto or cpu)",
-        )
-    if name == "auto":
-        name = "cuda" if torch.cuda.is_available() else "cpu"
-    return torch.device(name)
-
-
-PRECISIONS = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-
-
-def precision_dtype(precision: str, device: torch.device) -> torch.dtype:
-    """The convolutions' dtype under autocast (the output layer and the ensemble mean stay fp32)."""
-    if precision != "fp32" and not fast_on(precision, device):
-        where = "a CPU without AVX-512/AMX" if device.type == "cpu" else "a GPU without bf16"
-        raise InputError(
-            "config",
-            "calling.base_model.precision",
-            f"{precision} on {where} runs emulated, ~10x slower than fp32 (docs/performance.md); "
-            "use fp32 here",
-        )
-    return PRECISIONS[precision]
-
-
-def fast_on(precision: str, device: torch.device) -> bool:
-    if device.type == "cuda":
-        return precision == "fp16" or torch.cuda.is_bf16_supported(including_emulation=False)
-    if precision == "bf16":
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-    return bool(torch.ops.mkldnn._is_mkldnn_fp16_supported())
 
 
 def fill_window(window: np.ndarray, genome: Genome, chrom: int, start: int) -> None:

@@ -33,13 +33,16 @@ WHOLE = None  # a section read whole, in Stage.config
 @dataclass(frozen=True)
 class Input:
     """A named input: `--<name> PATH` (`many`: PATH...). `passed` False: Snakemake tracks the
-    file but the program does not take it (it reads it through the config, say)."""
+    file but the program does not take it (it reads it through the config, say). `key`: the
+    config key the path comes from ("sites.transfer"): it leaves `--config`, so the path enters
+    the job once, as this input (its digest the rerun trigger), and `cfg.<key>` reads it there."""
 
     name: str
     help: str
     required: bool = True
     many: bool = False
     passed: bool = True
+    key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,10 @@ class StageConfig:
         getattr(self, name)  # an undeclared section raises
         return copy.deepcopy(self._completed.get(name))
 
+    def given(self) -> dict[str, Any]:
+        """{section: completed} of every section this stage was given: what its provenance records."""
+        return copy.deepcopy(self._completed)
+
 
 @dataclass(frozen=True)
 class Stage:
@@ -175,7 +182,13 @@ class Stage:
                     if key in values and self.passes(f"{name}.{key}", sections)
                 }
             chosen[name] = values
+        for key in self.input_keys():
+            chosen = without_key(chosen, key)
         return rule_config_json(chosen, *chosen)
+
+    def input_keys(self) -> tuple[str, ...]:
+        """The config keys that come to the job as inputs (Input.key), not in `--config`."""
+        return tuple(item.key for item in self.inputs if item.key)
 
     def passes(self, key: str, sections: Mapping[str, Any]) -> bool:
         """Whether the workflow passes the declared `section.key` (only_when: while its switch is on)."""
@@ -235,15 +248,18 @@ class Stage:
         text = getattr(args, "config", "{}")
         if hasattr(args, "config"):
             del args.config
-        return args, self.typed_config(text)
+        keyed = {item.key: getattr(args, item.name) for item in self.inputs if item.key and item.passed}
+        return args, self.typed_config(text, keyed)
 
-    def typed_config(self, text: str) -> StageConfig:
+    def typed_config(self, text: str, keyed: Mapping[str, Any] | None = None) -> StageConfig:
         """`--config` JSON → the declared sections, schema-completed and typed. What the JSON holds
         beyond the declaration (another section, a key outside a declared subset) is dropped: the
         stage cannot read it, and the schema's default never stands in for it."""
         readable = {**{name: WHOLE for name in self.optional_config}, **self.config}
         required = tuple(name for name in self.config if name not in self.optional_config)
         completed = parse_rule_config(text, required, keep=readable)
+        for key, value in (keyed or {}).items():  # an Input.key: its value is the input's path
+            completed = with_key(completed, key, value)
         typed: dict[str, Any] = {name: None for name in self.optional_config}
         for name, values in completed.items():
             keys = self.config.get(name, WHOLE)
@@ -253,6 +269,30 @@ class Stage:
                 completed[name] = {key: value for key, value in values.items() if key in keys}
             typed[name] = section
         return StageConfig(self.rule, typed, completed)
+
+
+def without_key(sections: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """A copy of `sections` without the dotted `key` ("calling.base_model.weights")."""
+    first, _, rest = key.partition(".")
+    copied = dict(sections)
+    if first in copied and isinstance(copied[first], Mapping):
+        copied[first] = (
+            without_key(copied[first], rest)
+            if "." in rest
+            else {name: value for name, value in copied[first].items() if name != rest}
+        )
+    return copied
+
+
+def with_key(sections: Mapping[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """A copy of `sections` whose dotted `key` holds `value` (where its section is there)."""
+    first, _, rest = key.partition(".")
+    copied = dict(sections)
+    if first in copied and isinstance(copied[first], Mapping):
+        copied[first] = (
+            with_key(copied[first], rest, value) if "." in rest else {**copied[first], rest: value}
+        )
+    return copied
 
 
 def add_path(parser: argparse.ArgumentParser, flag: str, item: Input) -> None:

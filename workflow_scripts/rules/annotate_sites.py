@@ -18,6 +18,7 @@ from workflow_scripts.config.stages.annotate_sites import STAGE
 from workflow_scripts.config.types import CallingSection
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.errors import run_cli
+from workflow_scripts.evaluation.records import file_record
 from workflow_scripts.io_utils import write_json, write_parquet
 
 LOW_CANONICAL_SHARE = 0.9
@@ -43,6 +44,8 @@ def main(argv: list[str] | None = None) -> None:
         **tables.summary,
         "donor_GT": round(shares["donor"], 4),
         "acceptor_AG": round(shares["acceptor"], 4),
+        "region": calling.region,  # provenance travels with the data (evaluation/records.py)
+        "annotation": file_record(paths.annotation),
     }
     write_parquet(tables.sites, paths.out_sites)
     write_parquet(tables.genes, paths.out_genes)

@@ -20,15 +20,8 @@ from pathlib import Path
 
 from workflow_scripts.config.stages.rescore_sites import STAGE
 from workflow_scripts.errors import run_cli
-from workflow_scripts.evaluation.provenance import (
-    Hasher,
-    base_model,
-    errorseq_source,
-    run_facts_from_environment,
-)
-from workflow_scripts.evaluation.provenance import (
-    provenance as run_provenance,
-)
+from workflow_scripts.evaluation.provenance import DeclaredInputs, base_model, errorseq_source
+from workflow_scripts.evaluation.provenance import provenance as run_provenance
 from workflow_scripts.io_utils import atomic_path, sha256_file, write_json, write_text
 from workflow_scripts.progress import Console, announce
 from workflow_scripts.sites.base_match import check_same_base
@@ -64,10 +57,12 @@ def main(argv: list[str] | None = None) -> None:
     console = Console(paths.console_fd)
     announce(console, "rescore_sites", f"calling the scored regions' sites with {paths.transfer}")
     rescorer = load_rescorer(paths.transfer, settings)
-    run = run_facts_from_environment()  # None in a job run by hand
-    if not check_same_base(
-        rescorer.source.get("base_model"), base_model(run, Hasher()) if run else None, paths.transfer
-    ):
+    given = DeclaredInputs(  # where the data came from: the records of the declared inputs
+        genome_record=paths.genome_record,
+        shard_records=paths.score_records or (),
+        scores=() if paths.score_records else paths.scores,
+    )
+    if not check_same_base(rescorer.source.get("base_model"), base_model(given), paths.transfer):
         log("the re-scorer's or this run's base-model weights are not known: not compared")
     models = trained_models(rescorer.deep, cfg.evaluate.batch_size, paths.transfer) if rescorer.deep else []
     log(
@@ -115,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
         },
         "settings": settings.summary(),
         "errorseq": errorseq_source(),
-        "provenance": run_provenance(run) if run is not None else None,
+        "provenance": run_provenance(given, cfg.given()),
     }
     report = names_only(report)
     report["answer"] = answer(predictor, table, inputs.genes.height, region_nt)

@@ -15,6 +15,7 @@ import sys
 
 import torch
 
+from workflow_scripts.calling.model_files import weight_files
 from workflow_scripts.calling.regions import read_genes
 from workflow_scripts.calling.scoring import score_genes
 from workflow_scripts.calling.shards import shard_record, shard_regions
@@ -22,6 +23,7 @@ from workflow_scripts.calling.spliceai import load_ensemble
 from workflow_scripts.config.stages.score_base_model import STAGE
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.evaluation.records import weights_record
 from workflow_scripts.io_utils import write_json
 from workflow_scripts.progress import Console
 
@@ -34,7 +36,8 @@ def check_shard(shard: int, shards: int) -> None:
 def main(argv: list[str] | None = None) -> None:
     paths, cfg = STAGE.parse(argv)
     check_shard(paths.shard, paths.shards)
-    ensemble = load_ensemble(paths.weights[0] if len(paths.weights) == 1 else paths.weights)
+    spec = paths.weights[0] if len(paths.weights) == 1 else paths.weights  # a folder, or the files
+    ensemble = load_ensemble(spec)
     genome = open_genome(paths.genome)
     genes = read_genes(paths.genes, genome)
     print(
@@ -54,7 +57,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     if paths.out_regions:  # what the readers check this table against (a shard copied over another)
         regions = shard_regions(genes, genome, ensemble.context, *shard)
-        write_json(paths.out_regions, shard_record(regions, genome, *shard))
+        record = shard_record(
+            regions, genome, *shard
+        )  # and the weights' facts: provenance travels with the data
+        write_json(paths.out_regions, {**record, "weights": weights_record(weight_files(spec))})
 
 
 if __name__ == "__main__":

@@ -40,12 +40,7 @@ import polars as pl
 
 from workflow_scripts.config.stages.site_calls import STAGE
 from workflow_scripts.errors import InputError, run_cli
-from workflow_scripts.evaluation.provenance import (
-    Hasher,
-    base_model,
-    errorseq_source,
-    run_facts_from_environment,
-)
+from workflow_scripts.evaluation.provenance import DeclaredInputs, base_model, errorseq_source
 from workflow_scripts.evaluation.provenance import provenance as run_provenance
 from workflow_scripts.io_utils import atomic_path, write_json, write_text
 from workflow_scripts.layout import FoldRunFiles
@@ -120,11 +115,11 @@ class Transfer:
     models: list  # inference/predict_calls.TrainedModel of each fold ([]: the source ran no sites.model)
 
 
-def read_transfer(path: str, settings: SiteSettings, batch_size: int, run: dict | None) -> Transfer:
+def read_transfer(path: str, settings: SiteSettings, batch_size: int, given: DeclaredInputs) -> Transfer:
     """Every part of the re-scorer checked before any other work (sites/rescorer_files.py), and
     its base model against this run's (sites/base_match.py)."""
     rescorer = load_rescorer(path, settings)
-    here = base_model(run, Hasher()) if run is not None else None
+    here = base_model(given)  # the weights the score shards record, or the scores table given
     if not check_same_base(rescorer.source.get("base_model"), here, path):
         log("transfer: the source's or this run's base-model weights are not known: not compared")
     models = trained_models(rescorer.deep, batch_size, path) if rescorer.deep is not None else []
@@ -225,8 +220,13 @@ def main(argv: list[str] | None = None) -> None:
     args, cfg = STAGE.parse(argv)
     settings = SiteSettings.from_config(cfg.calling, cfg.sites)
     batch_size: int = cfg.evaluate.batch_size  # the deep models' (sites.model, sites.transfer)
-    run = run_facts_from_environment()  # None in a job run by hand
-    transfer = read_transfer(args.transfer, settings, batch_size, run) if args.transfer else None
+    given = DeclaredInputs(  # where the data came from: the records of the declared inputs
+        genome_record=args.genome_record,
+        annotation_summary=args.annotation_summary,
+        shard_records=args.score_records or (),
+        scores=() if args.score_records else args.scores,
+    )
+    transfer = read_transfer(args.transfer, settings, batch_size, given) if args.transfer else None
     console = Console(args.console_fd)
     announce(
         console, "site_calls", f"re-scoring the base model's calls out of fold over {settings.folds} folds"
@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> None:
     report = site_report(
         found, items, predictions, settings, unscored, moved, kmer, scored_regions=inputs.regions is not None
     )
-    report["provenance"] = run_provenance(run) if run is not None else None
+    report["provenance"] = run_provenance(given, cfg.given())
     table = corrected_calls(found, predictions)
     write_outputs(args, table, report, settings.threshold)
     write_corrected_tracks(args, table, report["recommended"]["predictor"], inputs.genome.chrom_lengths())

@@ -3,35 +3,39 @@
 `--config` holds the sections experiments, split and train: the runs they make (config/runs.py)
 give each metrics file its experiment, fold and seed, and an experiment with several runs its
 mean ± sd rows. Without `experiments`, each metrics file is an experiment of its own.
-`--provenance` (evaluation/provenance.py's workflow_facts) with `--out-provenance` writes
-provenance.json and puts it at the top of summary.html. The answer, a sentence per run
+`--out-provenance` writes provenance.json (evaluation/provenance.py, from the records of the
+declared inputs: the genome's, annotation's and score shards', or the tables given, and calling's
+settings in `--config`) and puts it at the top of summary.html. The answer, a sentence per run
 (evaluation/answer.py), goes to the log and to `--console-fd` (the rule's console).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
 from workflow_scripts.config.runs import expand_runs
+from workflow_scripts.config.stage import StageConfig
 from workflow_scripts.config.stages.summarize import STAGE
-from workflow_scripts.errors import InputError, run_cli
-from workflow_scripts.evaluation.provenance import provenance
+from workflow_scripts.errors import run_cli
+from workflow_scripts.evaluation.provenance import DeclaredInputs, provenance
 from workflow_scripts.evaluation.summary import write_summary
 
 
-def provenance_of(paths: argparse.Namespace) -> tuple[dict, str] | None:
+def provenance_of(paths: argparse.Namespace, cfg: StageConfig) -> tuple[dict, str] | None:
     if paths.out_provenance is None:
         return None
-    if paths.provenance is None:
-        raise InputError("--provenance", "(json)", "needed with --out-provenance")
-    try:
-        facts = json.loads(paths.provenance)
-    except json.JSONDecodeError as error:
-        raise InputError("--provenance", "(json)", f"not valid JSON: {error.msg}") from None
-    return provenance(facts, paths.calls_summary), paths.out_provenance
+    given = DeclaredInputs(
+        genome_record=paths.genome_record,
+        annotation_summary=paths.annotation_summary,
+        shard_records=paths.score_records or (),
+        calls=paths.calls,
+        scores=paths.scores or (),
+        sequences=paths.sequences,
+        calls_summary=paths.calls_summary,
+    )
+    return provenance(given, {"calling": cfg.completed("calling")}), paths.out_provenance
 
 
 def tell_console(descriptor: int | None, lines: list[str]) -> None:
@@ -51,7 +55,7 @@ def main(argv: list[str] | None = None) -> None:
     if cfg.experiments is not None:
         runs = expand_runs(cfg.completed("experiments"), cfg.completed("split"), cfg.completed("train"))
     summary = write_summary(
-        paths.metrics, paths.out_table, paths.out_plot, paths.out_html, runs, provenance_of(paths)
+        paths.metrics, paths.out_table, paths.out_plot, paths.out_html, runs, provenance_of(paths, cfg)
     )
     sentences = summary.sentences()
     print("\n".join(sentences), file=sys.stderr)

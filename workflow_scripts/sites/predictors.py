@@ -16,9 +16,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.ensemble import HistGradientBoostingClassifier
 
 from workflow_scripts.calling.scores import SPLICE_TYPES
 from workflow_scripts.config.types import TreeSection
@@ -28,12 +28,25 @@ from workflow_scripts.sites.candidates import Candidates
 from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.settings import SiteSettings
 
+if TYPE_CHECKING:  # scikit-learn only where a tree is fitted: the names below are read at parse time
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
 BASE_THRESHOLD, BASE_TUNED, TREE = "base_threshold", "base_tuned", "tree"
 PREDICTORS = (BASE_THRESHOLD, BASE_TUNED, TREE)
 KMER = "kmer"  # the k-mer baseline on the sequence around the candidate (sites/kmer.py)
 ERRORSEQ = "errorseq"  # sites.model: errorseq's deep model (sites/errorseq.py)
 TRANSFER_BASE_TUNED, TRANSFER_TREE = "transfer_base_tuned", "transfer_tree"  # sites/rescorer.py
 TRANSFER_ERRORSEQ = "transfer_errorseq"  # sites.transfer of a rescorer with deep models
+# every site predictor sites/recommend.py may choose (k-mer aside), the names a re-scorer records
+RECOMMENDABLE = (
+    BASE_THRESHOLD,
+    BASE_TUNED,
+    TREE,
+    ERRORSEQ,
+    TRANSFER_BASE_TUNED,
+    TRANSFER_TREE,
+    TRANSFER_ERRORSEQ,
+)
 Thresholds = dict[int, dict[str, float]]  # fold -> splice type -> threshold
 
 
@@ -69,6 +82,8 @@ def per_candidate(thresholds: Thresholds, folds: np.ndarray, types: np.ndarray) 
 
 
 def new_tree(tree: TreeSection, seed: int) -> HistGradientBoostingClassifier:
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
     return HistGradientBoostingClassifier(**tree.to_dict(), early_stopping=False, random_state=seed)
 
 

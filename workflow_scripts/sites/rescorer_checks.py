@@ -27,18 +27,10 @@ import re
 
 from workflow_scripts.errors import InputError
 from workflow_scripts.json_fields import field, typed
+from workflow_scripts.sites.predictors import RECOMMENDABLE  # one name per predictor, defined there
 
 DIGEST = "manifest_sha256"
 SHA256 = re.compile(r"[0-9a-f]{64}")
-RECOMMENDABLE = (  # the site predictors (sites/predictors.py) sites/recommend.py may choose, k-mer aside
-    "base_threshold",
-    "base_tuned",
-    "tree",
-    "errorseq",
-    "transfer_base_tuned",
-    "transfer_tree",
-    "transfer_errorseq",
-)
 CALL_INPUTS = ("score", "splice_type")  # models/call_inputs.CALL_INPUT_COLUMNS
 SCORE_CHANNELS = ("donor_scores", "acceptor_scores")  # models/score_channels.SCORE_CHANNEL_COLUMNS
 

@@ -1,4 +1,4 @@
-"""The values every job of a run receives on its shell line without being a param of its rule.
+"""The value every job of a run receives on its shell line without being a param of its rule.
 
 rules/common.smk puts `shell_exports(config, config_files)` into Snakemake's shell prefix, the text
 Snakemake puts before each job's formatted command when it runs it:
@@ -6,8 +6,9 @@ Snakemake puts before each job's formatted command when it runs it:
     ERRORSEQ_CLUSTER_ENV  the config's cluster: section as JSON; the training launcher exports the
                           NCCL presets from it and the ranks read their collective timeout
                           (training/cluster_env.py)
-    ERRORSEQ_RUN_FACTS    the run's inputs and validated config as JSON, for the provenance
-                          site_calls and rescore_sites write (evaluation/provenance.py run_facts)
+
+It is the one environment channel: every other value a job reads is on its command line, as its
+declaration says (config/stage.py), and provenance travels with the data (evaluation/records.py).
 
 Why the prefix: Snakemake's params trigger compares a rule's params and its code trigger the
 rule's shell template (persistence `_code`: `rule.shellcmd`, the text before formatting); the
@@ -23,7 +24,6 @@ import json
 import shlex
 from collections.abc import Mapping, Sequence
 
-from workflow_scripts.evaluation.provenance import RUN_FACTS_VARIABLE, run_facts
 from workflow_scripts.training.cluster_env import CLUSTER_ENV_VARIABLE
 
 
@@ -31,7 +31,6 @@ def job_variables(config: Mapping, config_files: Sequence[str]) -> dict[str, str
     """The variables every job gets, from the validated config."""
     return {
         CLUSTER_ENV_VARIABLE: json.dumps(config["cluster"], sort_keys=True),
-        RUN_FACTS_VARIABLE: json.dumps(run_facts(config, config_files)),
     }
 
 

@@ -127,12 +127,14 @@ def check_transfer_rescorer(path: str, config: dict) -> None:
 def run_base_model(calling: dict) -> dict | None:
     """This run's base model as provenance records it (the weights' sha256), where the config
     names its weights: calling.start annotation or regions, or scores made by named weights."""
-    from workflow_scripts.evaluation.provenance import SCORES_GIVEN, Hasher, weights_facts
+    from workflow_scripts.calling.model_files import weight_files
+    from workflow_scripts.evaluation.provenance import SCORES_GIVEN
+    from workflow_scripts.evaluation.records import weights_record
 
     weights = calling.get("base_model", {}).get("weights")
     if not weights or calling["start"] not in ("annotation", "regions", "scores"):
         return None
-    facts = weights_facts(weights, Hasher())
+    facts = weights_record(weight_files(weights))
     return {"source": SCORES_GIVEN, "made_by": facts} if calling["start"] == "scores" else facts
 
 

@@ -81,6 +81,36 @@ class RuleFiles:
             return []
         return self.shard_files(layout.SCORE_SHARD, layout.SCORE_SHARD_RECORD)
 
+    def score_records(self) -> list[str]:
+        """Every score shard's regions.json (the weights' facts: provenance), where the pipeline scores."""
+        return self.shard_files(layout.SCORE_SHARD_RECORD) if self.score_shard_outputs() else []
+
+    def given_tables(self) -> list[str]:
+        """The tables a user gives in place of a stage's outputs: calls, scores or sequences."""
+        if self.uses_sequences_table():
+            return [self.config["sequences"]]
+        if self.calling_start() in ("calls", "scores"):
+            return self.scores_tables() if self.calling_start() == "scores" else [self.config["calls"]]
+        return []
+
+    def provenance_inputs(self) -> dict[str, Any]:
+        """summarize's declared inputs its provenance.json is made of (evaluation/provenance.py):
+        the records of index_genome, annotate_sites and the score shards, or the tables given;
+        every name, [] where unused."""
+        inputs: dict[str, Any] = dict.fromkeys(
+            ("genome_record", "annotation_summary", "score_records", "calls", "scores", "sequences"), []
+        )
+        if self.uses_sequences_table():
+            return {**inputs, "sequences": self.config["sequences"]}
+        start = self.calling_start()
+        inputs["genome_record"] = layout.GENOME_RECORD
+        if start == "calls":
+            return {**inputs, "calls": self.config["calls"]}
+        inputs["annotation_summary"] = layout.ANNOTATION_SUMMARY
+        if start == "scores":
+            return {**inputs, "scores": self.scores_tables()}
+        return {**inputs, "score_records": self.score_records()}
+
     def calling_annotation(self) -> list[str]:
         return self.config["calling"].get("annotation", [])
 

@@ -11,6 +11,11 @@ STAGE = Stage(
     outputs=(
         Output("sequence", "output: the bases (sequence.npy)"),
         Output("index", "output: name, length, offset per chromosome (index.tsv)"),
+        Output(
+            "record",
+            "output: the FASTA's name, bytes and sha256 (JSON; evaluation/records.py)",
+            required=False,
+        ),
     ),
     config={"index_genome": WHOLE},
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from workflow_scripts.config.stage import WHOLE, Input, Output, Stage
-from workflow_scripts.config.stages.shared import CONSOLE, SITE_CALLING
+from workflow_scripts.config.stages.shared import CONSOLE, GENOME_RECORD, SCORE_RECORDS, SITE_CALLING
 
 STAGE = Stage(
     "rescore_sites",
@@ -11,7 +11,9 @@ STAGE = Stage(
     inputs=(
         Input("scores", "scores tables (score_base_model's shards)", many=True),
         Input("regions", "the scored regions (target_regions: regions.parquet)"),
-        Input("transfer", "sites.transfer: another genome's re-scorer folder"),
+        GENOME_RECORD,
+        SCORE_RECORDS,
+        Input("transfer", "sites.transfer: another genome's re-scorer folder", key="sites.transfer"),
     ),
     outputs=(
         Output("calls", "every candidate and its calls (parquet)"),

@@ -10,7 +10,12 @@ STAGE = Stage(
     "One shard of the genes scored by the base model (calling.base_model).",
     inputs=(
         Input("genes", "gene spans (genes.parquet: gene_id, chrom, start, end, strand)"),
-        Input("weights", "SpliceAI .h5 or OpenSpliceAI .pt models, or one directory of them", many=True),
+        Input(
+            "weights",
+            "SpliceAI .h5 or OpenSpliceAI .pt models, or one directory of them",
+            many=True,
+            key="calling.base_model.weights",
+        ),
     ),
     outputs=(
         Output("scores", "output scores parquet"),

@@ -33,6 +33,21 @@ SCORED_REGIONS = Input(
     required=False,
 )
 
+# provenance travels with the data (evaluation/records.py, provenance.py): the records of the
+# user's files the jobs that read them wrote, read by site_calls, rescore_sites and summarize
+GENOME_RECORD = Input("genome_record", "index_genome's record.json: the FASTA's facts", required=False)
+
+ANNOTATION_SUMMARY = Input(
+    "annotation_summary", "annotate_sites' summary.json: the annotation's facts", required=False
+)
+
+SCORE_RECORDS = Input(
+    "score_records",
+    "every score shard's regions.json: the base model's weights' facts",
+    required=False,
+    many=True,
+)
+
 RUN_WINDOWS = Input("windows", "windows parquet (extract)")
 
 RUN_MANIFEST = Input("manifest", "bucket manifest (bucket): split, bucket per window")

@@ -7,16 +7,21 @@ import dataclasses
 from workflow_scripts import layout
 from workflow_scripts.config.stage import WHOLE, Input, Output, Stage
 from workflow_scripts.config.stages.shared import (
+    ANNOTATION_SUMMARY,
     CONSOLE,
     GENE_CLUSTERS,
     GENES,
+    GENOME_RECORD,
+    SCORE_RECORDS,
     SCORED_REGIONS,
     SCORES,
     SITE_CALLING,
     SITES,
 )
 
-TRANSFER = Input("transfer", "sites.transfer: another genome's re-scorer folder", required=False)
+TRANSFER = Input(
+    "transfer", "sites.transfer: another genome's re-scorer folder", required=False, key="sites.transfer"
+)
 
 # sites.model: site_calls reads these of each run site_candidates_fold<i> (layout.FoldRunFiles),
 # one path per fold, in fold order
@@ -34,6 +39,9 @@ STAGE = Stage(
         GENES,
         GENE_CLUSTERS,
         SCORED_REGIONS,
+        GENOME_RECORD,
+        ANNOTATION_SUMMARY,
+        SCORE_RECORDS,
         TRANSFER,
         *FOLD_RUN_INPUTS,
     ),

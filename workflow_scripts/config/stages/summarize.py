@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from workflow_scripts.config.stage import WHOLE, Input, Option, Output, Stage
-from workflow_scripts.config.stages.shared import CONSOLE
+from workflow_scripts.config.stage import WHOLE, Input, Output, Stage
+from workflow_scripts.config.stages.shared import ANNOTATION_SUMMARY, CONSOLE, GENOME_RECORD, SCORE_RECORDS
+
+PROVENANCE_CALLING = ("threshold", "consensus_window", "negatives", "biotypes", "transcripts")
 
 STAGE = Stage(
     "summarize",
@@ -11,14 +13,23 @@ STAGE = Stage(
     inputs=(
         Input("metrics", "each run's evaluation/metrics.json", many=True),
         Input("calls_summary", "make_calls' summary (the pipeline made the calls)", required=False),
+        GENOME_RECORD,
+        ANNOTATION_SUMMARY,
+        SCORE_RECORDS,
+        Input(
+            "calls", "calling.start calls: the calls table given (hashed for the provenance)", required=False
+        ),
+        Input("scores", "calling.start scores: the scores table given (hashed)", required=False, many=True),
+        Input("sequences", "the sequences table given (hashed)", required=False),
     ),
     outputs=(
         Output("table", "summary.tsv (artifacts.summary_fields)"),
         Output("plot", "summary.png"),
         Output("html", "summary.html (the report's front page shows it)"),
-        Output("provenance", "provenance.json (needs --provenance)", required=False),
+        Output("provenance", "provenance.json (evaluation/provenance.py)", required=False),
     ),
-    config={"experiments": WHOLE, "split": WHOLE, "train": WHOLE},
+    # calling: the settings the provenance records (evaluation/provenance.py CALLING_SETTINGS)
+    config={"experiments": WHOLE, "split": WHOLE, "train": WHOLE, "calling": PROVENANCE_CALLING},
     optional_config=("experiments",),
-    options=(Option("provenance", "JSON: evaluation/provenance.py's workflow_facts"), CONSOLE),
+    options=(CONSOLE,),
 )

@@ -32,10 +32,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from workflow_scripts import layout
-from workflow_scripts.errors import InputError
-from workflow_scripts.sites.candidates import Candidates
-from workflow_scripts.sites.held_out import (
+from benchmarks.site_transfer.held_out import (
     NOTHING,
     Folds,
     SourceFits,
@@ -45,10 +42,14 @@ from workflow_scripts.sites.held_out import (
     scheme_calls,
     source_gene_folds,
 )
-from workflow_scripts.sites.held_out_deep import MEAN, deep_scheme, held_out_model
+from benchmarks.site_transfer.held_out_deep import MEAN, deep_scheme, held_out_model
+from benchmarks.site_transfer.orthologs import orthologs, share_counts
+from benchmarks.site_transfer.run_folder import SiteRun, column_or_none
+from workflow_scripts import layout
+from workflow_scripts.errors import InputError
+from workflow_scripts.sites.candidates import Candidates
 from workflow_scripts.sites.intervals import pair_differences
 from workflow_scripts.sites.items import Items
-from workflow_scripts.sites.orthologs import orthologs, share_counts
 from workflow_scripts.sites.predictors import (
     ERRORSEQ,
     TRANSFER_BASE_TUNED,
@@ -57,7 +58,6 @@ from workflow_scripts.sites.predictors import (
     TREE,
     thresholds_by_type,
 )
-from workflow_scripts.sites.run_folder import SiteRun, column_or_none
 from workflow_scripts.sites.site_metrics import predictor_calls
 
 HELD_OUT_BASE_TUNED, HELD_OUT_TREE, HELD_OUT_ERRORSEQ = (

@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from benchmarks.site_transfer.held_out import Folds
 from workflow_scripts.errors import InputError
 from workflow_scripts.layout import FoldRunFiles
 from workflow_scripts.sites.candidates import Candidates
-from workflow_scripts.sites.held_out import Folds
 from workflow_scripts.sites.inputs import SiteInputs, profiled_windows
 
 MEAN = None  # a candidate scored by the mean of every fold model
