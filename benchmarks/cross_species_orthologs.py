@@ -8,15 +8,15 @@ SOURCE_RUN and TARGET_RUN are finished site_calls work directories of two genome
 same base model with the same candidate settings (benchmarks/site_transfer/run_folder.py lists
 what each must hold); the target need not have run sites.transfer. Both genomes' candidates are
 rebuilt with site_calls' own code and checked against their corrected_calls.parquet. Orthologs
-are target and source genes sharing exonic 16-mers (sites/orthologs.py: at least 20 of them and
+are target and source genes sharing exonic 16-mers (benchmarks/site_transfer/orthologs.py: at least 20 of them and
 --min-share of the smaller gene's). The source's tree and thresholds are refitted without the
-source folds each target gene's orthologs lie in (sites/held_out.py), and with sites.model on
+source folds each target gene's orthologs lie in (benchmarks/site_transfer/held_out.py), and with sites.model on
 the source its fold models score the target, model f for the genes whose orthologs lie in fold
-f (sites/held_out_deep.py). Prints the orthologs found, the transferred predictors' F1 as shipped
+f (benchmarks/site_transfer/held_out_deep.py). Prints the orthologs found, the transferred predictors' F1 as shipped
 and held out on the same target items with 95% gene-cluster bootstrap intervals, an equal-size
 control (trees without as many other folds: the training data's share of a drop) and checks
 that the rebuilt predictors are site_calls' own. --out writes the whole report as JSON
-(sites/ortholog_transfer.py). Trees run on --threads OpenMP threads (1: a busy machine).
+(benchmarks/site_transfer/ortholog_transfer.py). Trees run on --threads OpenMP threads (1: a busy machine).
 """
 
 from __future__ import annotations

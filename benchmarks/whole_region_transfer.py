@@ -6,7 +6,7 @@ without refitting the scan's own predictors (issue 49).
     python -m benchmarks.whole_region_transfer runs/aaren_scan builtin:atha-chr1-openspliceai-arabidopsis \\
         runs/atha_scan/results/sites/rescorer --out transfer.json
 
-The scan's candidates, folds and out-of-fold calls are read back (sites/run_folder.py: refused
+The scan's candidates, folds and out-of-fold calls are read back (benchmarks/site_transfer/run_folder.py: refused
 unless they are the ones its site_calls wrote); each re-scorer is checked whole and applied as
 site_calls' `sites.transfer` applies it (sites/rescorer.with_transfer; its deep models through
 sites/deep_transfer.py), so its figures are those a site_calls run with it would give, minus the

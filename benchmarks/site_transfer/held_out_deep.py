@@ -1,5 +1,5 @@
 """sites.model's fold models on another genome, each target gene scored by models that never saw
-its orthologs (cross-species transfer held out, sites/held_out.py for the tree).
+its orthologs (cross-species transfer held out, benchmarks/site_transfer/held_out.py for the tree).
 
 Run site_candidates_fold<f> trained on the other folds' train split and chose its epoch on their
 val split: fold model f never saw source fold f. So:
@@ -12,7 +12,7 @@ val split: fold model f never saw source fold f. So:
 * a target gene whose orthologs lie in several folds cannot be held out: every model saw one of
   them, and none left out two folds. Such genes are counted and reported apart: their candidates
   keep the shipped score, and the held-out comparison leaves their items out
-  (sites/ortholog_transfer.py).
+  (benchmarks/site_transfer/ortholog_transfer.py).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ sites.transfer applies the source genome's tree (fitted on all its candidates), 
 with sites.model, the mean of its fold models to every target candidate. Where the target genes
 are orthologs of source genes, that measures in part how well the source predictors remember
 near-copies of their training genes. Here each target gene is also scored only by source
-predictors that never saw its orthologs (sites/orthologs.py finds them; sites/held_out.py and
-sites/held_out_deep.py leave out the source folds they lie in), and both figures are reported on
+predictors that never saw its orthologs (benchmarks/site_transfer/orthologs.py finds them; benchmarks/site_transfer/held_out.py and
+benchmarks/site_transfer/held_out_deep.py leave out the source folds they lie in), and both figures are reported on
 the same target items with 1,000-replicate gene-cluster bootstrap intervals (sites/intervals.py).
 
 Predictors (calls per target candidate):

@@ -1,5 +1,5 @@
-"""Orthologs across two genomes (sites/orthologs.py) and the source predictors refitted without
-them (sites/held_out.py, sites/held_out_deep.py): a planted copy of a source gene is found and
+"""Orthologs across two genomes (benchmarks/site_transfer/orthologs.py) and the source predictors refitted without
+them (benchmarks/site_transfer/held_out.py, benchmarks/site_transfer/held_out_deep.py): a planted copy of a source gene is found and
 nothing else is; the held-out trees never saw its fold; leaving out no fold is the re-scorer as
 shipped and leaving out one fold is site_calls' own out-of-fold predictor of that fold."""
 

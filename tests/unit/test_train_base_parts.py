@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
+from testkit.keras_h5_writer import write_spliceai_h5
 from tests.base_data_fixtures import write_base_data
 from workflow_scripts.calling.keras_h5 import read_keras_model
-from workflow_scripts.calling.keras_h5_writer import write_spliceai_h5
 from workflow_scripts.calling.openspliceai import OpenSpliceAIModel, unit_shapes
 from workflow_scripts.calling.spliceai import SpliceAIModel
 from workflow_scripts.config.sections import complete_section
