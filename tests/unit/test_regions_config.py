@@ -74,15 +74,15 @@ def test_no_genome_is_refused():
     assert refusal(config) == "config: genome: calling.start regions needs the genome FASTA"
 
 
-@pytest.mark.parametrize("start", ["scores", "annotation"])
-def test_a_bed_of_regions_is_refused_where_the_start_would_ignore_it(start):
-    config = regions_config(calling__start=start, calling__annotation="genes.gtf", calling__regions="r.bed")
-    config["calling"]["scores"] = "s.parquet" if start == "scores" else None
-    if start == "scores":
-        del config["calling"]["base_model"]
-    config["calling"] = {k: v for k, v in config["calling"].items() if v is not None}
+def test_a_bed_of_regions_is_refused_where_the_start_would_ignore_it():
+    """calling.start scores ignores calling.regions; start annotation scans them (tests/unit/test_config_checks.py)."""
+    config = regions_config(
+        calling__start="scores", calling__annotation="genes.gtf", calling__regions="r.bed"
+    )
+    config["calling"]["scores"] = "s.parquet"
+    del config["calling"]["base_model"]
     assert refusal(config) == (
-        f"config: calling.start: is {start}, which ignores calling.regions; drop them or change the start"
+        "config: calling.start: is scores, which ignores calling.regions; drop them or change the start"
     )
 
 
