@@ -284,6 +284,33 @@ def test_split_fractions_follow_labelled_nt_and_the_seed():
     assert sorted(few.tolist()) == [0, 1, 2]
 
 
+def test_k_folds_test_every_unit_once_and_never_train_on_it():
+    weights = np.random.default_rng(1).integers(5, 50, 40).astype(np.float64)
+    per_fold = [splits.fold_units(weights, 0.1, seed=4, folds=4, fold=k) for k in range(4)]
+    tested = np.array([(chosen == 2) for chosen in per_fold])
+    assert (tested.sum(axis=0) == 1).all()  # every unit is test in exactly one fold
+    for chosen in per_fold:
+        assert 0.15 < weights[chosen == 2].sum() / weights.sum() < 0.35  # about a quarter each
+        validation = weights[chosen == 1].sum() / weights.sum()
+        assert 0 < validation <= 0.1 + weights.max() / weights.sum()
+        assert (chosen == 0).sum() > 0
+    with pytest.raises(InputError, match="base_data.fold: fold 4 of 4 folds"):
+        splits.fold_units(weights, 0.1, seed=4, folds=4, fold=4)
+
+
+def test_folds_in_plan_blocks_hold_whole_clusters_out():
+    genes, clusters = many_genes()
+    genome = random_genome({"c1": 14000, "c2": 14000})
+    seen = []
+    for fold in range(2):
+        blocks = plan_blocks(genes, clusters, genome, settings(folds=2, fold=fold))
+        test_units = set(blocks.filter(pl.col("split") == "test")["cluster"])
+        assert test_units and not test_units & set(blocks.filter(pl.col("split") != "test")["cluster"])
+        test = blocks.filter(pl.col("split") == "test")
+        seen.append(set(zip(test["chrom"], test["core_start"], strict=True)))
+    assert not seen[0] & seen[1]
+
+
 def test_chromosome_split_and_bad_settings_are_one_line_errors():
     genes, clusters = many_genes()
     genome = random_genome({"c1": 14000, "c2": 14000})

@@ -18,6 +18,7 @@ fails instead: tests/spliceai_fixtures.missing_data_package)."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import shlex
 import shutil
@@ -192,7 +193,7 @@ def checkout(tmp_path_factory) -> Path:
     shutil.copy(ROOT / "Snakefile", copy / "Snakefile")
     (copy / ".venv").symlink_to(ROOT / ".venv")
     (copy / "my.yaml").write_text("train: {epochs: 1}\n")
-    models = (ROOT.parent / "shared" / "data" / "openspliceai").resolve()
+    models = Path(os.environ.get("ERRORSEQ_OPENSPLICEAI", ROOT.parent / "shared/data/openspliceai")).resolve()
     if models.is_dir():
         (copy.parent / "shared" / "data").mkdir(parents=True)
         (copy.parent / "shared" / "data" / "openspliceai").symlink_to(models)

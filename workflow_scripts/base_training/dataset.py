@@ -53,6 +53,8 @@ class Settings:
     validation_chromosomes: list
     seed: int
     canonical_only: bool
+    folds: int = 0
+    fold: int = 0
 
     @property
     def half_context(self) -> int:
@@ -79,7 +81,9 @@ def plan_blocks(
         )
         units = splits.split_units(spans, clusters)
     else:
-        split_index, units = splits.cluster_splits(spans, clusters, settings.fractions, settings.seed)
+        split_index, units = splits.cluster_splits(
+            spans, clusters, settings.fractions, settings.seed, settings.folds, settings.fold
+        )
     spans = spans.with_columns(
         pl.Series("split", np.array(splits.SPLITS)[split_index]), pl.Series("cluster", units)
     )

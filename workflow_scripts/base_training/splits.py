@@ -4,7 +4,9 @@
 (cluster_genes: neighbouring paralogs and genes sharing exonic sequence form one cluster), so a
 cluster's genes, on either strand, land in one split. The units are shuffled with `seed` and cut by
 their share of labelled nt: test first, then validation, the rest train; with at least three units
-no split with a share > 0 is left empty.
+no split with a share > 0 is left empty. With `folds` = K >= 2 the shuffled units are cut into K
+folds of about equal labelled nt; fold `fold` is test, and validation is taken (by
+fractions.validation) from the units after it in the shuffled order, so K runs test every unit once.
 `chromosome`: the blocks on `test_chromosomes` are test, on `validation_chromosomes` validation,
 the rest train.
 """
@@ -65,6 +67,33 @@ def cut_units(weights: np.ndarray, fractions: dict[str, float], seed: int) -> np
     return result
 
 
+def fold_units(weights: np.ndarray, validation: float, seed: int, folds: int, fold: int) -> np.ndarray:
+    """Per unit, its split index for fold `fold` of `folds`: the units shuffled with `seed` (the
+    same order for every fold), cut into folds by cumulative weight share; the fold is test, the
+    next units in the order (wrapping) validation up to `validation` of all the weight."""
+    n = len(weights)
+    if not 0 <= fold < folds or n < folds:
+        raise InputError(
+            "config", "base_data.fold", f"fold {fold} of {folds} folds over {n} gene-cluster units"
+        )
+    order = np.random.default_rng(seed).permutation(n)
+    total = max(weights.sum(), 1)
+    before = np.concatenate([[0.0], np.cumsum(weights[order])[:-1]]) / total
+    fold_of = np.minimum((before * folds + 1e-9).astype(np.int64), folds - 1)
+    chosen = np.where(fold_of == fold, 2, 0)
+    last = int(np.flatnonzero(fold_of == fold).max())
+    taken = 0.0
+    for step in range(1, n):
+        position = (last + step) % n
+        if chosen[position] == 2 or taken >= validation - 1e-9:
+            break
+        chosen[position] = 1
+        taken += weights[order[position]] / total
+    result = np.empty(n, dtype=np.int64)
+    result[order] = chosen
+    return result
+
+
 def check_fractions(fractions: dict[str, float]) -> None:
     total = sum(fractions[name] for name in SPLITS)
     if abs(total - 1) > 1e-6:
@@ -74,12 +103,19 @@ def check_fractions(fractions: dict[str, float]) -> None:
 
 
 def cluster_splits(
-    spans: pl.DataFrame, clusters: pl.DataFrame, fractions: dict[str, float], seed: int
+    spans: pl.DataFrame,
+    clusters: pl.DataFrame,
+    fractions: dict[str, float],
+    seed: int,
+    folds: int = 0,
+    fold: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per span: its split (index into SPLITS) and its unit."""
+    """Per span: its split (index into SPLITS) and its unit; `folds` >= 2: fold `fold` is test."""
     check_fractions(fractions)
     units = split_units(spans, clusters)
     weights = np.bincount(units, weights=(spans["end"] - spans["start"]).to_numpy()).astype(np.float64)
+    if folds >= 2:
+        return fold_units(weights, fractions["validation"], seed, folds, fold)[units], units
     return cut_units(weights, fractions, seed)[units], units
 
 

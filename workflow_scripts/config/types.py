@@ -110,6 +110,8 @@ class BaseDataSection(Section):
     validation_chromosomes: list[str | int]
     seed: int
     canonical_only: bool
+    folds: int
+    fold: int
 
 
 @dataclass(frozen=True, kw_only=True)

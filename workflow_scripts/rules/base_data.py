@@ -49,6 +49,8 @@ def settings_of(section: BaseDataSection) -> Settings:
         validation_chromosomes=list(section.validation_chromosomes),
         seed=section.seed,
         canonical_only=section.canonical_only,
+        folds=section.folds,
+        fold=section.fold,
     )
 
 
@@ -94,6 +96,8 @@ def main(argv: list[str] | None = None) -> None:
             "fractions": settings.fractions,
             "test_chromosomes": settings.test_chromosomes,
             "validation_chromosomes": settings.validation_chromosomes,
+            "folds": settings.folds,
+            "fold": settings.fold,
         },
         "counts": split_counts(blocks, data.labels),
         "sites": {

@@ -32,6 +32,8 @@ STAGE = Stage(
             "validation_chromosomes",
             "seed",
             "canonical_only",
+            "folds",
+            "fold",
         )
     },
     options=(CONSOLE,),
