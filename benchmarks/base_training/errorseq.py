@@ -2,10 +2,11 @@
 point, benchmarks/train_base/run.py), as a SideRun. Where those modules are not in this checkout,
 `SideNotAvailable`: no number stands in.
 
-The blocks are base_data's own (its library: real flanking DNA, labels from every transcript of the
-gene, test cores masked in every other block's flanks), with the split forced to the benchmark's
-genes: every gene is its own cluster and each block takes the split of its genes (merge_gap 0: only
-overlapping genes of one strand share a block; genes of two splits in one block are refused). The
+The blocks are base_data's own (its library: real flanking DNA, test cores masked in every other
+block's flanks), labelled from each gene's longest transcript as OpenSpliceAI's create-data labels
+its windows (the held-out ones included), with the split forced to the benchmark's genes: every
+gene is its own cluster and each block takes the split of its genes (merge_gap 0: only overlapping
+genes of one strand share a block; genes of two splits in one block are refused). The
 optimiser matches OpenSpliceAI's transfer: AdamW 1e-4, weight decay 0.01, no warm-up, no gradient
 clipping, every unit trained. The learning rate follows OpenSpliceAI's over the same epochs: with
 its cosine schedule (warm restarts every 5 epochs, down to 1e-5, stepped per batch) a run of e ≤ 5
@@ -77,6 +78,25 @@ def forced_splits(blocks: pl.DataFrame, split_of: dict[str, str], source: str) -
     return pl.Series("split", chosen)
 
 
+def longest_as_canonical(annotation):
+    """Each gene's transcript of the widest exon span marked canonical, the others not: the labels
+    of OpenSpliceAI's create-data (one transcript per gene, the longest), which its held-out
+    windows are scored against."""
+    spans: dict[str, list[int]] = {}
+    for _chrom, start, end, _strand, transcript, *_ in annotation.exons:
+        low, high = spans.get(transcript, [start, end])
+        spans[transcript] = [min(low, start), max(high, end)]
+    best: dict[str, tuple[int, str]] = {}
+    for transcript, (start, end) in spans.items():
+        gene = annotation.transcripts[transcript]["gene_id"]
+        if gene not in best or end - start > best[gene][0]:
+            best[gene] = (end - start, transcript)
+    chosen = {transcript for _, transcript in best.values()}
+    for transcript, row in annotation.transcripts.items():
+        row["canonical"] = transcript in chosen
+    return annotation
+
+
 def build_base_data(setup: Setup, folder: Path, dataset, files_type):
     """base_data's four files for the split's genes in `folder` (kept: a rerun reuses them)."""
     files = files_type(
@@ -87,9 +107,9 @@ def build_base_data(setup: Setup, folder: Path, dataset, files_type):
     genome, _ = read_fasta(setup.genome, iupac="to_n")
     split_of = {gene: split for split in SPLITS for gene in setup.split.of(split)}
     tables = build_site_tables(
-        read_annotation(setup.annotation),
+        longest_as_canonical(read_annotation(setup.annotation)),
         biotypes="all",
-        transcripts="all",
+        transcripts="canonical",
         chrom_lengths=genome.chrom_lengths(),
     )
     genes = tables.genes.filter(pl.col("gene_id").is_in(list(split_of)))

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 import torch
 
-from benchmarks.base_training.errorseq import libraries, settings_for
+from benchmarks.base_training.errorseq import libraries, longest_as_canonical, settings_for
 from benchmarks.base_training.genes import Request, deal, refseq_style_gff
 from benchmarks.base_training.heldout import cut_windows, metrics, top_k_accuracy
 from benchmarks.base_training.layout import SL, gene_input_nt, split_layout, windows
@@ -190,3 +190,21 @@ def test_errorseqs_cosine_ends_where_openspliceais_scheduler_is_after_as_many_ep
     settings = settings_for(epochs, "cosine")
     assert settings["lr"] * settings["min_lr_ratio"] == pytest.approx(peer.get_last_lr()[0], rel=1e-3)
     assert settings["warmup_fraction"] == 0.0 and settings["token_budget"] == 60_000
+
+
+def test_errorseqs_labels_come_from_each_genes_longest_transcript_as_openspliceais(tmp_path):
+    gtf = tmp_path / "a.gtf"
+    rows = [
+        ("t1", 100, 200),
+        ("t1", 300, 400),  # span 300
+        ("t2", 100, 200),
+        ("t2", 500, 700),  # span 600: the longest
+    ]
+    gtf.write_text(
+        "".join(
+            f'chr1\tx\texon\t{start}\t{end}\t.\t+\t.\tgene_id "g1"; transcript_id "{t}";\n'
+            for t, start, end in rows
+        )
+    )
+    annotation = longest_as_canonical(read_annotation(gtf))
+    assert {t: row["canonical"] for t, row in annotation.transcripts.items()} == {"t1": False, "t2": True}
