@@ -2,17 +2,25 @@
 point, benchmarks/train_base/run.py), as a SideRun. Where those modules are not in this checkout,
 `SideNotAvailable`: no number stands in.
 
-The blocks are base_data's own (its library: real flanking DNA, labels from every transcript of the
-gene, test cores masked in every other block's flanks), with the split forced to the benchmark's
-genes: every gene is its own cluster and each block takes the split of its genes (merge_gap 0: only
-overlapping genes of one strand share a block; genes of two splits in one block are refused). The
+The blocks are base_data's own (its library: real flanking DNA, test cores masked in every other
+block's flanks), labelled from each gene's longest transcript as OpenSpliceAI's create-data labels
+its windows (the held-out ones included), with the split forced to the benchmark's genes: every
+gene is its own cluster and each block takes the split of its genes (merge_gap 0: only overlapping
+genes of one strand share a block; genes of two splits in one block are refused). The
 optimiser matches OpenSpliceAI's transfer: AdamW 1e-4, weight decay 0.01, no warm-up, no gradient
-clipping, cosine down to 1e-5 (over the run; OpenSpliceAI's restarts every 5 epochs), every unit
-trained; train_base's own batching (blocks under a token budget) is what is being compared.
+clipping, every unit trained. The learning rate follows OpenSpliceAI's over the same epochs: with
+its cosine schedule (warm restarts every 5 epochs, down to 1e-5, stepped per batch) a run of e ≤ 5
+epochs ends at `peer_end_lr(e)`, so train_base's cosine over the run ends there too (2 epochs:
+1e-4 → 6.9e-5; an earlier version decayed to 1e-5 whatever the epochs, about 25% less learning
+rate summed over a 2-epoch run than OpenSpliceAI applied). Batches: blocks under a token budget
+of 60,000 input nt (train_base's own batching, what is being compared): on D. melanogaster chr4's
+short genes 11 optimizer steps an epoch at 1.7% padding, against OpenSpliceAI's 5 batches of 12
+windows (a budget of 120,000: 6 steps at 7.6% padding).
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -27,8 +35,23 @@ from workflow_scripts.errors import InputError
 from workflow_scripts.io_utils import write_json
 from workflow_scripts.progress import Console
 
-SETTINGS = {"lr": 1e-4, "weight_decay": 0.01, "warmup_fraction": 0.0, "min_lr_ratio": 0.1, "grad_clip": 0.0}
+LR, PEER_MIN_LR, PEER_PERIOD = 1e-4, 1e-5, 5  # transfer's AdamW and CosineAnnealingWarmRestarts
+SETTINGS = {"lr": LR, "weight_decay": 0.01, "warmup_fraction": 0.0, "grad_clip": 0.0, "token_budget": 60_000}
 MAX_CORE = 50_000
+
+
+def peer_end_lr(epochs: int, schedule: str) -> float:
+    """OpenSpliceAI's learning rate after `epochs` epochs of its per-batch cosine with warm
+    restarts (past one period, its lowest: 1e-5); with MultiStepLR (halved at each of the last 4
+    epochs) the lowest it reaches."""
+    if schedule != "cosine" or epochs >= PEER_PERIOD:
+        return LR / 16 if schedule != "cosine" else PEER_MIN_LR
+    return PEER_MIN_LR + (LR - PEER_MIN_LR) * (1 + math.cos(math.pi * epochs / PEER_PERIOD)) / 2
+
+
+def settings_for(epochs: int, schedule: str) -> dict:
+    """train_base's settings: the peer's optimiser, the cosine ending where the peer's lr ends."""
+    return {**SETTINGS, "min_lr_ratio": round(peer_end_lr(epochs, schedule) / LR, 4), "tensorboard": False}
 
 
 def libraries():
@@ -55,6 +78,25 @@ def forced_splits(blocks: pl.DataFrame, split_of: dict[str, str], source: str) -
     return pl.Series("split", chosen)
 
 
+def longest_as_canonical(annotation):
+    """Each gene's transcript of the widest exon span marked canonical, the others not: the labels
+    of OpenSpliceAI's create-data (one transcript per gene, the longest), which its held-out
+    windows are scored against."""
+    spans: dict[str, list[int]] = {}
+    for _chrom, start, end, _strand, transcript, *_ in annotation.exons:
+        low, high = spans.get(transcript, [start, end])
+        spans[transcript] = [min(low, start), max(high, end)]
+    best: dict[str, tuple[int, str]] = {}
+    for transcript, (start, end) in spans.items():
+        gene = annotation.transcripts[transcript]["gene_id"]
+        if gene not in best or end - start > best[gene][0]:
+            best[gene] = (end - start, transcript)
+    chosen = {transcript for _, transcript in best.values()}
+    for transcript, row in annotation.transcripts.items():
+        row["canonical"] = transcript in chosen
+    return annotation
+
+
 def build_base_data(setup: Setup, folder: Path, dataset, files_type):
     """base_data's four files for the split's genes in `folder` (kept: a rerun reuses them)."""
     files = files_type(
@@ -65,9 +107,9 @@ def build_base_data(setup: Setup, folder: Path, dataset, files_type):
     genome, _ = read_fasta(setup.genome, iupac="to_n")
     split_of = {gene: split for split in SPLITS for gene in setup.split.of(split)}
     tables = build_site_tables(
-        read_annotation(setup.annotation),
+        longest_as_canonical(read_annotation(setup.annotation)),
         biotypes="all",
-        transcripts="all",
+        transcripts="canonical",
         chrom_lengths=genome.chrom_lengths(),
     )
     genes = tables.genes.filter(pl.col("gene_id").is_in(list(split_of)))
@@ -123,13 +165,14 @@ def errorseq_side(setup: Setup, work: Path) -> SideRun:
         seed=setup.seed,
         procs=1,
         threads=setup.threads,
-        settings={**SETTINGS, "tensorboard": False},
+        settings=settings_for(setup.epochs, setup.schedule),
     )
     costs = [EpochCost(e.epoch, e.labelled_nt, e.input_nt, e.cpu_s, e.wall_s) for e in timing.epochs]
     notes = [f"errorseq: {line}" for line in [timing.describe, *timing.notes] if line]
     notes.append(
         f"errorseq: train_base job {timing.job_wall_s:.0f} s (torchrun start, data, validation, export); "
-        "schedule: cosine to 1e-5 over the run, whatever --schedule says"
+        f"schedule: cosine over the run from {LR:g} to {peer_end_lr(setup.epochs, setup.schedule):.2g} "
+        "(where OpenSpliceAI's ends after as many epochs)"
     )
     peak = max((e.peak_rss_mib for e in timing.epochs), default=float("nan"))
     return SideRun("errorseq train_base", costs, peak, list(timing.checkpoints), notes)

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 import torch
 
-from benchmarks.base_training.errorseq import libraries
+from benchmarks.base_training.errorseq import libraries, longest_as_canonical, settings_for
 from benchmarks.base_training.genes import Request, deal, refseq_style_gff
 from benchmarks.base_training.heldout import cut_windows, metrics, top_k_accuracy
 from benchmarks.base_training.layout import SL, gene_input_nt, split_layout, windows
@@ -176,3 +176,35 @@ def test_read_epochs_log_names_a_torn_line(tmp_path):
     path.write_text(json.dumps({"epoch": 1}) + '\n{"epo')
     with pytest.raises(InputError, match="line 2"):
         read_epochs_log(path)
+
+
+@pytest.mark.parametrize("epochs", [1, 2, 3, 5, 7])
+def test_errorseqs_cosine_ends_where_openspliceais_scheduler_is_after_as_many_epochs(epochs):
+    """OpenSpliceAI's transfer steps CosineAnnealingWarmRestarts(T_0=5, eta_min=1e-5) by epoch
+    fraction; train_base's cosine over the run must end at the same rate (it once ended at 1e-5
+    whatever the epochs: a 2-epoch run got about a quarter less learning rate than the peer)."""
+    weight = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.AdamW([weight], lr=1e-4)
+    peer = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(optimizer, T_0=5, T_mult=1, eta_min=1e-5)
+    peer.step(min(epochs, 5) - 1e-9)  # its lowest within the run
+    settings = settings_for(epochs, "cosine")
+    assert settings["lr"] * settings["min_lr_ratio"] == pytest.approx(peer.get_last_lr()[0], rel=1e-3)
+    assert settings["warmup_fraction"] == 0.0 and settings["token_budget"] == 60_000
+
+
+def test_errorseqs_labels_come_from_each_genes_longest_transcript_as_openspliceais(tmp_path):
+    gtf = tmp_path / "a.gtf"
+    rows = [
+        ("t1", 100, 200),
+        ("t1", 300, 400),  # span 300
+        ("t2", 100, 200),
+        ("t2", 500, 700),  # span 600: the longest
+    ]
+    gtf.write_text(
+        "".join(
+            f'chr1\tx\texon\t{start}\t{end}\t.\t+\t.\tgene_id "g1"; transcript_id "{t}";\n'
+            for t, start, end in rows
+        )
+    )
+    annotation = longest_as_canonical(read_annotation(gtf))
+    assert {t: row["canonical"] for t, row in annotation.transcripts.items()} == {"t1": False, "t2": True}
