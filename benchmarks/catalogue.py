@@ -157,6 +157,12 @@ BENCHMARKS = [
         needs=SPLICEAI,
     ),
     Benchmark(
+        "whole-region-transfer",
+        "benchmarks.whole_region_transfer",
+        "Re-scorers transferred onto a whole-region scan's own candidates: F1 on genes and over the whole region",
+        None,
+    ),
+    Benchmark(
         "cross-species-orthologs",
         "benchmarks.cross_species_orthologs",
         "Transfer between species as shipped and with each target gene's orthologs held out",

@@ -47,8 +47,9 @@ def test_gpu_job_asks_for_its_gpus_once_and_no_task_per_gpu():
 def test_only_training_rules_are_retried_on_the_cluster():
     profile = yaml.safe_load((ROOT / "profiles/slurm/config.yaml").read_text())
     assert profile.get("retries", 0) == 0
-    # predict_calls too: a long scoring job on a preemptible GPU partition is worth a retry
-    assert set(profile["preemptible-rules"]) == {"train", "pretrain", "predict_calls"}
+    # predict_calls too: a long scoring job on a preemptible GPU partition is worth a retry;
+    # train_base resumes from its checkpoints as train does
+    assert set(profile["preemptible-rules"]) == {"train", "pretrain", "train_base", "predict_calls"}
     assert profile["preemptible-retries"] >= 1
     local = yaml.safe_load((ROOT / "profiles/default/config.yaml").read_text())
     assert "cores" not in local and "retries" not in local
