@@ -123,6 +123,21 @@ def start_snakemake(
         )
 
 
+def start_in_session(command: list[str], **kwargs) -> subprocess.Popen:
+    """Start a command from the checkout in a session of its own (a test can signal it and its
+    children), its output as text on a pipe."""
+    return subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=subprocess_env(),
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        **kwargs,
+    )
+
+
 def planned_rules(dry_run_output: str) -> set[str]:
     """Rule names from the job-stats table of `snakemake -n`."""
     rules, in_table = set(), False

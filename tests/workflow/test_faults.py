@@ -21,6 +21,7 @@ from tests.workflow_helpers import (
     planned_rules,
     snakemake,
     stacked_config,
+    start_in_session,
     start_snakemake,
     write_config,
 )
@@ -38,16 +39,7 @@ def inputs(tmp_path_factory):
 
 
 def start(command: list[str], **kwargs) -> subprocess.Popen:
-    return subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=subprocess_env(),
-        start_new_session=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        **kwargs,
-    )
+    return start_in_session(command, **kwargs)
 
 
 def wait_for(path: Path, process: subprocess.Popen, timeout: float = HANG_GUARD_S) -> None:

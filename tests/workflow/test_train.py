@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from tests.train_fixtures import LABELS, ROOT, launch_command, make_training_inputs, subprocess_env
-from tests.workflow_helpers import HANG_GUARD_S
+from tests.workflow_helpers import HANG_GUARD_S, start_in_session
 from workflow_scripts.tokenization.tokenizers import NucleotideTokenizer, tokenizer_digest
 
 MODEL = {"arch": "cnn", "d_model": 16, "n_layers": 2, "kernel_size": 5, "dropout": 0.1}
@@ -59,15 +59,7 @@ def test_two_ranks_train_and_write_a_plain_state_dict(uninterrupted):
 
 def start_and_stop_after_a_checkpoint(command, out, signum, after="step-00000006"):
     """Start a training launch; send `signum` to the launcher once checkpoint `after` exists."""
-    process = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=subprocess_env(),
-        start_new_session=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    process = start_in_session(command)
     pointer = out / "checkpoints" / "latest"
     deadline = time.monotonic() + HANG_GUARD_S
     while not pointer.exists() or pointer.read_text().strip() < after:

@@ -19,7 +19,7 @@ import torch
 from tests.base_data_fixtures import train_base_command, write_base_data
 from tests.train_fixtures import ROOT
 from tests.unit.test_openspliceai import reference, reference_model
-from tests.workflow_helpers import HANG_GUARD_S, subprocess_env
+from tests.workflow_helpers import HANG_GUARD_S, start_in_session, subprocess_env
 from workflow_scripts.calling.openspliceai import UNIT_GROUPS, load_openspliceai
 from workflow_scripts.io_utils import sha256_file
 
@@ -101,15 +101,7 @@ def test_openspliceai_loads_the_output_and_scores_as_errorseq(data, uninterrupte
 def test_a_killed_run_resumes_to_the_uninterrupted_weights(data, uninterrupted, tmp_path):
     files, start = data
     command = train_base_command(files, tmp_path, SETTINGS, init=start)
-    process = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=subprocess_env(),
-        start_new_session=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    process = start_in_session(command)
     pointer = tmp_path / "run/checkpoints/latest"
     deadline = time.monotonic() + HANG_GUARD_S
     while not pointer.exists() or pointer.read_text().strip() < "step-00000004":

@@ -29,7 +29,7 @@ import torch
 
 from testkit.rule_commands import evaluate_args
 from tests.train_fixtures import ROOT, launch_command, make_training_inputs, subprocess_env
-from tests.workflow_helpers import HANG_GUARD_S
+from tests.workflow_helpers import HANG_GUARD_S, start_in_session
 from workflow_scripts.io_utils import sha256_file
 
 MODEL = {"arch": "cnn", "d_model": 16, "n_layers": 2, "kernel_size": 5}
@@ -137,15 +137,7 @@ def test_the_train_entry_point_refuses_a_bad_deepspeed_json_before_torchrun(inpu
 
 
 def start(command: list[str]) -> subprocess.Popen:
-    return subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=subprocess_env(),
-        start_new_session=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    return start_in_session(command)
 
 
 @pytest.fixture(scope="module")
