@@ -187,6 +187,10 @@ NOT_OUTPUTS = {
         "sites/rescorer_files.py",
         "safetensors.torch.save(tensors)",
     ): "safetensors' bytes in memory; the re-scorer folder is written through io_utils.atomic_folder",
+    (
+        "calling/weights_fetch.py",
+        "os.fdopen(fd",
+    ): "a mkstemp file beside the target; renamed onto it by os.replace only when its sha256 matches",
 }
 TEMPORARY = re.compile(r"\b(tmp|with_tmp|partial|handle)\b")
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workflow_scripts.io_utils import atomic_path
+from workflow_scripts.io_utils import atomic_path, write_text
 from workflow_scripts.training.base.run_files import BaseRun
 from workflow_scripts.training.telemetry import open_console
 
@@ -49,7 +49,7 @@ class CurveLog:
         path.parent.mkdir(parents=True, exist_ok=True)
         lines = path.read_text().splitlines() if step is not None and path.exists() else []
         kept = [line for line in lines if line.strip() and json.loads(line)["step"] <= (step or 0)]
-        path.write_text("".join(line + "\n" for line in kept))
+        write_text(path, "".join(line + "\n" for line in kept))
 
     def say(self, text: str, console: bool = True) -> None:
         """A line in the log; on the console too unless `console` is False."""
