@@ -275,7 +275,9 @@ def merged(base: dict, overlay: dict) -> dict:
 
 
 SHIPPED = sorted(
-    path for path in (ROOT / "config").glob("*.yaml") if path.name not in ("config.yaml", "config.schema.yaml")
+    path
+    for path in (ROOT / "config").glob("*.yaml")
+    if path.name not in ("config.yaml", "config.schema.yaml")
 )
 
 

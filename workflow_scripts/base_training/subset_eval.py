@@ -166,7 +166,9 @@ def report(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m workflow_scripts.base_training.subset_eval", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m workflow_scripts.base_training.subset_eval", description=__doc__
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     for name in ("score", "scan", "report"):
         command = commands.add_parser(name)
