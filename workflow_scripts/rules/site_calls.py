@@ -19,7 +19,9 @@ Always writes the folder `--out-rescorer`, the tree and thresholds fitted on all
 (and with sites.model the runs' models) as plain data, with where they came from (the run's
 provenance: the base model and its files' sha256) and what they reached here; with
 sites.transfer, `--transfer` names another genome's, checked whole before any other work and
-applied unchanged (sites/rescorer.py, sites/rescorer_files.py, sites/deep_transfer.py).
+applied unchanged (sites/rescorer.py, sites/rescorer_files.py, sites/deep_transfer.py), its base
+model first compared with this run's: the weights the score shards' records name, or with
+calling.start scores `--made-by`, the weights that made the scores table (sites/base_match.py).
 docs/sites.md.
 """
 
@@ -119,7 +121,7 @@ def read_transfer(path: str, settings: SiteSettings, batch_size: int, given: Dec
     """Every part of the re-scorer checked before any other work (sites/rescorer_files.py), and
     its base model against this run's (sites/base_match.py)."""
     rescorer = load_rescorer(path, settings)
-    here = base_model(given)  # the weights the score shards record, or the scores table given
+    here = base_model(given)  # the weights the score shards record, or those that made the scores
     if not check_same_base(rescorer.source.get("base_model"), here, path):
         log("transfer: the source's or this run's base-model weights are not known: not compared")
     models = trained_models(rescorer.deep, batch_size, path) if rescorer.deep is not None else []
@@ -225,6 +227,7 @@ def main(argv: list[str] | None = None) -> None:
         annotation_summary=args.annotation_summary,
         shard_records=args.score_records or (),
         scores=() if args.score_records else args.scores,
+        made_by=args.made_by or (),  # calling.start scores: the weights that made them
     )
     transfer = read_transfer(args.transfer, settings, batch_size, given) if args.transfer else None
     console = Console(args.console_fd)
