@@ -54,7 +54,14 @@ from workflow_scripts.sites.inputs import folded_candidates, read_site_inputs
 from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.kmer import kmer_baseline
 from workflow_scripts.sites.outputs import bed_text, call_tracks, corrected_calls
-from workflow_scripts.sites.predictors import BASE_THRESHOLD, ERRORSEQ, TREE, OutOfFold, predict_out_of_fold
+from workflow_scripts.sites.predictors import (
+    BASE_THRESHOLD,
+    ERRORSEQ,
+    SCORE_COLUMNS,
+    TREE,
+    OutOfFold,
+    predict_out_of_fold,
+)
 from workflow_scripts.sites.report import site_report
 from workflow_scripts.sites.rescorer import Rescorer, fit_rescorer, with_transfer
 from workflow_scripts.sites.rescorer_files import load_rescorer, save_rescorer
@@ -80,12 +87,12 @@ def write_outputs(args: argparse.Namespace, table: pl.DataFrame, report: dict, t
     with atomic_path(args.out_calls) as tmp:
         table.write_parquet(tmp, metadata={PROVENANCE_KEY: json.dumps(report["provenance"])})
     tree_track = "errorseq gradient-boosted tree on the base model's score profiles, out of fold"
-    write_text(args.out_tree_bed, bed_text(table, TREE, "tree_probability", tree_track))
+    write_text(args.out_tree_bed, bed_text(table, TREE, SCORE_COLUMNS[TREE], tree_track))
     base_track = f"the base model's calls at {threshold} (local maxima)"
-    write_text(args.out_base_bed, bed_text(table, BASE_THRESHOLD, "base_score", base_track))
+    write_text(args.out_base_bed, bed_text(table, BASE_THRESHOLD, SCORE_COLUMNS[BASE_THRESHOLD], base_track))
     if args.fold_weights:  # sites.model
         track = "errorseq's deep model on the sequence and the score profiles, out of fold"
-        write_text(args.out_errorseq_bed, bed_text(table, ERRORSEQ, "errorseq_probability", track))
+        write_text(args.out_errorseq_bed, bed_text(table, ERRORSEQ, SCORE_COLUMNS[ERRORSEQ], track))
     else:
         write_text(args.out_errorseq_bed, f'track name="{ERRORSEQ}" description="{MODEL_OFF}"\n')
     write_json(args.out_metrics, report)
