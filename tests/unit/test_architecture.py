@@ -159,10 +159,11 @@ def carried_form(value, sentinel: float, depth: int = 0) -> str | None:
         return "float" if value == sentinel else None
     if isinstance(value, str):
         return "JSON text" if repr(sentinel) in value else None
+    inner: list
     if isinstance(value, dict):
-        inner = value.values()
+        inner = list(value.values())
     elif isinstance(value, (list, tuple)):
-        inner = value
+        inner = list(value)
     elif dataclasses.is_dataclass(value):
         inner = [getattr(value, field.name, None) for field in dataclasses.fields(value)]
     elif type(value).__module__.startswith("workflow_scripts") or isinstance(value, argparse.Namespace):
