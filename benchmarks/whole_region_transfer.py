@@ -34,10 +34,10 @@ from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import write_json
 from workflow_scripts.sites.deep_transfer import trained_models, transferred_probability
 from workflow_scripts.sites.intervals import pair_differences
-from workflow_scripts.sites.outputs import CALL_COLUMNS
 from workflow_scripts.sites.predictors import (
     BASE_THRESHOLD,
     BASE_TUNED,
+    CALL_COLUMNS,
     TRANSFER_BASE_TUNED,
     TRANSFER_ERRORSEQ,
     TRANSFER_TREE,

@@ -23,6 +23,7 @@ rule site_calls:
         genome_record=layout.GENOME_RECORD,
         annotation_summary=layout.ANNOTATION_SUMMARY,
         score_records=files.score_records(),
+        made_by=files.scores_made_by(),  # start scores: the weights that made them (provenance)
         transfer=files.site_transfer_inputs(),
     # every output always declared, and all in rule all (common.smk: site_outputs)
     output:

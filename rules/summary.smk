@@ -3,6 +3,8 @@ rule summarize:
         **files.provenance_inputs(),
         metrics=expand(layout.run_file(layout.METRICS), experiment=EXPERIMENTS),
         calls_summary=files.calls_summary_input(),
+        # provenance.json names them with their sha256 (a config file added or edited reruns summarize)
+        config_files=workflow.configfiles,
     output:
         table=report(
             f"{layout.SUMMARY_DIR}/summary.tsv",

@@ -4,7 +4,9 @@ rank; the schema checks `train` twice on the way (workflow, job) and never in a 
 
 from __future__ import annotations
 
+import argparse
 import ast
+import dataclasses
 import json
 import re
 import sys
@@ -149,9 +151,41 @@ class Launched(BaseException):
     """Where the test stops a process (not an Exception: the worker would wait for torchrun)."""
 
 
-def traced_calls(action, last: tuple[str, str] | None = None) -> list[tuple[str, str]]:
+def carried_form(value, sentinel: float, depth: int = 0) -> str | None:
+    """The form in which `value` carries `sentinel` (train.lr): the float itself, a JSON text, or
+    a dict, list, dataclass or errorseq object holding one of those; None when it does not."""
+    if depth > 6 or value is None or isinstance(value, (bool, int, bytes, type)):
+        return None
+    if isinstance(value, float):
+        return "float" if value == sentinel else None
+    if isinstance(value, str):
+        return "JSON text" if repr(sentinel) in value else None
+    inner: list
+    if isinstance(value, dict):
+        inner = list(value.values())
+    elif isinstance(value, (list, tuple)):
+        inner = list(value)
+    elif dataclasses.is_dataclass(value):
+        inner = [getattr(value, field.name, None) for field in dataclasses.fields(value)]
+    elif type(value).__module__.startswith("workflow_scripts") or isinstance(value, argparse.Namespace):
+        inner = list(getattr(value, "__dict__", {}).values())
+    else:
+        return None
+    for item in inner:
+        if (form := carried_form(item, sentinel, depth + 1)) is not None:
+            return type(value).__name__ if form == "float" else f"{type(value).__name__} of {form}"
+    return None
+
+
+def traced_calls(
+    action,
+    last: tuple[str, str] | None = None,
+    road: dict[str, set[str]] | None = None,
+    sentinel: float = 0.0,
+) -> list[tuple[str, str]]:
     """(file relative to the checkout, function) of each Python call `action` makes, in order,
-    up to the call `last` (the rest runs untraced)."""
+    up to the call `last` (the rest runs untraced). `road`: each workflow_scripts file a call of
+    which takes an argument carrying `sentinel`, with the forms it takes there."""
     calls = []
 
     def profile(frame, event, arg):
@@ -159,6 +193,16 @@ def traced_calls(action, last: tuple[str, str] | None = None) -> list[tuple[str,
             calls.append((frame.f_code.co_filename, frame.f_code.co_name))
             if last and frame.f_code.co_name == last[1] and frame.f_code.co_filename == str(ROOT / last[0]):
                 sys.setprofile(None)
+        # a function that held the value as it returned (its arguments, its locals, what it returns)
+        if (
+            event == "return"
+            and road is not None
+            and frame.f_code.co_filename.startswith(str(ROOT / "workflow_scripts"))
+        ):
+            for value in (*frame.f_locals.values(), arg):
+                form = carried_form(value, sentinel)
+                if form is not None:
+                    road.setdefault(str(Path(frame.f_code.co_filename).relative_to(ROOT)), set()).add(form)
 
     sys.setprofile(profile)
     try:
@@ -239,11 +283,13 @@ def test_train_lr_takes_the_documented_hops_and_is_checked_once_before_launch(tm
     argv += ["--gpus", "0", "--cpu-procs", "2", "--threads", "1"]
 
     rows = [row for row in hops() if row["process"] in TRACED]
-    rule_config = []
-    workflow_calls = traced_calls(lambda: rule_config.append(train_rule_config({"train": {"lr": 0.0123}})))
+    rule_config, road = [], {}
+    workflow_calls = traced_calls(
+        lambda: rule_config.append(train_rule_config({"train": {"lr": 0.0123}})), road=road, sentinel=0.0123
+    )
     assert json.loads(rule_config[0])["train"]["lr"] == 0.0123  # what train's --config carries
     checks.clear()  # the workflow checks the whole config (validate_config, traced as a hop)
-    job_calls = traced_calls(lambda: train.main(argv))
+    job_calls = traced_calls(lambda: train.main(argv), road=road, sentinel=0.0123)
     assert checks.count("train") == 1, checks  # the job: once, when --config is read
     (rank_argv,) = [command[command.index(launch.WORKER_MODULE) + 1 :] for command in torchrun]
     assert rank_argv == ["--launch-file", str(out / "launch.json")]
@@ -252,12 +298,31 @@ def test_train_lr_takes_the_documented_hops_and_is_checked_once_before_launch(tm
         process: [(row["file"], row["name"]) for row in rows if row["process"] == process]
         for process in TRACED
     }
-    rank_calls = traced_calls(lambda: worker.main(rank_argv), last=expected["rank"][-1])
+    rank_calls = traced_calls(lambda: worker.main(rank_argv), road=road, sentinel=0.0123)
     assert "train" not in checks, checks  # a rank: never (models.builtin still completes `model`)
     for process, calls in (("snakemake", workflow_calls), ("job", job_calls), ("rank", rank_calls)):
         missed = in_order(expected[process], calls)
         assert not missed, f"{process}: not reached in this order: {missed}"
     assert peak_lr == [pytest.approx(0.0123)]
+    # the whole road: every Python file a call of which takes the value, in any form, is listed
+    # in the doc; with the schema and the two .smk files it is the honest count
+    listed = road_files()
+    assert set(road) == {file for file in listed if file.endswith(".py")}, (
+        f"on the road, not listed: {sorted(set(road) - set(listed))}; "
+        f"listed, not on it: {sorted({f for f in listed if f.endswith('.py')} - set(road))}"
+    )
+    assert len(listed) <= MAX_ROAD_FILES, len(listed)
+
+
+ROAD = "The whole road of `train.lr`"
+MAX_ROAD_FILES = 29  # measured (issue 47): 26 Python files, the schema and two .smk; aim: 8
+
+
+def road_files() -> list[str]:
+    """The files the doc's paragraph on the whole road of `train.lr` lists."""
+    text = DOC.read_text()
+    paragraph = text[text.index(ROAD) :].split("\n\n")[0]
+    return re.findall(r"`((?:workflow_scripts|rules|config)/[\w/.]+\.(?:py|smk|yaml))`", paragraph)
 
 
 # The package's floors, lowest first: a module imports from its own floor or below, never above

@@ -13,6 +13,7 @@ import yaml
 
 from tests.calls_fixtures import scores_workdir
 from tests.workflow_helpers import snakemake
+from workflow_scripts import layout
 from workflow_scripts.calling.known_models import describe_weights
 from workflow_scripts.config.sections import schema
 from workflow_scripts.config.validate import validate_config
@@ -208,3 +209,53 @@ def test_packages_name_python_the_core_packages_and_those_the_inputs_lie_in(tmp_
     assert packages["python"].count(".") == 2 and packages["torch"] == metadata.version("torch")
     assert packages["PyYAML"] == metadata.version("PyYAML")
     assert "packages" in provenance_section(provenance(given, {}))
+
+
+def test_a_scores_table_names_the_weights_that_made_it_as_its_declared_input_records_them(tmp_path):
+    """calling.start scores with calling.base_model.weights: made_by, as a shard's regions.json
+    records weights (names and sha256), from the job's declared input `made_by`."""
+    weights = tmp_path / "models"
+    weights.mkdir()
+    for name in ("spliceai1.h5", "spliceai2.h5"):
+        (weights / name).write_bytes(b"\x89HDF\r\n\x1a\n" + name.encode())
+    files = sorted(weights.iterdir())
+    given = DeclaredInputs(
+        scores=[write(tmp_path / "scores.tsv", "x\n")], made_by=[str(path) for path in files]
+    )
+    base = provenance(given, {})["base_model"]
+    assert base["source"] == "scores table given" and base["files"][0]["path"] == "scores.tsv"
+    assert base["made_by"] == weights_record(files)
+    assert [fact["path"] for fact in base["made_by"]["files"]] == ["spliceai1.h5", "spliceai2.h5"]
+    assert base["made_by"]["family"] == "keras-spliceai"
+    assert "made_by" not in provenance(DeclaredInputs(scores=given.scores), {})["base_model"]
+    assert str(tmp_path) not in json.dumps(base)
+
+
+def test_summarize_names_the_config_files_by_name_and_sha256(tmp_path):
+    (tmp_path / "config").mkdir()
+    files = [write(tmp_path / "mine.yaml"), write(tmp_path / "config" / "config.yaml", "x: 1\n")]
+    given = DeclaredInputs(calls=write(tmp_path / "calls.tsv", "x\n"), config_files=files)
+    config = provenance(given, {"calling": {}})["config"]
+    assert config["files"] == [
+        {"path": "mine.yaml", "bytes": 9, "sha256": ERRORSEQ_SHA256},
+        file_record(files[1], packages=False),
+    ]
+    assert config["files"][1]["path"] == "config.yaml" and str(tmp_path) not in json.dumps(config)
+    assert "files" not in provenance(DeclaredInputs(calls=given.calls), {})["config"]  # site_calls'
+    assert "<code>mine.yaml</code> · 9 B · " in provenance_section(provenance(given, {"calling": {}}))
+
+
+def test_summarize_and_site_calls_declare_the_weights_behind_a_scores_table_and_the_config_files(tmp_path):
+    """Real Snakemake dry run, calling.start scores with calling.base_model.weights: the weights
+    are summarize's and site_calls' input made_by, the config files summarize's config_files."""
+    config = scores_workdir(tmp_path, base_model={"weights": "models"})
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "m.h5").write_bytes(b"\x89HDF\r\n\x1a\n")
+    plan = snakemake(tmp_path, "-n", "-p", SUMMARY, layout.SITE_METRICS, "--configfile", str(config))
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    assert "models/m.h5" in summarize_inputs(plan.stdout) and "calling.yaml" in summarize_inputs(plan.stdout)
+    site_calls = plan.stdout[plan.stdout.index("rule site_calls:") :]
+    assert (
+        "--made-by models/m.h5"
+        in site_calls[site_calls.index("python -m workflow_scripts.rules.site_calls") :]
+    )

@@ -373,6 +373,41 @@ def test_a_rescorer_of_another_base_model_is_refused_while_the_workflow_parses(s
     assert "\n" not in str(refused.value)
 
 
+def test_site_calls_refuses_a_rescorer_of_another_base_than_the_weights_behind_its_scores(source, tmp_path):  # noqa: F811
+    """calling.start scores with calling.base_model.weights: the job compares the re-scorer's base
+    model with the weights that made the scores table (its input made_by), before reading anything
+    else, as it does with the score shards' records (the workflow checked it while parsing too)."""
+    folder = saved(source, tmp_path / "rescorer")
+    other = {
+        "source": "weights",
+        "files": [{"path": "model_10000nt_rs10.pt", "bytes": 9, "sha256": "0" * 64}],
+        "family": "openspliceai",
+        "species": "Homo sapiens",
+    }
+    edit(folder, lambda d: d["source"].__setitem__("base_model", other))
+    (tmp_path / "model_a.pt").write_bytes(b"PK\x03\x04 a model")
+    config = json.dumps({"calling": {}, "sites": {}, "window": {}, "evaluate": {}})
+    missing, scores = str(tmp_path / "missing"), tmp_path / "scores.tsv"
+    scores.write_text("hashed for the provenance, never read\n")
+    argv = ["--config", config, "--scores", str(scores), "--sites", missing, "--genes", missing]
+    argv += ["--gene-clusters", missing, "--genome", missing, "--transfer", str(folder)]
+    argv += ["--made-by", str(tmp_path / "model_a.pt")]
+    for output in (out.name for out in stage("site_calls").outputs):
+        argv += [f"--out-{output.replace('_', '-')}", str(tmp_path / "out" / output)]
+    done = subprocess.run(
+        [sys.executable, "-m", "workflow_scripts.rules.site_calls", *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    errors = [line for line in done.stderr.splitlines() if line.startswith("errorseq: error:")]
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert len(errors) == 1 and f"{folder}: source.base_model: the source genome was scored by" in errors[0]
+    assert "model_a.pt" in errors[0] and "a re-scorer corrects only the base model" in errors[0], errors
+    assert not (tmp_path / "out").exists()
+
+
 # ---- sites.flank, and no machine path in what ships -----------------------------------------------
 @pytest.mark.parametrize("flank", [101, 1000])
 def test_sites_flank_has_a_maximum_a_run_can_afford(flank):

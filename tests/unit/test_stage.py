@@ -194,7 +194,9 @@ def test_a_keyed_path_leaves_the_config_and_reads_as_its_input():
     assert {name: keys for name, keys in keyed.items() if keys} == {
         "rescore_sites": ["sites.transfer"],
         "score_base_model": ["calling.base_model.weights"],
-        "site_calls": ["sites.transfer"],
+        # calling.start scores: the weights that made the scores table, recorded (made_by)
+        "site_calls": ["calling.base_model.weights", "sites.transfer"],
+        "summarize": ["calling.base_model.weights"],
     }
     for stage in STAGES.values():  # no stage carries either path in its --config
         if stage.per_run:

@@ -177,10 +177,19 @@ def test_provenance_names_the_inputs_their_hashes_and_the_checkout(tiny_demo_run
     assert document["base_model"]["source"] == "calls table given"
     assert document["base_model"]["files"][0]["path"] == WEIRD_CALLS
     assert document["config"]["digest"] and document["config"]["values"]
+    # the config files Snakemake merged (summarize's input config_files): by name, with sha256
+    config_files = {fact["path"]: fact["sha256"] for fact in document["config"]["files"]}
+    assert config_files[tiny_demo_run.config.name] == sha256_of(tiny_demo_run.config)
+    assert config_files["config.yaml"] == sha256_of(ROOT / "config" / "config.yaml")
+    assert not [fact for fact in document["config"]["files"] if "/" in fact["path"]]  # no machine path
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
     assert document["errorseq"]["commit"] == (head.stdout.strip() if head.returncode == 0 else "unknown")
     html = (workdir / "results/summary/summary.html").read_text()
     assert f"sha256 {genome['sha256'][:12]}" in html
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def report_results(html: str) -> dict:

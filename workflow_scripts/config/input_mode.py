@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from workflow_scripts.errors import InputError
 
+INPUT_KEYS = ("calling", "sites", "genome", "calls", "sequences")  # all check_input_mode reads
+
 
 def check_input_mode(config: dict) -> None:
     """Calls from a table (calling.start calls), or made from genome + annotation (docs/calling.md)."""

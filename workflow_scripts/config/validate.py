@@ -14,7 +14,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from workflow_scripts.config.input_mode import check_input_mode
+from workflow_scripts.config.input_mode import INPUT_KEYS, check_input_mode
 from workflow_scripts.errors import InputError
 
 FRACTION_TOLERANCE = 1e-6
@@ -216,7 +216,7 @@ def check_cross_sections(config: dict) -> None:
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise InputError("config", "experiments.name", f"duplicate experiment name {duplicated[0]!r}")
-    check_input_mode(config)
+    check_input_mode({key: config[key] for key in INPUT_KEYS if key in config})  # what it reads
     check_backbone(config["model"], config["tokenizer"])
     check_pretrain(config)
 

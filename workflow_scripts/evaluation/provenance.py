@@ -9,8 +9,9 @@ environment variable behind its declaration.
     created       UTC time the document was made
     errorseq      version (pyproject.toml of the code that ran), commit and modified (its git
                   checkout has uncommitted changes to tracked files); "unknown"/null without git
-    config        values: the config sections this job was given (its --config, schema-completed)
-                  and digest (sha256 of them as canonical JSON)
+    config        values: the config sections this job was given (its --config, schema-completed),
+                  digest (sha256 of them as canonical JSON) and, in summarize's, files: the config
+                  files Snakemake merged (its declared input config_files: FileRecords by name)
     inputs        genome (index_genome's record.json), sequences (hashed here), annotation
                   (annotate_sites' summary.json): a FileRecord each, or null where not used
     region        calling.region as annotate_sites applied it (null: every gene), or "not
@@ -19,7 +20,9 @@ environment variable behind its declaration.
                   "weights") and files (FileRecords); for weights, as each score shard's
                   regions.json records them, also family (keras-spliceai | openspliceai), species
                   and flank (of published checkpoints known by sha256, else "unknown"), models,
-                  identical_files (byte-for-byte copies) and distinct_models
+                  identical_files (byte-for-byte copies) and distinct_models; a scores table
+                  with calling.base_model.weights (the declared input made_by): made_by, those
+                  weights' facts as a shard's regions.json records them (records.weights_record)
     calling       start, settings (the job's calling section; null when the calls were given) and
                   counts {splice_type: {TP, FP, FN, TN}} (make_calls' summary.json, else null)
     hashing       how the files were hashed
@@ -43,7 +46,13 @@ from importlib import metadata
 from pathlib import Path
 
 from workflow_scripts.errors import InputError
-from workflow_scripts.evaluation.records import file_record, installed_version, read_record, weights_of_shards
+from workflow_scripts.evaluation.records import (
+    file_record,
+    installed_version,
+    read_record,
+    weights_of_shards,
+    weights_record,
+)
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 UNKNOWN = "unknown"
@@ -76,6 +85,8 @@ class DeclaredInputs:
     scores: Sequence[str] = ()  # calling.start scores: the user's table, hashed here
     sequences: str | None = None  # a sequences table given: hashed here
     calls_summary: str | None = None  # make_calls' summary.json (the pipeline made the calls)
+    made_by: Sequence[str] = ()  # calling.start scores: the weights that made the scores table
+    config_files: Sequence[str] = ()  # summarize: the config files Snakemake merged
 
     def start(self) -> str:
         if self.sequences:
@@ -167,7 +178,19 @@ def base_model(given: DeclaredInputs) -> dict:
     weights = weights_of_shards(list(given.shard_records))
     if weights is not None:
         return weights
-    return {"source": SCORES_GIVEN, "files": [file_record(path, packages=False) for path in given.scores]}
+    tables = [file_record(path, packages=False) for path in given.scores]
+    scores: dict = {"source": SCORES_GIVEN, "files": tables}
+    if given.made_by:  # the model that made the scores: its facts as a shard records them
+        scores["made_by"] = weights_record([Path(path) for path in given.made_by])
+    return scores
+
+
+def config_facts(given: DeclaredInputs, config: Mapping) -> dict:
+    """The sections the job was given, their digest and the config files it declares (by name)."""
+    facts = {"values": dict(config), "digest": config_digest(config)}
+    if given.config_files:
+        facts["files"] = [file_record(path, packages=False) for path in given.config_files]
+    return facts
 
 
 def provenance(given: DeclaredInputs, config: Mapping, checkout: Path = CHECKOUT) -> dict:
@@ -185,7 +208,7 @@ def provenance(given: DeclaredInputs, config: Mapping, checkout: Path = CHECKOUT
     return {
         "created": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "errorseq": errorseq_source(checkout),
-        "config": {"values": dict(config), "digest": config_digest(config)},
+        "config": config_facts(given, config),
         "inputs": {
             "sequences": without_packages(sequences),
             "genome": without_packages(genome),

@@ -81,7 +81,8 @@ def errorseq_cell(source: dict) -> str:
 def config_cell(config: dict) -> str:
     sections = ", ".join(f"<code>{escape(name)}</code>" for name in config.get("values", {})) or "none"
     digest = config["digest"]
-    return f'<span title="sha256 {digest}">digest {digest[:HASH_CHARS]}…</span> of the sections {sections}'
+    files = "".join(f"<br>{file_fact(fact, '')}" for fact in config.get("files", []))
+    return f'<span title="sha256 {digest}">digest {digest[:HASH_CHARS]}…</span> of the sections {sections}{files}'
 
 
 def hashing_cell(document: dict) -> str:

@@ -19,7 +19,9 @@ Always writes the folder `--out-rescorer`, the tree and thresholds fitted on all
 (and with sites.model the runs' models) as plain data, with where they came from (the run's
 provenance: the base model and its files' sha256) and what they reached here; with
 sites.transfer, `--transfer` names another genome's, checked whole before any other work and
-applied unchanged (sites/rescorer.py, sites/rescorer_files.py, sites/deep_transfer.py).
+applied unchanged (sites/rescorer.py, sites/rescorer_files.py, sites/deep_transfer.py), its base
+model first compared with this run's: the weights the score shards' records name, or with
+calling.start scores `--made-by`, the weights that made the scores table (sites/base_match.py).
 docs/sites.md.
 """
 
@@ -52,7 +54,14 @@ from workflow_scripts.sites.inputs import folded_candidates, read_site_inputs
 from workflow_scripts.sites.items import Items
 from workflow_scripts.sites.kmer import kmer_baseline
 from workflow_scripts.sites.outputs import bed_text, call_tracks, corrected_calls
-from workflow_scripts.sites.predictors import BASE_THRESHOLD, ERRORSEQ, TREE, OutOfFold, predict_out_of_fold
+from workflow_scripts.sites.predictors import (
+    BASE_THRESHOLD,
+    ERRORSEQ,
+    SCORE_COLUMNS,
+    TREE,
+    OutOfFold,
+    predict_out_of_fold,
+)
 from workflow_scripts.sites.report import site_report
 from workflow_scripts.sites.rescorer import Rescorer, fit_rescorer, with_transfer
 from workflow_scripts.sites.rescorer_files import load_rescorer, save_rescorer
@@ -78,12 +87,12 @@ def write_outputs(args: argparse.Namespace, table: pl.DataFrame, report: dict, t
     with atomic_path(args.out_calls) as tmp:
         table.write_parquet(tmp, metadata={PROVENANCE_KEY: json.dumps(report["provenance"])})
     tree_track = "errorseq gradient-boosted tree on the base model's score profiles, out of fold"
-    write_text(args.out_tree_bed, bed_text(table, TREE, "tree_probability", tree_track))
+    write_text(args.out_tree_bed, bed_text(table, TREE, SCORE_COLUMNS[TREE], tree_track))
     base_track = f"the base model's calls at {threshold} (local maxima)"
-    write_text(args.out_base_bed, bed_text(table, BASE_THRESHOLD, "base_score", base_track))
+    write_text(args.out_base_bed, bed_text(table, BASE_THRESHOLD, SCORE_COLUMNS[BASE_THRESHOLD], base_track))
     if args.fold_weights:  # sites.model
         track = "errorseq's deep model on the sequence and the score profiles, out of fold"
-        write_text(args.out_errorseq_bed, bed_text(table, ERRORSEQ, "errorseq_probability", track))
+        write_text(args.out_errorseq_bed, bed_text(table, ERRORSEQ, SCORE_COLUMNS[ERRORSEQ], track))
     else:
         write_text(args.out_errorseq_bed, f'track name="{ERRORSEQ}" description="{MODEL_OFF}"\n')
     write_json(args.out_metrics, report)
@@ -119,7 +128,7 @@ def read_transfer(path: str, settings: SiteSettings, batch_size: int, given: Dec
     """Every part of the re-scorer checked before any other work (sites/rescorer_files.py), and
     its base model against this run's (sites/base_match.py)."""
     rescorer = load_rescorer(path, settings)
-    here = base_model(given)  # the weights the score shards record, or the scores table given
+    here = base_model(given)  # the weights the score shards record, or those that made the scores
     if not check_same_base(rescorer.source.get("base_model"), here, path):
         log("transfer: the source's or this run's base-model weights are not known: not compared")
     models = trained_models(rescorer.deep, batch_size, path) if rescorer.deep is not None else []
@@ -225,6 +234,7 @@ def main(argv: list[str] | None = None) -> None:
         annotation_summary=args.annotation_summary,
         shard_records=args.score_records or (),
         scores=() if args.score_records else args.scores,
+        made_by=args.made_by or (),  # calling.start scores: the weights that made them
     )
     transfer = read_transfer(args.transfer, settings, batch_size, given) if args.transfer else None
     console = Console(args.console_fd)

@@ -4,8 +4,8 @@
 give each metrics file its experiment, fold and seed, and an experiment with several runs its
 mean ± sd rows. Without `experiments`, each metrics file is an experiment of its own.
 `--out-provenance` writes provenance.json (evaluation/provenance.py, from the records of the
-declared inputs: the genome's, annotation's and score shards', or the tables given, and calling's
-settings in `--config`) and puts it at the top of summary.html. The answer, a sentence per run
+declared inputs: the genome's, annotation's and score shards', or the tables given and the weights
+that made a scores table, the config files by name and sha256, and calling's settings in `--config`) and puts it at the top of summary.html. The answer, a sentence per run
 (evaluation/answer.py), goes to the log and to `--console-fd` (the rule's console).
 """
 
@@ -34,6 +34,8 @@ def provenance_of(paths: argparse.Namespace, cfg: StageConfig) -> tuple[dict, st
         scores=paths.scores or (),
         sequences=paths.sequences,
         calls_summary=paths.calls_summary,
+        made_by=paths.made_by or (),
+        config_files=paths.config_files or (),
     )
     return provenance(given, {"calling": cfg.completed("calling")}), paths.out_provenance
 

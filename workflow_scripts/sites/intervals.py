@@ -17,28 +17,9 @@ import numpy as np
 from workflow_scripts.comparison_fields import CONFIDENCE, NOT_BETTER, Difference
 from workflow_scripts.evaluation.bootstrap import difference_estimate, interval_shortfall
 from workflow_scripts.sites.items import Items
-from workflow_scripts.sites.predictors import (
-    BASE_THRESHOLD,
-    BASE_TUNED,
-    ERRORSEQ,
-    KMER,
-    TRANSFER_BASE_TUNED,
-    TRANSFER_ERRORSEQ,
-    TRANSFER_TREE,
-    TREE,
-)
+from workflow_scripts.sites.predictors import COMPARED_PAIRS
 from workflow_scripts.sites.site_metrics import GROUPS, group_type
 
-PAIRS = ((TREE, BASE_TUNED), (BASE_TUNED, BASE_THRESHOLD))  # first - second
-KMER_PAIRS = ((TREE, KMER), (KMER, BASE_TUNED))  # with the k-mer baseline's calls
-ERRORSEQ_PAIRS = ((ERRORSEQ, TREE), (ERRORSEQ, BASE_TUNED))  # with sites.model
-ERRORSEQ_KMER_PAIRS = ((ERRORSEQ, KMER),)  # with both
-TRANSFER_PAIRS = (  # with sites.transfer
-    (TRANSFER_TREE, TRANSFER_BASE_TUNED),
-    (TRANSFER_BASE_TUNED, BASE_THRESHOLD),
-    (TREE, TRANSFER_TREE),
-)
-TRANSFER_ERRORSEQ_PAIRS = ((TRANSFER_ERRORSEQ, TRANSFER_TREE), (TRANSFER_ERRORSEQ, TRANSFER_BASE_TUNED))
 METRICS = ("f1", "precision", "recall")
 REPLICATES_PER_BATCH = 100  # replicates counted in one matrix product
 
@@ -87,14 +68,9 @@ def replicate_rates(counts: np.ndarray, n_replicates: int, seed: int) -> np.ndar
 
 
 def difference_intervals(items: Items, calls: dict[str, np.ndarray], n_replicates: int, seed: int) -> dict:
-    """{"tree - base_tuned": {group: {metric: Difference}}, "base_tuned - base_threshold": ...},
-    and the pairs of each other predictor the calls hold: KMER_PAIRS, ERRORSEQ_PAIRS (with both,
-    "errorseq - kmer"), TRANSFER_PAIRS, TRANSFER_ERRORSEQ_PAIRS."""
-    pairs = PAIRS + (KMER_PAIRS if KMER in calls else ())
-    pairs += ERRORSEQ_PAIRS if ERRORSEQ in calls else ()
-    pairs += ERRORSEQ_KMER_PAIRS if ERRORSEQ in calls and KMER in calls else ()
-    pairs += TRANSFER_PAIRS if TRANSFER_TREE in calls else ()
-    pairs += TRANSFER_ERRORSEQ_PAIRS if TRANSFER_ERRORSEQ in calls else ()
+    """{"tree - base_tuned": {group: {metric: Difference}}, "base_tuned - base_threshold": ...}:
+    every pair of sites/predictors.py's COMPARED_PAIRS whose predictors the calls hold."""
+    pairs = tuple(pair for pair in COMPARED_PAIRS if pair[0] in calls and pair[1] in calls)
     return pair_differences(items, calls, pairs, n_replicates, seed)
 
 

@@ -20,29 +20,15 @@ from workflow_scripts.sites.gff3 import gff3_text
 from workflow_scripts.sites.predictors import (
     BASE_THRESHOLD,
     BASE_TUNED,
-    ERRORSEQ,
-    KMER,
-    TRANSFER_BASE_TUNED,
-    TRANSFER_ERRORSEQ,
-    TRANSFER_TREE,
+    CALL_COLUMNS,
+    OPTIONAL_GROUPS,
+    SCORE_COLUMNS,
+    THRESHOLD_COLUMNS,
     TREE,
     OutOfFold,
     per_candidate,
 )
 
-CALL_COLUMNS = {
-    name: f"call_{name}"
-    for name in (
-        BASE_THRESHOLD,
-        BASE_TUNED,
-        TREE,
-        KMER,
-        ERRORSEQ,
-        TRANSFER_BASE_TUNED,
-        TRANSFER_TREE,
-        TRANSFER_ERRORSEQ,
-    )
-}
 TABLE_COLUMNS = (
     "chrom",
     "position",
@@ -52,48 +38,29 @@ TABLE_COLUMNS = (
     GENE_CLUSTER,
     "fold",
     "is_candidate",
-    "base_score",
-    "tree_probability",
+    SCORE_COLUMNS[BASE_THRESHOLD],
+    SCORE_COLUMNS[TREE],
     "is_true_site",
     *(CALL_COLUMNS[name] for name in (BASE_THRESHOLD, BASE_TUNED, TREE)),
-    "base_tuned_threshold",
-    "tree_threshold",
+    THRESHOLD_COLUMNS[BASE_TUNED],
+    THRESHOLD_COLUMNS[TREE],
 )
-# the k-mer baseline (sites/kmer.py: site_calls always runs it) adds its probability, call and threshold
-KMER_COLUMNS = ("kmer_probability", CALL_COLUMNS[KMER], "kmer_threshold")
-# sites.model adds errorseq's probability, call and threshold at the end
-ERRORSEQ_COLUMNS = ("errorseq_probability", CALL_COLUMNS[ERRORSEQ], "errorseq_threshold")
-# sites.transfer adds the source genome's tree probability, and both transferred predictors
-TRANSFER_COLUMNS = (
-    "transfer_probability",
-    CALL_COLUMNS[TRANSFER_BASE_TUNED],
-    CALL_COLUMNS[TRANSFER_TREE],
-    "transfer_base_tuned_threshold",
-    "transfer_tree_threshold",
-)
-# and when the source genome ran sites.model, its deep models' probability, call and threshold
-TRANSFER_ERRORSEQ_COLUMNS = (
-    "transfer_errorseq_probability",
-    CALL_COLUMNS[TRANSFER_ERRORSEQ],
-    "transfer_errorseq_threshold",
-)
-THRESHOLD_COLUMNS = {
-    BASE_TUNED: "base_tuned_threshold",
-    TREE: "tree_threshold",
-    KMER: "kmer_threshold",
-    ERRORSEQ: "errorseq_threshold",
-    TRANSFER_BASE_TUNED: "transfer_base_tuned_threshold",
-    TRANSFER_TREE: "transfer_tree_threshold",
-    TRANSFER_ERRORSEQ: "transfer_errorseq_threshold",
-}
-# each optional predictor's probability column, and the columns it adds (in table order)
-OPTIONAL_COLUMNS = {
-    "kmer_probability": KMER_COLUMNS,
-    "errorseq_probability": ERRORSEQ_COLUMNS,
-    "transfer_probability": TRANSFER_COLUMNS,
-    "transfer_errorseq_probability": TRANSFER_ERRORSEQ_COLUMNS,
-}
-PROBABILITY_COLUMNS = ("tree_probability", *OPTIONAL_COLUMNS)
+
+
+def optional_columns(score: str) -> tuple[str, ...]:
+    """An optional score's column, then the calls and thresholds of the predictors it adds
+    (sites/predictors.py: OPTIONAL_GROUPS)."""
+    group = OPTIONAL_GROUPS[score]
+    calls = tuple(CALL_COLUMNS[name] for name in group)
+    return (SCORE_COLUMNS[score], *calls, *(THRESHOLD_COLUMNS[name] for name in group))
+
+
+# each optional score's column (an OutOfFold field) and the columns it adds, in table order: the
+# k-mer baseline (site_calls always runs it), sites.model's errorseq, sites.transfer's tree and
+# thresholds and, when the source genome ran sites.model, its deep models
+OPTIONAL_COLUMNS = {SCORE_COLUMNS[score]: optional_columns(score) for score in OPTIONAL_GROUPS}
+KMER_COLUMNS, ERRORSEQ_COLUMNS, TRANSFER_COLUMNS, TRANSFER_ERRORSEQ_COLUMNS = OPTIONAL_COLUMNS.values()
+PROBABILITY_COLUMNS = (SCORE_COLUMNS[TREE], *OPTIONAL_COLUMNS)
 
 
 def table_columns(predictions: OutOfFold) -> tuple[str, ...]:
@@ -116,7 +83,7 @@ def candidate_rows(found: Candidates, predictions: OutOfFold) -> pl.DataFrame:
             calls.append(pl.Series(name, getattr(predictions, name), dtype=pl.Float32))
     return found.table.with_columns(
         *calls,
-        pl.Series("tree_probability", predictions.tree_probability, dtype=pl.Float32),
+        pl.Series(SCORE_COLUMNS[TREE], predictions.tree_probability, dtype=pl.Float32),
         is_candidate=pl.lit(True),
     )
 
@@ -136,19 +103,6 @@ def corrected_calls(found: Candidates, predictions: OutOfFold) -> pl.DataFrame:
     rows = with_thresholds(pl.concat(parts, how="diagonal_relaxed"), predictions)
     chrom_order = (pl.col("key") // (1 << (POSITION_BITS + 1))).alias("chrom_order")  # genome order
     return rows.sort(chrom_order, "position", "strand", "splice_type").select(table_columns(predictions))
-
-
-# the column whose value a predictor's call thresholds: its BED score and GFF3 probability
-SCORE_COLUMNS = {
-    BASE_THRESHOLD: "base_score",
-    BASE_TUNED: "base_score",
-    TREE: "tree_probability",
-    KMER: "kmer_probability",
-    ERRORSEQ: "errorseq_probability",
-    TRANSFER_BASE_TUNED: "base_score",
-    TRANSFER_TREE: "transfer_probability",
-    TRANSFER_ERRORSEQ: "transfer_errorseq_probability",
-}
 
 
 def called(table: pl.DataFrame, predictor: str, score_column: str) -> pl.DataFrame:

@@ -47,6 +47,64 @@ RECOMMENDABLE = (
     TRANSFER_TREE,
     TRANSFER_ERRORSEQ,
 )
+# each predictor's columns in corrected_calls.parquet (sites/outputs.py), spelled here only: its
+# call, its threshold per candidate (the tuned predictors) and the score its call thresholds
+CALL_COLUMNS = {name: f"call_{name}" for name in (*RECOMMENDABLE, KMER)}
+THRESHOLD_COLUMNS = {name: f"{name}_threshold" for name in (*RECOMMENDABLE, KMER) if name != BASE_THRESHOLD}
+SCORE_COLUMNS = {
+    BASE_THRESHOLD: "base_score",
+    BASE_TUNED: "base_score",
+    TREE: "tree_probability",
+    KMER: "kmer_probability",
+    ERRORSEQ: "errorseq_probability",
+    TRANSFER_BASE_TUNED: "base_score",
+    TRANSFER_TREE: "transfer_probability",
+    TRANSFER_ERRORSEQ: "transfer_errorseq_probability",
+}
+# the predictors an optional score (an OutOfFold field named as its column) adds to the table,
+# after it: their calls, then their thresholds (sites/outputs.py)
+OPTIONAL_GROUPS = {
+    KMER: (KMER,),
+    ERRORSEQ: (ERRORSEQ,),
+    TRANSFER_TREE: (TRANSFER_BASE_TUNED, TRANSFER_TREE),
+    TRANSFER_ERRORSEQ: (TRANSFER_ERRORSEQ,),
+}
+# the differences site_metrics.json gives intervals for (first - second), in this order, each
+# where a run's calls hold both predictors (sites/intervals.py)
+COMPARED_PAIRS = (
+    (TREE, BASE_TUNED),
+    (BASE_TUNED, BASE_THRESHOLD),
+    (TREE, KMER),
+    (KMER, BASE_TUNED),
+    (ERRORSEQ, TREE),
+    (ERRORSEQ, BASE_TUNED),
+    (ERRORSEQ, KMER),
+    (TRANSFER_TREE, TRANSFER_BASE_TUNED),
+    (TRANSFER_BASE_TUNED, BASE_THRESHOLD),
+    (TREE, TRANSFER_TREE),
+    (TRANSFER_ERRORSEQ, TRANSFER_TREE),
+    (TRANSFER_ERRORSEQ, TRANSFER_BASE_TUNED),
+)
+# the re-scorers sites/recommend.py may pick, each with the threshold it must beat, in the order
+# it weighs them; and the order sites/whole_region.py sets each against the base model's calls
+RESCORERS = {
+    ERRORSEQ: BASE_TUNED,
+    TREE: BASE_TUNED,
+    TRANSFER_ERRORSEQ: TRANSFER_BASE_TUNED,
+    TRANSFER_TREE: TRANSFER_BASE_TUNED,
+}
+OVER_THE_BASE = (TREE, ERRORSEQ, TRANSFER_TREE, TRANSFER_ERRORSEQ)
+# what each predictor is, in the order site_summary.html's tables list them (sites/summary.py)
+DESCRIPTIONS = {
+    ERRORSEQ: "errorseq's deep model (sites.model)",
+    TREE: "tree on the score profiles",
+    KMER: "k-mer model on the sequence alone",
+    BASE_TUNED: "base model, threshold re-tuned per splice type",
+    BASE_THRESHOLD: "base model at calling.threshold",
+    TRANSFER_ERRORSEQ: "the source genome's deep models",
+    TRANSFER_TREE: "the source genome's tree",
+    TRANSFER_BASE_TUNED: "base model at the source genome's thresholds",
+}
 Thresholds = dict[int, dict[str, float]]  # fold -> splice type -> threshold
 
 

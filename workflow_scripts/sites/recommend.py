@@ -15,22 +15,8 @@ A report without `whole_region` (written before it) is read from its in-gene fig
 
 from __future__ import annotations
 
-from workflow_scripts.sites.predictors import (
-    BASE_THRESHOLD,
-    BASE_TUNED,
-    ERRORSEQ,
-    TRANSFER_BASE_TUNED,
-    TRANSFER_ERRORSEQ,
-    TRANSFER_TREE,
-    TREE,
-)
+from workflow_scripts.sites.predictors import BASE_THRESHOLD, BASE_TUNED, RESCORERS
 
-RESCORERS = {  # re-scorer -> the threshold it must beat
-    ERRORSEQ: BASE_TUNED,
-    TREE: BASE_TUNED,
-    TRANSFER_ERRORSEQ: TRANSFER_BASE_TUNED,
-    TRANSFER_TREE: TRANSFER_BASE_TUNED,
-}
 WHOLE_REGION, IN_GENES = "whole region", "in genes"
 
 

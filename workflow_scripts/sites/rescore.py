@@ -30,11 +30,13 @@ from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.tables import read_table
 from workflow_scripts.sites.candidates import Candidates, find_candidates
 from workflow_scripts.sites.inputs import SiteInputs
-from workflow_scripts.sites.outputs import CALL_COLUMNS
 from workflow_scripts.sites.predictors import (
     BASE_THRESHOLD,
     BASE_TUNED,
+    CALL_COLUMNS,
     ERRORSEQ,
+    SCORE_COLUMNS,
+    THRESHOLD_COLUMNS,
     TRANSFER_BASE_TUNED,
     TRANSFER_ERRORSEQ,
     TRANSFER_TREE,
@@ -134,15 +136,15 @@ def rescored_calls(
     if deep_probability is not None:
         values[TRANSFER_ERRORSEQ] = deep_probability
     columns = [
-        pl.Series("transfer_probability", tree_probability, dtype=pl.Float32),
+        pl.Series(SCORE_COLUMNS[TRANSFER_TREE], tree_probability, dtype=pl.Float32),
         pl.Series(CALL_COLUMNS[BASE_THRESHOLD], base >= threshold),
     ]
     if deep_probability is not None:
-        columns.append(pl.Series("transfer_errorseq_probability", deep_probability, dtype=pl.Float32))
+        columns.append(pl.Series(SCORE_COLUMNS[TRANSFER_ERRORSEQ], deep_probability, dtype=pl.Float32))
     for name, value in values.items():
         by_type = thresholds[SOURCE_OF[name]]
         cut = np.array([by_type[t] for t in types], dtype=float) if len(types) else np.empty(0)
-        columns += [pl.Series(CALL_COLUMNS[name], value >= cut), pl.Series(f"{name}_threshold", cut)]
+        columns += [pl.Series(CALL_COLUMNS[name], value >= cut), pl.Series(THRESHOLD_COLUMNS[name], cut)]
     chrom_order = (pl.col("key") // (1 << (POSITION_BITS + 1))).alias("chrom_order")
     rows = table.with_columns(*columns).rename({"gene_id": "region"})
     ordered = rows.sort(chrom_order, "position", "strand", "splice_type")

@@ -19,8 +19,7 @@ from pathlib import Path
 import polars as pl
 
 from workflow_scripts.calling.scores import SPLICE_TYPES
-from workflow_scripts.sites.outputs import CALL_COLUMNS
-from workflow_scripts.sites.predictors import BASE_THRESHOLD
+from workflow_scripts.sites.predictors import BASE_THRESHOLD, CALL_COLUMNS
 
 REGION_ROWS_SHOWN = 50  # the page's per-region table; report.json has every region
 

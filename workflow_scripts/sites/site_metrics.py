@@ -19,12 +19,11 @@ from workflow_scripts.calling.scores import SPLICE_TYPES
 from workflow_scripts.metrics import counts_at_distinct_scores
 from workflow_scripts.sites.candidates import Candidates
 from workflow_scripts.sites.items import Items
-from workflow_scripts.sites.predictors import OutOfFold
+from workflow_scripts.sites.predictors import BASE_THRESHOLD, OPTIONAL_GROUPS, SCORE_COLUMNS, TREE, OutOfFold
 
 GROUPS = ("overall", *SPLICE_TYPES)
-BASE_SCORE, TREE_PROBABILITY, KMER_PROBABILITY = "base_score", "tree_probability", "kmer_probability"
-ERRORSEQ_PROBABILITY, TRANSFER_PROBABILITY = "errorseq_probability", "transfer_probability"
-TRANSFER_ERRORSEQ_PROBABILITY = "transfer_errorseq_probability"
+BASE_SCORE, TREE_PROBABILITY = SCORE_COLUMNS[BASE_THRESHOLD], SCORE_COLUMNS[TREE]
+OPTIONAL_SCORES = tuple(SCORE_COLUMNS[score] for score in OPTIONAL_GROUPS)  # OutOfFold's fields
 
 
 def group_type(group: str) -> str | None:
@@ -91,13 +90,7 @@ def predictor_calls(items: Items, candidate_calls: np.ndarray) -> dict:
 
 def probabilities(predictions: OutOfFold) -> dict[str, np.ndarray]:
     """Each predictor's P(true site) per candidate: the tree's, and those of this run's options."""
-    named = {
-        TREE_PROBABILITY: predictions.tree_probability,
-        KMER_PROBABILITY: predictions.kmer_probability,
-        ERRORSEQ_PROBABILITY: predictions.errorseq_probability,
-        TRANSFER_PROBABILITY: predictions.transfer_probability,
-        TRANSFER_ERRORSEQ_PROBABILITY: predictions.transfer_errorseq_probability,
-    }
+    named = {column: getattr(predictions, column) for column in (TREE_PROBABILITY, *OPTIONAL_SCORES)}
     return {name: values for name, values in named.items() if values is not None}
 
 

@@ -26,35 +26,15 @@ from workflow_scripts import layout
 from workflow_scripts.evaluation.provenance_html import provenance_section
 from workflow_scripts.evaluation.summary_html import STYLE, VERDICT_COLORS, number, table
 from workflow_scripts.sites.predictors import (
-    BASE_THRESHOLD,
-    BASE_TUNED,
-    ERRORSEQ,
-    KMER,
+    DESCRIPTIONS,
+    SCORE_COLUMNS,
     TRANSFER_BASE_TUNED,
     TRANSFER_ERRORSEQ,
     TRANSFER_TREE,
-    TREE,
-)
-from workflow_scripts.sites.site_metrics import (
-    BASE_SCORE,
-    ERRORSEQ_PROBABILITY,
-    KMER_PROBABILITY,
-    TRANSFER_ERRORSEQ_PROBABILITY,
-    TRANSFER_PROBABILITY,
-    TREE_PROBABILITY,
 )
 
 # predictor -> (what it is, the score it calls by), in the order the tables list them
-PREDICTORS = {
-    ERRORSEQ: ("errorseq's deep model (sites.model)", ERRORSEQ_PROBABILITY),
-    TREE: ("tree on the score profiles", TREE_PROBABILITY),
-    KMER: ("k-mer model on the sequence alone", KMER_PROBABILITY),
-    BASE_TUNED: ("base model, threshold re-tuned per splice type", BASE_SCORE),
-    BASE_THRESHOLD: ("base model at calling.threshold", BASE_SCORE),
-    TRANSFER_ERRORSEQ: ("the source genome's deep models", TRANSFER_ERRORSEQ_PROBABILITY),
-    TRANSFER_TREE: ("the source genome's tree", TRANSFER_PROBABILITY),
-    TRANSFER_BASE_TUNED: ("base model at the source genome's thresholds", BASE_SCORE),
-}
+PREDICTORS = {name: (what, SCORE_COLUMNS[name]) for name, what in DESCRIPTIONS.items()}
 PREDICTOR_HEADER = ["predictor", "what", "precision", "recall", "F1", "PR-AUC"]
 DIFFERENCE_HEADER = ["F1 difference", "estimate", "95% interval", "verdict"]
 

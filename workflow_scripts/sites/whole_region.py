@@ -31,14 +31,12 @@ import polars as pl
 from workflow_scripts.calling.calls import containing_genes
 from workflow_scripts.sites.candidates import NO_GENE
 from workflow_scripts.sites.items import BLOCK_NT, Items
-from workflow_scripts.sites.predictors import BASE_THRESHOLD, ERRORSEQ, TRANSFER_ERRORSEQ, TRANSFER_TREE, TREE
+from workflow_scripts.sites.predictors import BASE_THRESHOLD, OVER_THE_BASE
 
 GENE, ANTISENSE, INTERGENIC = "gene", "antisense", "intergenic"
 LOCATIONS = (GENE, ANTISENSE, INTERGENIC)
 SCORED_REGIONS, SCORED_GENES = "regions", "gene spans"
 MIN_BLOCKS = 2  # fewer: a block bootstrap draws the same items every time, no interval
-# whole region, beside site_calls' pairs: each re-scorer against the base model at its own threshold
-OVER_THE_BASE = (TREE, ERRORSEQ, TRANSFER_TREE, TRANSFER_ERRORSEQ)
 
 __all__ = [
     "NO_GENE",

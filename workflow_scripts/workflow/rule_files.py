@@ -85,6 +85,14 @@ class RuleFiles:
         """Every score shard's regions.json (the weights' facts: provenance), where the pipeline scores."""
         return self.shard_files(layout.SCORE_SHARD_RECORD) if self.score_shard_outputs() else []
 
+    def scores_made_by(self) -> list[str]:
+        """calling.start scores with calling.base_model.weights: the files of the model that made
+        the scores table (not run; site_calls and summarize record them as made_by); else []."""
+        weights = self.config["calling"]["base_model"].get("weights")
+        if self.uses_sequences_table() or self.calling_start() != "scores" or not weights:
+            return []
+        return [str(path) for path in weight_files(weights)]
+
     def given_tables(self) -> list[str]:
         """The tables a user gives in place of a stage's outputs: calls, scores or sequences."""
         if self.uses_sequences_table():
@@ -95,11 +103,10 @@ class RuleFiles:
 
     def provenance_inputs(self) -> dict[str, Any]:
         """summarize's declared inputs its provenance.json is made of (evaluation/provenance.py):
-        the records of index_genome, annotate_sites and the score shards, or the tables given;
-        every name, [] where unused."""
-        inputs: dict[str, Any] = dict.fromkeys(
-            ("genome_record", "annotation_summary", "score_records", "calls", "scores", "sequences"), []
-        )
+        the records of index_genome, annotate_sites and the score shards, or the tables given (and
+        the weights that made a scores table); every name, [] where unused."""
+        records = ("genome_record", "annotation_summary", "score_records")
+        inputs: dict[str, Any] = dict.fromkeys((*records, "calls", "scores", "sequences", "made_by"), [])
         if self.uses_sequences_table():
             return {**inputs, "sequences": self.config["sequences"]}
         start = self.calling_start()
@@ -108,7 +115,7 @@ class RuleFiles:
             return {**inputs, "calls": self.config["calls"]}
         inputs["annotation_summary"] = layout.ANNOTATION_SUMMARY
         if start == "scores":
-            return {**inputs, "scores": self.scores_tables()}
+            return {**inputs, "scores": self.scores_tables(), "made_by": self.scores_made_by()}
         return {**inputs, "score_records": self.score_records()}
 
     def calling_annotation(self) -> list[str]:

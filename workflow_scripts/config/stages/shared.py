@@ -48,6 +48,16 @@ SCORE_RECORDS = Input(
     many=True,
 )
 
+# calling.start scores with calling.base_model.weights: the model that made the scores table, not
+# run; hashed into the provenance's made_by, and a transferred re-scorer is checked against it
+MADE_BY = Input(
+    "made_by",
+    "calling.start scores: the weights that made the scores table (calling.base_model.weights)",
+    required=False,
+    many=True,
+    key="calling.base_model.weights",
+)
+
 RUN_WINDOWS = Input("windows", "windows parquet (extract)")
 
 RUN_MANIFEST = Input("manifest", "bucket manifest (bucket): split, bucket per window")

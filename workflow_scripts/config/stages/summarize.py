@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from workflow_scripts.config.stage import WHOLE, Input, Output, Stage
-from workflow_scripts.config.stages.shared import ANNOTATION_SUMMARY, CONSOLE, GENOME_RECORD, SCORE_RECORDS
+from workflow_scripts.config.stages.shared import (
+    ANNOTATION_SUMMARY,
+    CONSOLE,
+    GENOME_RECORD,
+    MADE_BY,
+    SCORE_RECORDS,
+)
 
 PROVENANCE_CALLING = ("threshold", "consensus_window", "negatives", "biotypes", "transcripts")
 
@@ -21,6 +27,13 @@ STAGE = Stage(
         ),
         Input("scores", "calling.start scores: the scores table given (hashed)", required=False, many=True),
         Input("sequences", "the sequences table given (hashed)", required=False),
+        MADE_BY,
+        Input(
+            "config_files",
+            "the config files Snakemake merged (config/config.yaml, each --configfile): names and sha256",
+            required=False,
+            many=True,
+        ),
     ),
     outputs=(
         Output("table", "summary.tsv (artifacts.summary_fields)"),
