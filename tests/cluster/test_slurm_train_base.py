@@ -10,7 +10,9 @@ testkit/slurm_cluster.py's; assertions read SLURM's own view (scontrol) and the 
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import time
 from pathlib import Path
 
@@ -50,9 +52,10 @@ PROFILE = {
         }
     },
 }
-# Two 80-nt models, two epochs of three optimizer steps (the slice's one training gene), a progress
-# line (and a stop check) after every step: long enough to stop one mid-run.
-TRAIN_BASE = {"seeds": list(SEEDS), "epochs": 2, "log_every_steps": 1, "tensorboard": False}
+# Two 80-nt models, eight epochs of three optimizer steps (the slice's one training gene; a step
+# takes ~0.1 s, the torchrun start-up far longer), a progress line and a stop check after every
+# step: the stop, sent once a seed has logged its first step, comes well before its end.
+TRAIN_BASE = {"seeds": list(SEEDS), "epochs": 8, "log_every_steps": 1, "tensorboard": False}
 UPSTREAM = (
     layout.GENOME_INDEX,
     layout.GENOME_SEQUENCE,
@@ -81,15 +84,16 @@ def prepare_workdir(workdir: Path) -> Path:
     return workdir
 
 
-def worker_job(workdir: Path, seed: int) -> str | None:
-    """SLURM_JOB_ID of the running train_base worker of one seed of this workdir (None: none yet)."""
-    launch = f"rs{seed}/launch.json".encode()
+def launcher(workdir: Path, seed: int) -> tuple[int, str] | None:
+    """(pid, SLURM_JOB_ID) of the running train_base rule process of one seed of this workdir: on one
+    node it runs torchrun in itself, which passes a SIGTERM on to the ranks (None: none yet)."""
+    run_dir = layout.TRAIN_BASE_RUN.format(seed=seed).encode()
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
-            command = (proc / "cmdline").read_bytes()
-            if b"training.base.worker" not in command or launch not in command:
+            command = (proc / "cmdline").read_bytes().split(b"\0")
+            if b"workflow_scripts.rules.train_base" not in command or run_dir not in command:
                 continue
             if (proc / "cwd").resolve() != workdir.resolve():
                 continue
@@ -98,7 +102,7 @@ def worker_job(workdir: Path, seed: int) -> str | None:
             continue
         environ = dict(item.decode(errors="replace").split("=", 1) for item in items if b"=" in item)
         if "SLURM_JOB_ID" in environ:
-            return environ["SLURM_JOB_ID"]
+            return int(proc.name), environ["SLURM_JOB_ID"]
     return None
 
 
@@ -108,13 +112,13 @@ def steps_logged(workdir: Path, seed: int) -> int:
     return sum(1 for line in text.splitlines() if '"kind": "train"' in line)
 
 
-def wait_for_a_training_seed(workdir: Path, workflow, timeout: float = 300) -> tuple[int, str]:
-    """(seed, its SLURM job) of the first seed whose worker has logged an optimizer step."""
+def wait_for_a_training_seed(workdir: Path, workflow, timeout: float = 300) -> tuple[int, int, str]:
+    """(seed, its launcher's pid, its SLURM job) of the first seed that has logged an optimizer step."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and workflow.poll() is None:
         for seed in SEEDS:
-            if steps_logged(workdir, seed) >= 1 and (job := worker_job(workdir, seed)):
-                return seed, job
+            if steps_logged(workdir, seed) >= 1 and (found := launcher(workdir, seed)):
+                return seed, *found
         time.sleep(0.5)
     raise AssertionError(f"no train_base worker logged a step (workflow exit code {workflow.poll()})")
 
@@ -133,8 +137,12 @@ def test_train_base_runs_one_job_per_seed_and_a_stopped_seed_resumes(cluster, tm
         cores=None,
     )
     try:
-        stopped_seed, stopped_job = wait_for_a_training_seed(workdir, workflow)
-        cluster.run("scancel", "--signal=TERM", stopped_job)
+        stopped_seed, pid, stopped_job = wait_for_a_training_seed(workdir, workflow)
+        # SIGTERM to the training, as SLURM's --signal=TERM@300 or a preemption sends it, but not
+        # through `scancel --signal`: that signals the job's Snakemake too, whose SIGTERM handler
+        # (snakemake 9.27, JobScheduler.exit_gracefully) takes a lock the interrupted thread may
+        # hold, and the job then hangs until its time limit (seen here once in three; gdb)
+        os.kill(pid, signal.SIGTERM)
         returncode = workflow.wait(timeout=400)
     finally:
         if workflow.poll() is None:
