@@ -1,5 +1,5 @@
 # train_base (docs/train_base.md): base_data's blocks -> one SpliceAI-family model per seed
-# (train_base.seeds: N jobs, a SLURM array with profiles/slurm), in OpenSpliceAI's format, in the
+# (train_base.seeds: N jobs, side by side on SLURM), in OpenSpliceAI's format, in the
 # folder that calling.base_model.weights may name (results/train_base/models).
 rule train_base:
     input:

@@ -183,17 +183,19 @@ def finish(workflow: subprocess.Popen, timeout: float) -> int:
             workflow.wait()
 
 
-def ended_train_job(cluster, workdir: Path, workflow: subprocess.Popen, timeout: float) -> dict | None:
-    """The workdir's train job once SLURM has ended it (None if Snakemake exits first or time
-    runs out): the plugin's status checks come ever more seldom (2, 12, 22, ... s apart while
-    the job runs), so Snakemake would notice the end up to half a minute later."""
+def ended_train_job(
+    cluster, workdir: Path, workflow: subprocess.Popen, timeout: float, rule: str = "train"
+) -> dict | None:
+    """The workdir's training job (of `rule`) once SLURM has ended it (None if Snakemake exits
+    first or time runs out): the plugin's status checks come ever more seldom (2, 12, 22, ... s
+    apart while the job runs), so Snakemake would notice the end up to half a minute later."""
 
     def ended() -> bool:
-        jobs = jobs_of_rule(cluster, "train", workdir)
+        jobs = jobs_of_rule(cluster, rule, workdir)
         return workflow.poll() is not None or bool(jobs and jobs[0]["JobState"] not in ACTIVE_STATES)
 
     wait_seconds(ended, timeout, interval=1.0)
-    jobs = jobs_of_rule(cluster, "train", workdir)
+    jobs = jobs_of_rule(cluster, rule, workdir)
     return jobs[0] if jobs and jobs[0]["JobState"] not in ACTIVE_STATES else None
 
 

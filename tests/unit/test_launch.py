@@ -92,6 +92,27 @@ def test_several_nodes_run_one_srun_torchrun_per_node_with_a_c10d_rendezvous():
     assert "--standalone" not in command and command[-1] == "--x"
 
 
+def test_one_node_in_a_slurm_batch_step_runs_torchrun_as_a_job_step(monkeypatch):
+    """A job-array task runs in the batch step, which SLURM's step signals (--signal=TERM@300,
+    scancel --signal) never reach: torchrun becomes a step of its own; inside a step, or outside
+    SLURM, it runs in this process."""
+    from workflow_scripts.training import launch
+
+    cluster = section_defaults("cluster")
+    resources = Resources(gpus=0, cpu_procs=2, threads=2, nodes=1)
+    monkeypatch.delenv("SLURM_STEP_ID", raising=False)
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    local = launch.build_command(resources, ["--x"], cluster)
+    assert local[1:3] == ["-m", "torch.distributed.run"]
+    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    step = launch.build_command(resources, ["--x"], cluster)
+    assert step[:4] == ["srun", "--nodes=1", "--ntasks=1", "--kill-on-bad-exit=1"]
+    assert step[4:7] == [sys.executable, "-m", "workflow_scripts.training.node_torchrun"]
+    assert step[7:] == local[3:] and "--standalone" in step  # the same torchrun arguments
+    monkeypatch.setenv("SLURM_STEP_ID", "0")
+    assert launch.build_command(resources, ["--x"], cluster) == local
+
+
 def test_each_job_meets_at_its_own_rendezvous_port():
     from workflow_scripts.training.launch import job_rendezvous_port
 

@@ -200,3 +200,57 @@ def test_a_peers_gene_split_re_splits_the_blocks(tmp_path):
     assert left_out == 1 and resplit.sequence == files.sequence
     assert len(load_blocks(resplit, "validation", 80)) == 3 and len(load_blocks(resplit, "train", 80)) == 8
     assert len(load_blocks(resplit, "test", 80)) == 0
+
+
+def test_export_picks_the_trained_epoch_of_the_best_validation_else_the_last(tmp_path):
+    from workflow_scripts.training.base.export import chosen_epoch
+    from workflow_scripts.training.base.run_files import BaseRun
+    from workflow_scripts.training.base.start import check_run
+    from workflow_scripts.training.launch import Resources
+
+    def record(epoch: int, loss: float, acceptor: float, donor: float) -> dict:
+        return {"epoch": epoch, "val_loss": loss, "acceptor_auprc": acceptor, "donor_auprc": donor}
+
+    history = [
+        record(0, 0.1, 0.9, 0.9),  # the start weights: never exported
+        record(1, 0.5, 0.2, float("nan")),
+        record(2, 0.3, 0.6, 0.5),
+        record(3, 0.3, 0.7, 0.2),
+        record(4, 0.4, 0.4, 0.4),
+    ]
+    assert chosen_epoch(history, "last") is None
+    assert chosen_epoch(history, "best_val_loss")["epoch"] == 2  # the earliest of equals
+    assert chosen_epoch(history, "best_val_auprc")["epoch"] == 2  # mean 0.55; NaN counts lowest
+    with pytest.raises(InputError, match="train_base.export"):
+        chosen_epoch(history[:1], "best_val_loss")
+    no_validation = write_base_data(tmp_path / "data", context=400, blocks=5)  # every 6th validates
+    run = BaseRun(1, no_validation, None, "m.pt", "p.json", "c.md", str(tmp_path / "run"))
+    check_run(run, section(context=80), Resources(0, 2, 2, 1))
+    with pytest.raises(InputError, match="no validation blocks: train_base.export best_val_loss"):
+        check_run(run, section(context=80, export="best_val_loss"), Resources(0, 2, 2, 1))
+
+
+def test_evaluate_base_may_name_train_bases_folder_trained_in_the_same_run(tmp_path, monkeypatch):
+    """Its seeds' model files, not the folder's content when the workflow is parsed (absent then)."""
+    from workflow_scripts import layout
+    from workflow_scripts.config.sections import schema
+    from workflow_scripts.config.validate import validate_config
+    from workflow_scripts.workflow.preflight import check_base_inputs
+    from workflow_scripts.workflow.rule_files import RuleFiles
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reference").mkdir()
+    torch.save(OpenSpliceAIModel(8, 4).state_dict(), tmp_path / "reference" / "model_80nt_rs1.pt")
+    config = {
+        "experiments": [{"name": "e", "error_label": "FP", "correct_label": "TP"}],
+        "genome": "g.fa",
+        "calling": {"start": "annotation", "annotation": "a.gtf", "base_model": {"weights": "reference"}},
+        "train_base": {"context": 80, "seeds": [3, 4]},
+        "evaluate_base": {"models": ["reference", "./results/train_base/models/"]},
+    }
+    validated = validate_config(config, schema())
+    check_base_inputs(validated)
+    assert RuleFiles(validated, (), ()).evaluate_base_weights() == [
+        "reference/model_80nt_rs1.pt",
+        *[layout.TRAIN_BASE_MODEL.format(context=80, seed=seed) for seed in (3, 4)],
+    ]

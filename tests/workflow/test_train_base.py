@@ -179,3 +179,28 @@ def assert_same_training(ours: dict, reference: dict) -> None:
     assert len(compared) == len(reference) - 4
     for key in compared:
         torch.testing.assert_close(ours[key], reference[key], rtol=0, atol=1e-5, msg=key)
+
+
+def test_export_best_val_auprc_writes_the_weights_of_that_epoch(data, uninterrupted, tmp_path):
+    """train_base.export: the model is the epochs/ file of the trained epoch whose validation AUPRC
+    (mean of the two types) is highest, byte for byte; the default (last) is the last epoch's."""
+    files, start = data
+    last = json.loads((uninterrupted[0] / "models/model_80nt_rs10.provenance.json").read_text())
+    assert last["export"]["rule"] == "last" and last["export"]["epoch"] == SETTINGS["epochs"]
+    result = run(
+        train_base_command(files, tmp_path, {**SETTINGS, "export": "best_val_auprc"}, procs=1, init=start)
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    records = [json.loads(line) for line in (tmp_path / "run/steps.jsonl").read_text().splitlines()]
+    trained = [r for r in records if r["kind"] == "val" and r["epoch"] >= 1]
+    best = max(trained, key=lambda r: (r["acceptor_auprc"] + r["donor_auprc"], -r["epoch"]))["epoch"]
+    provenance = json.loads((tmp_path / "models/model_80nt_rs10.provenance.json").read_text())
+    assert provenance["export"]["rule"] == "best_val_auprc" and provenance["export"]["epoch"] == best
+    epoch_file = tmp_path / f"run/epochs/model_80nt_rs10_epoch{best}.pt"
+    assert (tmp_path / MODEL).read_bytes() == epoch_file.read_bytes()
+    assert provenance["model"]["sha256"] == sha256_file(epoch_file)
+    assert (
+        f"the weights after epoch {best} (train_base.export best_val_auprc)"
+        in (tmp_path / "models/model_80nt_rs10.card.md").read_text()
+    )
+    print(f"export best_val_auprc: epoch {best} of {SETTINGS['epochs']} ({[r['epoch'] for r in trained]})")

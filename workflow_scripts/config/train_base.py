@@ -38,6 +38,7 @@ class TrainBaseSection:
     loss: str
     focal_gamma: float
     val_max_blocks: int
+    export: str  # last, best_val_loss or best_val_auprc
     checkpoint_every_steps: int
     log_every_steps: int
     tensorboard: bool

@@ -8,7 +8,7 @@ import argparse
 import dataclasses
 
 from workflow_scripts.training.console_relay import ConsoleRelay
-from workflow_scripts.training.launch import Resources, launch
+from workflow_scripts.training.launch import Resources, launch, torchrun_in_this_process
 from workflow_scripts.training.objectives import build_objective
 from workflow_scripts.training.prelaunch import announce, check_run, console_path
 from workflow_scripts.training.run_spec import RunSpec
@@ -40,7 +40,7 @@ def start_run(objective_name: str, args: argparse.Namespace, sections: dict, spe
     resources = resources_from_args(args)
     check_run(objective, spec, resources)
     announce(args.console_fd, f"{objective.rule} {args.experiment}")
-    if spec.console is None or resources.nodes > 1:  # other nodes' ranks cannot reach this process
+    if spec.console is None or not torchrun_in_this_process(resources):  # srun: no relay lives on
         launch(objective, spec, resources)
         return
     with ConsoleRelay(args.console_fd) as relay:

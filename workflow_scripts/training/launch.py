@@ -196,6 +196,32 @@ def srun_torchrun_command(
     ]
 
 
+def torchrun_in_this_process(resources: Resources) -> bool:
+    """One node outside a SLURM batch step: torchrun runs in the rule's own process, so a thread
+    there (training.console_relay) lives as long as the ranks. Otherwise this process becomes srun."""
+    return resources.nodes == 1 and not in_batch_step()
+
+
+def in_batch_step() -> bool:
+    """Inside a SLURM job but not in one of its steps: a job-array task (the executor plugin runs
+    those without its `srun -n1`) or an `mpi` rule on one node. srun sets SLURM_STEP_ID in a step."""
+    return bool(os.environ.get("SLURM_JOB_ID")) and not os.environ.get("SLURM_STEP_ID")
+
+
+def as_job_step(command: list[str]) -> list[str]:
+    """One node's torchrun as a job step: the signals SLURM sends a job's steps (sbatch's
+    --signal=TERM@300 before the time limit, `scancel --signal`) never reach the batch step, so
+    the ranks would not save a checkpoint. The step gets the job's CPUs, memory and GPUs
+    (srun's default without --exact); training.node_torchrun keeps the exit codes and names a failed rank."""
+    print(
+        "note: SLURM batch step (a job-array task): torchrun runs as a job step so that the job's "
+        "signals reach the ranks",
+        file=sys.stderr,
+    )
+    srun = ["srun", "--nodes=1", "--ntasks=1", "--kill-on-bad-exit=1"]
+    return srun + [sys.executable, "-m", NODE_TORCHRUN_MODULE, *command[3:]]
+
+
 def hide_gpus(nproc: int) -> None:
     """resources.gpu 0 means CPU processes with gloo. Where CUDA is visible the workers would
     otherwise all pick cuda:0 and NCCL refuses two ranks on one GPU; hide the GPUs from them."""
@@ -224,7 +250,8 @@ def build_command(
     if resources.gpus == 0 and torch.cuda.is_available():
         hide_gpus(nproc)
     if resources.nodes == 1:
-        return torchrun_command(nproc, worker_args, worker)
+        command = torchrun_command(nproc, worker_args, worker)
+        return as_job_step(command) if in_batch_step() else command
     port = job_rendezvous_port(int(cluster["rdzv_port"]), os.environ.get("SLURM_JOB_ID", ""))
     rendezvous = Rendezvous(allocation_hosts(), port, int(cluster["collective_timeout_s"]))
     print(

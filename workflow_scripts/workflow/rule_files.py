@@ -194,10 +194,14 @@ class RuleFiles:
         return list(self.config["evaluate_base"]["models"])
 
     def evaluate_base_weights(self) -> list[str]:
-        """Every .pt file of evaluate_base.models' folders, folder by folder: the rule's inputs."""
+        """Every .pt file of evaluate_base.models' folders, folder by folder: the rule's inputs.
+        train_base's folder (results/train_base/models) is its seeds' models, made in this run."""
         files = []
         for folder in self.base_model_folders():
-            files += [str(path) for path in weight_files(folder)]
+            if layout.names_train_base_models(folder):
+                files += self.train_base_models()
+            else:
+                files += [str(path) for path in weight_files(folder)]
         return files
 
     def evaluate_base_outputs(self) -> list[str]:

@@ -28,6 +28,7 @@ JOB_KEYS = (
     "loss",
     "focal_gamma",
     "val_max_blocks",
+    "export",
     "checkpoint_every_steps",
     "log_every_steps",
     "tensorboard",

@@ -2,16 +2,20 @@
 OpenSpliceAI's format (model_<context>nt_rs<seed>.pt: its keys, fp32, a plain dict of tensors that
 `torch.load(weights_only=True)` reads and OpenSpliceAI's own SpliceAI class loads), its provenance
 (the start weights', data files' and the model's sha256, the split, the seed, the settings) and a
-model card. Each file is written atomically."""
+model card. Each file is written atomically. train_base.export picks the epoch: the last, or the
+trained epoch of the best validation loss or AUPRC (its weights, kept in the run's epochs/ folder)."""
 
 from __future__ import annotations
 
 import json
+import math
+import shutil
 from pathlib import Path
 
 import torch
 
 from workflow_scripts.config.train_base import TrainBaseSection
+from workflow_scripts.errors import InputError
 from workflow_scripts.io_utils import atomic_path, sha256_file, write_json, write_text
 from workflow_scripts.training.base.blocks import read_manifest
 from workflow_scripts.training.base.loop import BaseTrainer
@@ -21,17 +25,42 @@ from workflow_scripts.training.checkpoint import save_tensors
 PROVENANCE_FORMAT = 1
 
 
+def validation_score(record: dict, rule: str) -> float:
+    """Higher is better: minus the validation loss, or the mean of the two AUPRCs (NaN: lowest)."""
+    value = (
+        -record["val_loss"]
+        if rule == "best_val_loss"
+        else (record["acceptor_auprc"] + record["donor_auprc"]) / 2
+    )
+    return value if math.isfinite(value) else -math.inf
+
+
+def chosen_epoch(history: list[dict], rule: str) -> dict | None:
+    """The validation record of the epoch train_base.export picks (None: the last weights); the
+    start weights (epoch 0) never, the earliest of equals."""
+    if rule == "last":
+        return None
+    trained = [record for record in history if record["epoch"] >= 1]
+    if not trained:
+        raise InputError("config", "train_base.export", f"{rule} needs a validation after a trained epoch")
+    return max(trained, key=lambda record: (validation_score(record, rule), -record["epoch"]))
+
+
 def export(trainer: BaseTrainer, state: dict[str, torch.Tensor]) -> None:
     run, section = trainer.run, trainer.section
+    chosen = chosen_epoch(trainer.position.history, section.export)
     with atomic_path(run.out_model) as tmp:
-        save_tensors(exported_state(state), tmp)
+        if chosen is None:
+            save_tensors(exported_state(state), tmp)
+        else:  # the weights epoch_done kept after that epoch, as they are
+            shutil.copyfile(run.epoch_model(section.context, chosen["epoch"]), tmp)
         model_sha = sha256_file(tmp)
-    provenance = build_provenance(trainer, model_sha)
+    provenance = build_provenance(trainer, model_sha, chosen)
     write_json(run.out_provenance, provenance)
     write_text(run.out_card, model_card(provenance, section, Path(run.out_provenance).name))
 
 
-def build_provenance(trainer: BaseTrainer, model_sha: str) -> dict:
+def build_provenance(trainer: BaseTrainer, model_sha: str, chosen: dict | None = None) -> dict:
     run, section = trainer.run, trainer.section
     manifest = read_manifest(run.data)
     data = {
@@ -62,6 +91,11 @@ def build_provenance(trainer: BaseTrainer, model_sha: str) -> dict:
         },
         "validation": trainer.position.history,
         "last_validation": last,
+        "export": {
+            "rule": section.export,
+            "epoch": chosen["epoch"] if chosen else trainer.position.epoch,
+            "validation": chosen if chosen else last,
+        },
     }
 
 
@@ -94,6 +128,7 @@ def model_card(provenance: dict, section: TrainBaseSection, provenance_file: str
         f"- trainable units per epoch {section.trainable_units}, L2-SP {section.l2sp}, loss {section.loss}, "
         f"lr {section.lr}, token budget {section.token_budget}",
         f"- last validation (held-out validation blocks of the training species): {scores}",
+        f"- exported: the weights after epoch {provenance['export']['epoch']} (train_base.export {section.export})",
         "",
         "Intended use: splice-site scores on a genome of the training species or a relative; check "
         "it on held-out genes (evaluate_base) before trusting it elsewhere. Provenance in full: "

@@ -20,7 +20,7 @@ from workflow_scripts.training.cluster_env import (
     section_from_environment,
 )
 from workflow_scripts.training.console_relay import ConsoleRelay
-from workflow_scripts.training.launch import Resources, build_command, start_command
+from workflow_scripts.training.launch import Resources, build_command, start_command, torchrun_in_this_process
 from workflow_scripts.training.precision import check_precision
 from workflow_scripts.training.prelaunch import announce, check_writable, console_path
 
@@ -41,8 +41,12 @@ def check_run(run: BaseRun, section: TrainBaseSection, resources: Resources) -> 
             f"the blocks carry {data_context} nt of context; train_base.context {section.context} needs more "
             "(base_data.context)",
         )
-    for split in ("train", "validation"):
-        load_blocks(run.data, split, section.context)  # columns, dtypes, offsets
+    load_blocks(run.data, "train", section.context)  # columns, dtypes, offsets
+    validation = load_blocks(run.data, "validation", section.context)
+    if section.export != "last" and not len(validation):
+        raise InputError(
+            run.data.blocks, "split", f"no validation blocks: train_base.export {section.export} needs them"
+        )
     if run.init_weights is not None:
         build_network(section.context, run.init_weights, run.seed)  # every tensor's name and shape
     if section.l2sp > 0 and run.init_weights is None:
@@ -68,7 +72,7 @@ def start(
     announce(console_fd, f"train_base rs{run.seed}")
     console = console_path(console_fd)
     command = build_command(resources, ["--launch-file", str(run.launch_file)], cluster, BASE_WORKER)
-    if console is None or resources.nodes > 1:
+    if console is None or not torchrun_in_this_process(resources):  # srun: no relay lives on
         write_launch_file(run, section, cluster)
         start_command(command, applied)
     assert console_fd is not None
