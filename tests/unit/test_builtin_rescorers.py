@@ -89,6 +89,10 @@ def test_each_shipped_rescorer_has_its_card_and_measured_numbers():
         assert name in card and measured["rescorer"] == name
         for row in measured["transfer"]:
             assert f"{row['f1']:.3f}" in card  # the card shows the numbers the benchmark checks
-        for row in measured.get("whole_region", {}).get("calls", []):
-            if row["predictor"].startswith("transfer_"):  # and the whole-region ones (issue 49)
+        whole = measured.get("whole_region", {}).get("calls", [])
+        # issue 49: every card carries whole-region figures beside in-gene ones, a transferred
+        # predictor's and the base's at 0.5, and shows the transferred ones
+        assert {"base_threshold", "transfer_tree"} <= {row["predictor"] for row in whole}, name
+        for row in whole:
+            if row["predictor"].startswith("transfer_"):
                 assert f"{row['f1']:.3f}" in card, (name, row)

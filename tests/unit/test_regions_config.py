@@ -1,5 +1,5 @@
-"""calling.start regions' config: a genome, the base model and another genome's re-scorer are
-enough; what it cannot use (an annotation, a scores table, sites.model, calling.region) is
+"""calling.start regions' config: a genome and the base model are enough (another genome's
+re-scorer optional); what it cannot use (an annotation, a scores table, sites.model, calling.region) is
 refused in one line, and calling.regions is refused where another start would ignore it."""
 
 from __future__ import annotations
@@ -41,16 +41,19 @@ def test_a_genome_the_base_model_and_a_rescorer_are_enough():
     assert with_bed["calling"]["regions"] == "regions.bed"
 
 
+def test_without_a_rescorer_the_run_is_the_base_models_calls():
+    """No re-scorer is fitted with every base model (the honeybee one: none): sites.transfer unset
+    is a run, whose corrected calls are the base model's own (tests/unit/test_rescore_sites.py)."""
+    checked = validate_config(regions_config(sites__transfer=None), SCHEMA)
+    assert checked["sites"]["transfer"] is None
+
+
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
         (
             {"calling__base_model": {}},
             "config: calling.base_model.weights: calling.start regions needs the base model's weights",
-        ),
-        (
-            {"sites__transfer": None},
-            "config: sites.transfer: calling.start regions needs a re-scorer fitted on another genome",
         ),
         (
             {"sites__model": True},

@@ -96,9 +96,10 @@ def config(**sites) -> str:
     return json.dumps(sections)
 
 
-def run(target: Path, rescorer: Path, out: Path, **sites) -> None:
+def run(target: Path, rescorer: Path | None, out: Path, **sites) -> None:
     argv = ["--scores", str(target / "scores.parquet"), "--regions", str(target / "regions.parquet")]
-    argv += ["--genome", str(target / "genome.fa"), "--transfer", str(rescorer), "--config", config(**sites)]
+    argv += ["--genome", str(target / "genome.fa"), "--config", config(**sites)]
+    argv += ["--transfer", str(rescorer)] if rescorer is not None else []
     for name in OUTPUTS:
         argv += [f"--out-{name}", str(out / f"out.{name}")]
     run_cli(rescore_sites.main, argv)
@@ -236,6 +237,30 @@ def test_a_rescorer_without_whole_region_evidence_calls_with_the_base(
         "corrected calls: base_threshold: the re-scorer carries no whole-region evidence"
         in capsys.readouterr().err
     )
+
+
+def test_without_a_rescorer_the_calls_are_the_base_models_and_the_report_says_why(
+    tmp_path, target, tree_rescorer, capsys
+):
+    """No re-scorer is fitted with this base model (the honeybee one, say): sites.transfer unset
+    gives the base model's own calls at calling.threshold, the same calls a re-scorer run's
+    base_threshold column holds, and the report, its page and the log say why."""
+    run(target, None, tmp_path / "base")
+    run(target, tree_rescorer, tmp_path / "tree")
+    base = pl.read_parquet(tmp_path / "base" / "out.calls")
+    with_tree = pl.read_parquet(tmp_path / "tree" / "out.calls")
+    assert base.select(KEY).equals(with_tree.select(KEY))
+    assert base["call_base_threshold"].equals(with_tree["call_base_threshold"])
+    assert not any(column.startswith(("call_transfer", "transfer_")) for column in base.columns)
+    report = json.loads((tmp_path / "base" / "out.report").read_text())
+    assert report["corrected_calls"]["predictor"] == "base_threshold" and report["rescorer"] is None
+    assert report["corrected_calls"]["calls"] == base["call_base_threshold"].sum() > 0
+    assert report["corrected_calls"]["why"].startswith("no re-scorer given (sites.transfer unset")
+    assert "no re-scorer" in (tmp_path / "base" / "out.html").read_text()
+    assert (
+        len((tmp_path / "base" / "out.bed").read_text().splitlines()) == 1 + base["call_base_threshold"].sum()
+    )
+    assert "corrected calls: base_threshold: no re-scorer given" in capsys.readouterr().err
 
 
 def refusal(tmp_path: Path, capsys, target: Path, rescorer: Path, **sites) -> str:

@@ -46,7 +46,8 @@ def check_input_mode(config: dict) -> None:
 
 def check_regions_start(config: dict) -> None:
     """calling.start regions: a genome without an annotation, scored by the base model and
-    re-scored by another genome's re-scorer (rules/rescore.smk, docs/sites.md)."""
+    re-scored by another genome's re-scorer, or without one (sites.transfer unset) called by the
+    base model alone at calling.threshold (rules/rescore.smk, docs/sites.md)."""
     calling, sites = config["calling"], config.get("sites") or {}
     if not (calling.get("base_model") or {}).get("weights"):
         raise InputError(
@@ -54,13 +55,6 @@ def check_regions_start(config: dict) -> None:
             "calling.base_model.weights",
             "calling.start regions needs the base model's weights: SpliceAI's Keras .h5 or "
             "OpenSpliceAI's .pt files (a directory or a list), e.g. the spliceai package's models/ folder",
-        )
-    if not sites.get("transfer"):
-        raise InputError(
-            "config",
-            "sites.transfer",
-            "calling.start regions needs a re-scorer fitted on another genome (its results/sites/rescorer "
-            "folder): without an annotation there is nothing to fit one on here",
         )
     if sites.get("model"):
         raise InputError(

@@ -12,12 +12,14 @@ features) and evaluate (batch_size: its deep models). docs/sites.md.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
 import time
 from pathlib import Path
 
+from workflow_scripts.config.stage import StageConfig
 from workflow_scripts.config.stages.rescore_sites import STAGE
 from workflow_scripts.errors import run_cli
 from workflow_scripts.evaluation.provenance import DeclaredInputs, base_model, errorseq_source
@@ -27,8 +29,10 @@ from workflow_scripts.progress import Console, announce
 from workflow_scripts.sites.base_match import check_same_base
 from workflow_scripts.sites.deep_transfer import trained_models, transferred_probability
 from workflow_scripts.sites.outputs import call_tracks
+from workflow_scripts.sites.predictors import BASE_THRESHOLD
 from workflow_scripts.sites.rescore import (
     NO_METRICS,
+    NO_RESCORER,
     answer,
     call_counts,
     corrected_choice,
@@ -37,6 +41,7 @@ from workflow_scripts.sites.rescore import (
     rescored_calls,
 )
 from workflow_scripts.sites.rescore_report import calls_by_region, names_only, report_html, source_evidence
+from workflow_scripts.sites.rescorer import Rescorer
 from workflow_scripts.sites.rescorer_files import MANIFEST, load_rescorer
 from workflow_scripts.sites.settings import SiteSettings
 
@@ -55,33 +60,62 @@ def main(argv: list[str] | None = None) -> None:
     settings = SiteSettings.from_config(cfg.calling, cfg.sites)
     began = time.perf_counter()
     console = Console(paths.console_fd)
-    announce(console, "rescore_sites", f"calling the scored regions' sites with {paths.transfer}")
-    rescorer = load_rescorer(paths.transfer, settings)
     given = DeclaredInputs(  # where the data came from: the records of the declared inputs
         genome_record=paths.genome_record,
         shard_records=paths.score_records or (),
         scores=() if paths.score_records else paths.scores,
     )
+    if not paths.transfer:
+        write_outputs(paths, cfg, settings, given, None, console, began)
+        return
+    announce(console, "rescore_sites", f"calling the scored regions' sites with {paths.transfer}")
+    rescorer = load_rescorer(paths.transfer, settings)
     if not check_same_base(rescorer.source.get("base_model"), base_model(given), paths.transfer):
         log("the re-scorer's or this run's base-model weights are not known: not compared")
-    models = trained_models(rescorer.deep, cfg.evaluate.batch_size, paths.transfer) if rescorer.deep else []
-    log(
-        f"the re-scorer of {rescorer.source.get('source')} ({paths.transfer}) checked, {len(models)} deep models"
+    write_outputs(paths, cfg, settings, given, rescorer, console, began)
+
+
+def write_outputs(
+    paths: argparse.Namespace,
+    cfg: StageConfig,
+    settings: SiteSettings,
+    given: DeclaredInputs,
+    rescorer: Rescorer | None,
+    console: Console,
+    began: float,
+) -> None:
+    """Score the regions' candidates, call them with `rescorer` (None: the base alone), write every output."""
+    if rescorer is None:
+        announce(console, "rescore_sites", "calling the scored regions' sites with the base model alone")
+        log(NO_RESCORER)
+    models = (
+        trained_models(rescorer.deep, cfg.evaluate.batch_size, paths.transfer)
+        if rescorer and rescorer.deep
+        else []
     )
+    if rescorer is not None:
+        log(
+            f"the re-scorer of {rescorer.source.get('source')} ({paths.transfer}) checked, {len(models)} deep models"
+        )
     inputs = region_inputs(paths.scores, paths.regions, paths.genome)
     found, scores_report = region_candidates(inputs, settings, progress=lambda line: log(line, console))
-    tree = rescorer.probability(found.features)
+    tree = rescorer.probability(found.features) if rescorer is not None else None
     deep = None
-    if rescorer.deep is not None:
+    if rescorer is not None and rescorer.deep is not None:
         deep = transferred_probability(
             models, rescorer.deep.flank, found, inputs, paths.transfer, "rescore_sites: deep models", console
         )
-    table = rescored_calls(found, settings.threshold, rescorer.thresholds, tree, deep)
-    results = json.loads((Path(paths.transfer) / MANIFEST).read_text())["results"]  # checked by load_rescorer
-    predictor, why = corrected_choice(deep is not None, results)
+    table = rescored_calls(found, settings.threshold, rescorer.thresholds if rescorer else {}, tree, deep)
+    results: dict = {}
+    predictor, why = BASE_THRESHOLD, NO_RESCORER
+    if rescorer is not None:
+        # checked by load_rescorer
+        results = json.loads((Path(paths.transfer) / MANIFEST).read_text())["results"]
+        predictor, why = corrected_choice(deep is not None, results)
     log(f"corrected calls: {predictor}: {why}")
-    name = Path(paths.transfer).name  # names, not this machine's paths, in what the run writes
-    description = f"{predictor}: re-scorer {name} applied unchanged, no annotation"
+    name = Path(paths.transfer).name if rescorer else None  # names, not this machine's paths
+    description = f"{predictor}: " + (f"re-scorer {name} applied unchanged" if name else "no re-scorer")
+    description += ", no annotation"
     bed, gff3, outside = call_tracks(table, predictor, inputs.genome.chrom_lengths(), description)
     region_nt = int((inputs.genes["end"] - inputs.genes["start"] + 1).sum())
     report = {
@@ -98,7 +132,9 @@ def main(argv: list[str] | None = None) -> None:
         "recommendation": {"predictor": predictor, "why": why, "evidence": source_evidence(results)},
         "counts": {"regions": inputs.genes.height, "region_nt": region_nt, "candidates": table.height},
         "scores": scores_report,
-        "rescorer": {
+        "rescorer": None
+        if rescorer is None
+        else {
             "name": name,
             "manifest_sha256": sha256_file(f"{paths.transfer}/{MANIFEST}"),
             "source": rescorer.source,
@@ -113,7 +149,7 @@ def main(argv: list[str] | None = None) -> None:
         "provenance": run_provenance(given, cfg.given()),
     }
     report = names_only(report)
-    report["answer"] = answer(predictor, table, inputs.genes.height, region_nt)
+    report["answer"] = answer(predictor, table, inputs.genes.height, region_nt, rescorer is not None)
     with atomic_path(paths.out_calls) as tmp:
         table.write_parquet(tmp, metadata={PROVENANCE_KEY: json.dumps(report["provenance"])})
     write_text(paths.out_bed, bed)

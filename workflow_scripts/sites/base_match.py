@@ -69,7 +69,8 @@ def base_mismatch(source: dict | None, here: dict | None) -> str | None:
     assert theirs_facts is not None and ours_facts is not None
     return (
         f"the source genome was scored by {describe_base(theirs_facts)}, this run by {describe_base(ours_facts)}: "
-        "a re-scorer corrects only the base model it was trained on"
+        "a re-scorer corrects only the base model it was trained on (unset sites.transfer: without one, "
+        "calling.start regions gives the base model's own calls at calling.threshold)"
     )
 
 

@@ -13,8 +13,9 @@ sites/rescorer_files.py) calls them unchanged, as site_calls' transferred predic
 beside `base_threshold`, the base model's own call (score >= calling.threshold). The corrected
 calls are the predictor the re-scorer recommends (corrected_predictor: site_calls' out-of-fold
 choice on its source genome) where that choice was made over whole regions (every call counted,
-sites/whole_region.py); a re-scorer without that evidence gives the base model's own calls. Without an annotation nothing here can say whether they are
-right, so the report has no metrics and says so.
+sites/whole_region.py); a re-scorer without that evidence, or no re-scorer (sites.transfer unset:
+none is fitted with this base model), gives the base model's own calls. Without an annotation
+nothing here can say whether they are right, so the report has no metrics and says so.
 """
 
 from __future__ import annotations
@@ -85,6 +86,12 @@ NO_WHOLE_REGION_EVIDENCE = (
 )
 
 
+NO_RESCORER = (
+    "no re-scorer given (sites.transfer unset; a re-scorer corrects only the base model it was fitted "
+    "with, and none may be fitted with this one): the base model's own calls at calling.threshold"
+)
+
+
 def whole_region_evidence(results: dict) -> bool:
     """Whether the re-scorer's recommendation was made over whole regions: its source's site_calls
     scanned whole regions (calling.regions with start annotation) and recommended by them."""
@@ -123,22 +130,21 @@ def rescored_calls(
     found: Candidates,
     threshold: float,
     thresholds: dict[str, dict[str, float]],
-    tree_probability: np.ndarray,
+    tree_probability: np.ndarray | None,
     deep_probability: np.ndarray | None,
 ) -> pl.DataFrame:
     """One row per candidate in genome order: where, its region, the base score, each predictor's
     probability, threshold and call. `thresholds`: the re-scorer's, source predictor -> type ->
-    threshold (sites/rescorer.py)."""
+    threshold (sites/rescorer.py). No re-scorer (`tree_probability` None): the base's call alone."""
     table = found.table
     types = table["splice_type"].to_numpy()
     base = table["base_score"].to_numpy().astype(float)
-    values = {TRANSFER_BASE_TUNED: base, TRANSFER_TREE: tree_probability}
+    values = {} if tree_probability is None else {TRANSFER_BASE_TUNED: base, TRANSFER_TREE: tree_probability}
     if deep_probability is not None:
         values[TRANSFER_ERRORSEQ] = deep_probability
-    columns = [
-        pl.Series(SCORE_COLUMNS[TRANSFER_TREE], tree_probability, dtype=pl.Float32),
-        pl.Series(CALL_COLUMNS[BASE_THRESHOLD], base >= threshold),
-    ]
+    columns = [pl.Series(CALL_COLUMNS[BASE_THRESHOLD], base >= threshold)]
+    if tree_probability is not None:
+        columns.insert(0, pl.Series(SCORE_COLUMNS[TRANSFER_TREE], tree_probability, dtype=pl.Float32))
     if deep_probability is not None:
         columns.append(pl.Series(SCORE_COLUMNS[TRANSFER_ERRORSEQ], deep_probability, dtype=pl.Float32))
     for name, value in values.items():
@@ -163,13 +169,13 @@ def call_counts(table: pl.DataFrame) -> dict:
     return counts
 
 
-def answer(predictor: str, table: pl.DataFrame, regions: int, region_nt: int) -> str:
+def answer(predictor: str, table: pl.DataFrame, regions: int, region_nt: int, rescorer: bool = True) -> str:
     counts = call_counts(table)
     chosen, base = counts[predictor], counts[BASE_THRESHOLD]
+    reached = "the report says what the re-scorer reached where it was" if rescorer else "no re-scorer"
     return (
         f"{chosen['calls']:,} corrected calls ({chosen['donor']:,} donors, "
         f"{chosen['acceptor']:,} acceptors) by {predictor} among {table.height:,} candidates in "
         f"{regions:,} regions ({region_nt:,} nt, each strand counted); the base model alone calls {base['calls']:,} at its "
-        "threshold. No annotation: these are not measured here (the report says what the "
-        "re-scorer reached where it was)"
+        f"threshold. No annotation: these are not measured here ({reached})"
     )

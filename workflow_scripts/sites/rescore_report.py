@@ -98,7 +98,8 @@ def report_html(report: dict) -> str:
     ]
     base_files = ((report.get("provenance") or {}).get("base_model") or {}).get("files") or []
     files += [["base model", fact.get("path", ""), fact.get("sha256", "")] for fact in base_files]
-    files.append(["re-scorer manifest", f"{rescorer['name']}/rescorer.json", rescorer["manifest_sha256"]])
+    if rescorer is not None:
+        files.append(["re-scorer manifest", f"{rescorer['name']}/rescorer.json", rescorer["manifest_sha256"]])
     errorseq = report.get("errorseq") or {}
     parts = [
         "<div class='errorseq-rescored'>",
@@ -117,8 +118,12 @@ def report_html(report: dict) -> str:
         "<h3>Where this came from</h3>",
         table_html(["file", "name", "sha256"], files),
         f"<p>errorseq {cell(errorseq.get('version', ''))}, commit {cell(errorseq.get('commit', ''))}; "
-        f"re-scorer <code>{html.escape(rescorer['name'])}</code> fitted on "
-        f"{cell((rescorer.get('source') or {}).get('source', 'unknown'))}.</p>",
+        + (
+            "no re-scorer.</p>"
+            if rescorer is None
+            else f"re-scorer <code>{html.escape(rescorer['name'])}</code> fitted on "
+            f"{cell((rescorer.get('source') or {}).get('source', 'unknown'))}.</p>"
+        ),
         "</div>",
     ]
     return "\n".join(part for part in parts if part) + "\n"

@@ -7,13 +7,18 @@ from workflow_scripts.config.stages.shared import CONSOLE, GENOME_RECORD, SCORE_
 
 STAGE = Stage(
     "rescore_sites",
-    "calling.start regions: another genome's re-scorer applied to the scored regions.",
+    "calling.start regions: another genome's re-scorer applied to the scored regions (none: the base's calls).",
     inputs=(
         Input("scores", "scores tables (score_base_model's shards)", many=True),
         Input("regions", "the scored regions (target_regions: regions.parquet)"),
         GENOME_RECORD,
         SCORE_RECORDS,
-        Input("transfer", "sites.transfer: another genome's re-scorer folder", key="sites.transfer"),
+        Input(
+            "transfer",
+            "sites.transfer: another genome's re-scorer folder (unset: the base model's calls)",
+            required=False,
+            key="sites.transfer",
+        ),
     ),
     outputs=(
         Output("calls", "every candidate and its calls (parquet)"),
