@@ -35,6 +35,7 @@ ARGV_MODULES = {  # outside workflow_scripts/rules/: the doc names them, nothing
     "workflow_scripts/calling/weights_fetch.py",
     "workflow_scripts/base_training/out_of_fold.py",
     "workflow_scripts/base_training/subset_eval.py",
+    "workflow_scripts/base_training/fold_scan.py",
 }
 
 

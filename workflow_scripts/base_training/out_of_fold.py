@@ -2,8 +2,9 @@
 
 Each fold folder is a Snakemake work directory whose results/base_data holds fold k as test. Every
 model folder (relative names resolve inside each fold folder, e.g. results/train_base/models) is
-scored on the fold's validation and test blocks; per gene-cluster unit TP/FP/FN at a grid of
-thresholds are cached in the fold folder (out_of_fold.npz). Reported, pooled over the folds' test
+scored on the fold's validation and test blocks as the mean of its files (a folder of several seeds'
+files is their ensemble); each file's probabilities are cached in the fold folder (out_of_fold/),
+then per gene-cluster unit TP/FP/FN are counted at a grid of thresholds. Reported, pooled over the folds' test
 genes (each gene tested once, by the models that never trained on its cluster): site F1 at the fixed
 threshold, and at the threshold each fold's validation genes picked, with gene-cluster bootstrap
 intervals (units resampled across folds) of each model's difference from the first.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -25,33 +27,70 @@ import polars as pl
 import torch
 
 from workflow_scripts.base_training.dataset import open_base_data
-from workflow_scripts.base_training.evaluate import load_models, score_test_blocks
+from workflow_scripts.base_training.evaluate import BaseModel, Scored, score_test_blocks
 from workflow_scripts.base_training.site_f1 import f1_of, unit_counts
 from workflow_scripts.calling.model_files import weight_files
-from workflow_scripts.errors import run_cli
-from workflow_scripts.io_utils import write_json
+from workflow_scripts.calling.openspliceai import load_openspliceai
+from workflow_scripts.errors import InputError, run_cli
+from workflow_scripts.io_utils import sha256_file, write_json
 
 GRID = np.round(np.arange(0.05, 0.96, 0.05), 2)
 
 
-def split_counts(fold: Path, models: list[str], split: str, window: int, radius: int) -> np.ndarray:
-    """(models, thresholds, units, 3) TP/FP/FN of `split`'s blocks of one fold."""
+def split_scored(fold: Path, models: list[str], split: str) -> Scored:
+    """`split`'s blocks of one fold scored by every model folder (the mean of its files, as
+    evaluate_base scores a folder). Each network file's probabilities are cached in the fold folder
+    (out_of_fold/<digest>.npy, keyed by the file's and base_data's sha256 and the split), so a model
+    scored once is never scored again: adding seeds or an ensemble of them scores only what is new."""
     base = fold / "results" / "base_data"
     data = open_base_data(base / "blocks.parquet", base / "sequence.npy", base / "labels.npy")
     half = int(json.loads((base / "manifest.json").read_text())["half_context"])
     blocks = data.blocks.filter(pl.col("split") == split).with_columns(pl.lit("test").alias("split"))
     others = data.blocks.filter(pl.col("split") != split).with_columns(pl.lit("train").alias("split"))
     chosen = dataclasses.replace(data, blocks=pl.concat([blocks, others]).sort("block"))
-    weights = [str(p) for name in models for p in weight_files(resolve(fold, name))]
-    loaded = load_models(weights, torch.device("cpu"))
-    scored = score_test_blocks(chosen, half, loaded, torch.device("cpu"), None, sys.stderr)
+    folders = {name: weight_files(resolve(fold, name)) for name in models}
+    cache = fold / "out_of_fold"
+    data_digest = sha256_file(base / "manifest.json")
+    paths = {
+        path: cache / f"{cache_key(sha256_file(path), data_digest, split)}.npy"
+        for files in folders.values()
+        for path in map(Path, files)
+    }
+    missing = {cached: path for path, cached in paths.items() if not cached.exists()}  # one per content
+    networks = [BaseModel(str(path), [path], [load_openspliceai(path)]) for path in missing.values()]
+    scored = score_test_blocks(chosen, half, networks, torch.device("cpu"), None, sys.stderr)
+    cache.mkdir(exist_ok=True)
+    for cached, path in missing.items():
+        temporary = cached.with_suffix(".tmp.npy")
+        np.save(temporary, scored.probabilities[str(path)].astype(np.float32))
+        temporary.replace(cached)
+    probabilities = {path: np.load(cached) for path, cached in paths.items()}
+    for path, values in probabilities.items():
+        if values.shape != (scored.labels.size, 3):
+            raise InputError(
+                paths[path], "out_of_fold cache", f"{values.shape} for {scored.labels.size} positions"
+            )
+    scored.probabilities = {
+        name: np.mean([probabilities[Path(path)] for path in files], axis=0)
+        for name, files in folders.items()
+    }
+    return scored
+
+
+def cache_key(*digests: str) -> str:
+    return hashlib.sha256("/".join(digests).encode()).hexdigest()[:24]
+
+
+def split_counts(fold: Path, models: list[str], split: str, window: int, radius: int) -> np.ndarray:
+    """(models, thresholds, units, 3) TP/FP/FN of `split`'s blocks of one fold."""
+    scored = split_scored(fold, models, split)
     return np.stack(
         [
             np.stack(
                 [
                     unit_counts(
                         scored.labels,
-                        scored.probabilities[model.name],
+                        scored.probabilities[name],
                         scored.blocks,
                         scored.units,
                         scored.n_units,
@@ -62,7 +101,7 @@ def split_counts(fold: Path, models: list[str], split: str, window: int, radius:
                     for threshold in GRID
                 ]
             )
-            for model in loaded
+            for name in models
         ]
     )
 
@@ -73,18 +112,7 @@ def resolve(fold: Path, name: str) -> Path:
 
 
 def fold_counts(fold: Path, models: list[str], window: int, radius: int) -> dict[str, np.ndarray]:
-    cache = fold / "out_of_fold.npz"
-    key = json.dumps({"models": models, "window": window, "radius": radius, "grid": GRID.tolist()})
-    if cache.exists():
-        saved = np.load(cache)
-        if str(saved["key"]) == key:
-            return {"validation": saved["validation"], "test": saved["test"]}
-    counts = {split: split_counts(fold, models, split, window, radius) for split in ("validation", "test")}
-    np.savez(
-        cache.with_suffix(".tmp.npz"), key=np.array(key), validation=counts["validation"], test=counts["test"]
-    )
-    cache.with_suffix(".tmp.npz").replace(cache)
-    return counts
+    return {split: split_counts(fold, models, split, window, radius) for split in ("validation", "test")}
 
 
 def bootstrap(per_unit: list[np.ndarray], replicates: int, seed: int) -> dict[str, list[float]]:
