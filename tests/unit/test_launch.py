@@ -230,19 +230,19 @@ def test_one_precision_rule_for_every_strategy():
 
 def test_pretrain_takes_epochs_lr_and_max_steps_from_its_own_section():
     from workflow_scripts.config.types import complete_typed_sections
-    from workflow_scripts.training.objectives import build_objective
+    from workflow_scripts.training.objectives.masked_lm import pretrain_train_section
 
     sections = {
         "train": {"epochs": 7, "lr": 0.1, "max_steps": 50, "strategy": "fsdp"},
         "pretrain": {"epochs": 2, "lr": 0.004},
     }
     completed = complete_typed_sections(sections, required=("model",))
-    pretrain = build_objective("masked_lm", completed).train_config
+    pretrain = pretrain_train_section(completed["train"], completed["pretrain"])
     assert (pretrain.epochs, pretrain.lr, pretrain.max_steps, pretrain.strategy) == (2, 0.004, None, "fsdp")
     sections["pretrain"]["max_steps"] = 5
     completed = complete_typed_sections(sections, required=("model",))
-    assert build_objective("masked_lm", completed).train_config.max_steps == 5
-    train = build_objective("classification", completed).train_config
+    assert pretrain_train_section(completed["train"], completed["pretrain"]).max_steps == 5
+    train = completed["train"]
     assert (train.epochs, train.lr, train.max_steps) == (7, 0.1, 50)
 
 

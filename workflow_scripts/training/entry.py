@@ -9,7 +9,7 @@ import dataclasses
 
 from workflow_scripts.training.console_relay import ConsoleRelay
 from workflow_scripts.training.launch import Resources, launch
-from workflow_scripts.training.objectives import build_objective
+from workflow_scripts.training.objectives import OBJECTIVES
 from workflow_scripts.training.prelaunch import announce, check_run, console_path
 from workflow_scripts.training.run_spec import RunSpec
 
@@ -34,14 +34,13 @@ def run_spec(args: argparse.Namespace, out_weights: str, **extra: str | None) ->
 
 
 def start_run(objective_name: str, args: argparse.Namespace, sections: dict, spec: RunSpec) -> None:
-    """`sections` typed, completed by the schema (parse_typed_config): the objective is built from them
-    once, here; refuse what every rank would fail on (before torchrun starts), then launch."""
-    objective = build_objective(objective_name, sections)
+    """`sections` typed, completed by the schema (parse_typed_config): refuse what every rank would
+    fail on (before torchrun starts), then launch; the ranks build the objective from them."""
     resources = resources_from_args(args)
-    check_run(objective, spec, resources)
-    announce(args.console_fd, f"{objective.rule} {args.experiment}")
+    check_run(sections["train"], spec, resources)
+    announce(args.console_fd, f"{OBJECTIVES[objective_name].rule} {args.experiment}")
     if spec.console is None or resources.nodes > 1:  # other nodes' ranks cannot reach this process
-        launch(objective, spec, resources)
+        launch(objective_name, sections, spec, resources)
         return
     with ConsoleRelay(args.console_fd) as relay:
-        launch(objective, dataclasses.replace(spec, console=relay.path), resources)
+        launch(objective_name, sections, dataclasses.replace(spec, console=relay.path), resources)

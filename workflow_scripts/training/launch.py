@@ -29,7 +29,6 @@ from workflow_scripts.training.cluster_env import (
     section_from_environment,
 )
 from workflow_scripts.training.local_torchrun import run_torchrun
-from workflow_scripts.training.objectives.base import Objective
 from workflow_scripts.training.precision import check_precision
 from workflow_scripts.training.run_spec import RunSpec, write_launch_file
 from workflow_scripts.training.telemetry import require_tensorboard
@@ -61,15 +60,15 @@ class Rendezvous:
         return f"{self.hosts[0]}:{self.port}"
 
 
-def launch(objective: Objective, spec: RunSpec, resources: Resources) -> None:
-    """Replace this process with torchrun (never returns). The objective's config was completed
-    and checked before (training.entry.start_run: check_run)."""
-    cluster = cluster_section(objective.sections)
+def launch(objective: str, sections: dict, spec: RunSpec, resources: Resources) -> None:
+    """Replace this process with torchrun (never returns). The sections were completed and
+    checked before (training.entry.start_run: check_run)."""
+    cluster = cluster_section(sections)
     export_section(cluster)  # the ranks read their collective timeout from it
     applied = apply_environment(preset_environment(cluster))
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     command = build_command(resources, ["--launch-file", str(spec.launch_file)], cluster)
-    write_launch_file(objective.name, objective.sections, spec)
+    write_launch_file(objective, sections, spec)
     start_command(command, applied)
 
 
