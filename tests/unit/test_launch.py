@@ -113,7 +113,9 @@ def test_the_collective_timeout_reaches_the_ranks_through_the_exported_cluster_s
 
     environ = {}
     assert collective_timeout_s(environ) == 600  # the schema's default
-    export_section(cluster_section(rule_config({"cluster": {"collective_timeout_s": 45}})), environ)
+    export_section(
+        cluster_section(rule_config({"cluster": {"collective_timeout_s": 45}})["cluster"]), environ
+    )
     assert (
         collective_timeout_s(environ) == 45
         and json.loads(environ[CLUSTER_ENV_VARIABLE])["rdzv_port"] == 29500
@@ -170,14 +172,17 @@ def test_cluster_section_comes_from_the_config_else_the_workflow_environment(mon
     from workflow_scripts.training.cluster_env import CLUSTER_ENV_VARIABLE, parse_cluster_section
 
     monkeypatch.setenv(CLUSTER_ENV_VARIABLE, json.dumps({"nccl_debug": "INFO"}))
-    from_environment = cluster_section({"train": {}})
+    from_environment = cluster_section(None)
     assert (
         from_environment["nccl_debug"] == "INFO" and from_environment["rdzv_port"] == 29500
     )  # schema default
-    assert cluster_section(complete_typed_sections({"cluster": {"rdzv_port": 29600}}))["nccl_debug"] == "WARN"
+    assert (
+        cluster_section(complete_typed_sections({"cluster": {"rdzv_port": 29600}})["cluster"])["nccl_debug"]
+        == "WARN"
+    )
     monkeypatch.setenv(CLUSTER_ENV_VARIABLE, json.dumps({"nccl_debgu": "INFO"}))
     with pytest.raises(InputError, match="config: cluster.nccl_debgu: unknown key"):
-        cluster_section({})
+        cluster_section(None)
     with pytest.raises(InputError, match="config: cluster"):
         parse_cluster_section("{'nccl_debug': 'INFO'}")
 
@@ -210,7 +215,7 @@ def test_no_gpus_requested_hides_visible_gpus_from_the_workers(monkeypatch):
 )
 def test_fp16_rules_are_checked_before_torchrun_starts(strategy, precision, cuda, message):
     from tests.train_fixtures import train_config
-    from workflow_scripts.training.launch import check_before_launch
+    from workflow_scripts.training.prelaunch import check_before_launch
 
     with pytest.raises(InputError, match=f"config: train.precision: {message}"):
         check_before_launch(train_config(strategy=strategy, precision=precision), cuda=cuda)

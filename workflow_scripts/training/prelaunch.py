@@ -20,8 +20,10 @@ from pathlib import Path
 import torch
 
 from workflow_scripts.config.train import TrainConfig
-from workflow_scripts.training.launch import Resources, check_before_launch, gpus_per_node, processes_per_node
+from workflow_scripts.training.launch import Resources, gpus_per_node, processes_per_node
+from workflow_scripts.training.precision import check_precision
 from workflow_scripts.training.run_spec import RunSpec
+from workflow_scripts.training.telemetry import require_tensorboard
 
 PROBE_BYTES = 4096
 
@@ -35,6 +37,14 @@ def check_run(cfg: TrainConfig, spec: RunSpec, resources: Resources) -> None:
         check_deepspeed_json(cfg, spec, resources, world)
     for folder in sorted(output_folders(spec)):
         check_writable(folder)
+
+
+def check_before_launch(cfg: TrainConfig, cuda: bool) -> None:
+    """What every rank would otherwise fail on alike: precision the workers' device lacks, a
+    missing tensorboard package (the ranges and keys were checked when the config was parsed)."""
+    check_precision(cfg.strategy, cfg.precision, cuda)
+    if cfg.tensorboard:
+        require_tensorboard()
 
 
 def output_folders(spec: RunSpec) -> set[str]:
