@@ -133,10 +133,9 @@ def trainer_epoch(data: SplitData, batch_sizes: list[int], work: Path) -> float:
     from workflow_scripts.training.strategies import build_engine
     from workflow_scripts.training.telemetry import MetricsSink
 
-    objective = build_objective(
-        "classification", complete_typed_sections({"train": TRAINER_SETTINGS}, required=("model", "train"))
-    )
-    cfg = objective.train_config
+    sections = complete_typed_sections({"train": TRAINER_SETTINGS}, required=("model", "train"))
+    cfg = sections["train"]
+    objective = build_objective("classification", cfg.objective_settings(), sections["model"])
     ctx = DistContext(rank=0, local_rank=0, world_size=1, device=torch.device("cpu"), backend=None)
     empty = SplitData(
         [], [], [], np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -146,6 +145,7 @@ def trainer_epoch(data: SplitData, batch_sizes: list[int], work: Path) -> float:
     began = time.perf_counter()
     trainer = Trainer(
         objective,
+        cfg.loop_settings(),
         ctx,
         lambda total: build_engine(model, ctx, cfg, total),
         data,

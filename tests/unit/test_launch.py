@@ -134,7 +134,9 @@ def test_the_collective_timeout_reaches_the_ranks_through_the_exported_cluster_s
 
     environ = {}
     assert collective_timeout_s(environ) == 600  # the schema's default
-    export_section(cluster_section(rule_config({"cluster": {"collective_timeout_s": 45}})), environ)
+    export_section(
+        cluster_section(rule_config({"cluster": {"collective_timeout_s": 45}})["cluster"]), environ
+    )
     assert (
         collective_timeout_s(environ) == 45
         and json.loads(environ[CLUSTER_ENV_VARIABLE])["rdzv_port"] == 29500
@@ -191,14 +193,17 @@ def test_cluster_section_comes_from_the_config_else_the_workflow_environment(mon
     from workflow_scripts.training.cluster_env import CLUSTER_ENV_VARIABLE, parse_cluster_section
 
     monkeypatch.setenv(CLUSTER_ENV_VARIABLE, json.dumps({"nccl_debug": "INFO"}))
-    from_environment = cluster_section({"train": {}})
+    from_environment = cluster_section(None)
     assert (
         from_environment["nccl_debug"] == "INFO" and from_environment["rdzv_port"] == 29500
     )  # schema default
-    assert cluster_section(complete_typed_sections({"cluster": {"rdzv_port": 29600}}))["nccl_debug"] == "WARN"
+    assert (
+        cluster_section(complete_typed_sections({"cluster": {"rdzv_port": 29600}})["cluster"])["nccl_debug"]
+        == "WARN"
+    )
     monkeypatch.setenv(CLUSTER_ENV_VARIABLE, json.dumps({"nccl_debgu": "INFO"}))
     with pytest.raises(InputError, match="config: cluster.nccl_debgu: unknown key"):
-        cluster_section({})
+        cluster_section(None)
     with pytest.raises(InputError, match="config: cluster"):
         parse_cluster_section("{'nccl_debug': 'INFO'}")
 
@@ -231,7 +236,7 @@ def test_no_gpus_requested_hides_visible_gpus_from_the_workers(monkeypatch):
 )
 def test_fp16_rules_are_checked_before_torchrun_starts(strategy, precision, cuda, message):
     from tests.train_fixtures import train_config
-    from workflow_scripts.training.launch import check_before_launch
+    from workflow_scripts.training.prelaunch import check_before_launch
 
     with pytest.raises(InputError, match=f"config: train.precision: {message}"):
         check_before_launch(train_config(strategy=strategy, precision=precision), cuda=cuda)
@@ -251,19 +256,19 @@ def test_one_precision_rule_for_every_strategy():
 
 def test_pretrain_takes_epochs_lr_and_max_steps_from_its_own_section():
     from workflow_scripts.config.types import complete_typed_sections
-    from workflow_scripts.training.objectives import build_objective
+    from workflow_scripts.training.objectives.masked_lm import pretrain_train_section
 
     sections = {
         "train": {"epochs": 7, "lr": 0.1, "max_steps": 50, "strategy": "fsdp"},
         "pretrain": {"epochs": 2, "lr": 0.004},
     }
     completed = complete_typed_sections(sections, required=("model",))
-    pretrain = build_objective("masked_lm", completed).train_config
+    pretrain = pretrain_train_section(completed["train"], completed["pretrain"])
     assert (pretrain.epochs, pretrain.lr, pretrain.max_steps, pretrain.strategy) == (2, 0.004, None, "fsdp")
     sections["pretrain"]["max_steps"] = 5
     completed = complete_typed_sections(sections, required=("model",))
-    assert build_objective("masked_lm", completed).train_config.max_steps == 5
-    train = build_objective("classification", completed).train_config
+    assert pretrain_train_section(completed["train"], completed["pretrain"]).max_steps == 5
+    train = completed["train"]
     assert (train.epochs, train.lr, train.max_steps) == (7, 0.1, 50)
 
 

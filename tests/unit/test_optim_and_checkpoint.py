@@ -1,6 +1,7 @@
 import pytest
 import torch
 
+from workflow_scripts.config.train import settings_digest
 from workflow_scripts.training.checkpoint import CheckpointManager, run_signature
 from workflow_scripts.training.optim import warmup_cosine
 
@@ -79,7 +80,7 @@ def test_run_signature_changes_with_inputs_and_settings_not_logging(tmp_path):
     data = tmp_path / "windows.parquet"
     data.write_bytes(b"x")
     base = run_signature(
-        {"lr": 0.1, "log_every_steps": 5},
+        settings_digest({"lr": 0.1, "log_every_steps": 5}),
         {"d_model": 8},
         2,
         {"windows": data, "genome": None},
@@ -88,13 +89,24 @@ def test_run_signature_changes_with_inputs_and_settings_not_logging(tmp_path):
     assert base["inputs"] == {"windows": [1, data.stat().st_mtime_ns]}
     assert (
         run_signature(
-            {"lr": 0.1, "log_every_steps": 50}, {"d_model": 8}, 2, {"windows": data}, genome_windows=100
+            settings_digest({"lr": 0.1, "log_every_steps": 50}),
+            {"d_model": 8},
+            2,
+            {"windows": data},
+            genome_windows=100,
         )
         == base
     )
-    assert run_signature({"lr": 0.1}, {"d_model": 8}, 2, {"windows": data}, genome_windows=200) != base
+    assert settings_digest({"lr": 0.2, "log_every_steps": 5}) != base["train"]
+    assert (
+        run_signature(settings_digest({"lr": 0.1}), {"d_model": 8}, 2, {"windows": data}, genome_windows=200)
+        != base
+    )
     data.write_bytes(b"xy")
-    assert run_signature({"lr": 0.1}, {"d_model": 8}, 2, {"windows": data}, genome_windows=100) != base
+    assert (
+        run_signature(settings_digest({"lr": 0.1}), {"d_model": 8}, 2, {"windows": data}, genome_windows=100)
+        != base
+    )
 
 
 def test_a_finished_run_is_not_resumed_by_the_next(tmp_path, capsys):
@@ -155,5 +167,7 @@ def test_checkpoints_are_keyed_on_the_code_of_the_rule_that_trains(tmp_path, obj
     )
     ctx = DistContext(0, 0, 1, torch.device("cpu"), None)
     sections = complete_typed_sections({}, required=("model", "train", "pretrain"))
-    signature = resume_signature(build_objective(objective, sections), spec, ctx)
+    settings = sections["train"].objective_settings()
+    built = build_objective(objective, settings, sections["model"], sections["pretrain"])
+    signature = resume_signature(built, sections["train"], spec, ctx)
     assert signature["code"] == rule_code_digest(rule) and len(signature["code"]) == 16

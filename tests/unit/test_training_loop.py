@@ -32,21 +32,21 @@ def splits(tmp_path_factory):
 
 
 def make_trainer(splits, work, **train):
-    objective = build_objective(
-        "classification",
-        complete_typed_sections(
-            {"train": {"epochs": 1, "lr": 1e-3, "precision": "fp32", "seed": 0, **train}},
-            required=("model", "train"),
-        ),
+    sections = complete_typed_sections(
+        {"train": {"epochs": 1, "lr": 1e-3, "precision": "fp32", "seed": 0, **train}},
+        required=("model", "train"),
     )
+    cfg = sections["train"]
+    objective = build_objective("classification", cfg.objective_settings(), sections["model"])
     ctx = DistContext(rank=0, local_rank=0, world_size=1, device=torch.device("cpu"), backend=None)
     torch.manual_seed(0)
     model = build_model({"d_model": 8, "n_layers": 1}, TOKENIZER.vocab_size, MAX_TOKENS)
     train, val = splits
     trainer = Trainer(
         objective,
+        cfg.loop_settings(),
         ctx,
-        lambda total: build_engine(model, ctx, objective.train_config, total),
+        lambda total: build_engine(model, ctx, cfg, total),
         train,
         val,
         (BatchCollator(train, TOKENIZER, MAX_TOKENS), BatchCollator(val, TOKENIZER, MAX_TOKENS)),

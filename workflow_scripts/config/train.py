@@ -7,11 +7,44 @@ rules between keys that a schema cannot say (offload needs a ZeRO stage that has
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from workflow_scripts.config.sections import complete_section
 from workflow_scripts.errors import InputError
+
+LOGGING_KEYS = ("checkpoint_every_steps", "log_every_steps", "tensorboard")  # change no result
+
+
+def settings_digest(settings: dict) -> str:
+    """sha256 of a training section less its logging keys: what a checkpoint's run must share
+    (training/checkpoint.py: run_signature)."""
+    kept = {key: value for key, value in settings.items() if key not in LOGGING_KEYS}
+    return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    """What the training loop reads of `train:` (training/loop.py)."""
+
+    epochs: int
+    grad_accumulation: int
+    max_steps: int | None
+    patience: int
+    checkpoint_every_steps: int
+    log_every_steps: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class ObjectiveSettings:
+    """What an objective reads of `train:` (training/objectives)."""
+
+    seed: int
+    class_weight: str
+    select_epoch_by: str
 
 
 @dataclass(kw_only=True)
@@ -78,6 +111,15 @@ class TrainConfig:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+    def loop_settings(self) -> LoopSettings:
+        return LoopSettings(
+            **{field.name: getattr(self, field.name) for field in dataclasses.fields(LoopSettings)}
+        )
+
+    def objective_settings(self) -> ObjectiveSettings:
+        names = (field.name for field in dataclasses.fields(ObjectiveSettings))
+        return ObjectiveSettings(**{name: getattr(self, name) for name in names})
 
     def scaled_lr(self, world_size: int) -> float:
         """The peak learning rate after the scaling rule (linear: lr × world size)."""

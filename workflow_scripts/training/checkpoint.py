@@ -8,8 +8,8 @@ complete, and only then named in `latest`; older folders are pruned after that.
 
 A rerun resumes from the newest checkpoint that loads: one whose files are missing or of another
 size than when saved, or whose trainer.pt does not load, is skipped with one line, and the one
-before it is tried. `run.json` holds the run's signature (config, inputs, world size and the
-digest of the code): checkpoints of another run are cleared, and so are those of a run that
+before it is tried. `run.json` holds the run's signature (the digest of the training settings,
+the model, inputs, world size and the digest of the code): checkpoints of another run are cleared, and so are those of a run that
 finished (its model was exported; `finished` is written then): a forced rerun trains afresh.
 """
 
@@ -33,19 +33,18 @@ BEST_FILE = "best.pt"
 SIGNATURE_FILE = "run.json"
 FINISHED_FILE = "finished"
 KEEP_LAST = 2
-LOGGING_KEYS = ("checkpoint_every_steps", "log_every_steps", "tensorboard")
 FULL_DISK_BYTES = 1 << 20  # a failed save with less than this free is reported as a full disk
 
 
-def run_signature(train: dict, model: dict, world_size: int, inputs: dict, **settings) -> dict:
-    """What a checkpoint must share with a run to be resumed from: the train config (less its
-    logging keys), the model, the world size, each input file's size and mtime (None = no such
+def run_signature(train_digest: str, model: dict, world_size: int, inputs: dict, **settings) -> dict:
+    """What a checkpoint must share with a run to be resumed from: the training settings' digest
+    (config/train.py: settings_digest, less the logging keys), the model, the world size, each input file's size and mtime (None = no such
     input) and any other setting that changes what is learnt (the code digest among them)."""
     stamps = {
         name: [os.stat(path).st_size, os.stat(path).st_mtime_ns] for name, path in inputs.items() if path
     }
     return {
-        "train": {key: value for key, value in train.items() if key not in LOGGING_KEYS},
+        "train": train_digest,
         "model": model,
         "world_size": world_size,
         "inputs": stamps,

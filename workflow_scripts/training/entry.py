@@ -8,10 +8,10 @@ import argparse
 import dataclasses
 
 from workflow_scripts.training.console_relay import ConsoleRelay
-from workflow_scripts.training.launch import Resources, launch, torchrun_in_this_process
-from workflow_scripts.training.objectives import build_objective
+from workflow_scripts.training.launch import Resources, cluster_section, launch, torchrun_in_this_process
+from workflow_scripts.training.objectives import OBJECTIVES
 from workflow_scripts.training.prelaunch import announce, check_run, console_path
-from workflow_scripts.training.run_spec import RunSpec
+from workflow_scripts.training.run_spec import RunSpec, write_launch_file
 
 
 def resources_from_args(args: argparse.Namespace) -> Resources:
@@ -34,14 +34,18 @@ def run_spec(args: argparse.Namespace, out_weights: str, **extra: str | None) ->
 
 
 def start_run(objective_name: str, args: argparse.Namespace, sections: dict, spec: RunSpec) -> None:
-    """`sections` typed, completed by the schema (parse_typed_config): the objective is built from them
-    once, here; refuse what every rank would fail on (before torchrun starts), then launch."""
-    objective = build_objective(objective_name, sections)
+    """`sections` typed, completed by the schema (parse_typed_config): refuse what every rank would
+    fail on (before torchrun starts), write the launch file (the ranks build the objective from
+    it), then launch."""
     resources = resources_from_args(args)
-    check_run(objective, spec, resources)
-    announce(args.console_fd, f"{objective.rule} {args.experiment}")
+    check_run(sections["train"], spec, resources)
+    announce(args.console_fd, f"{OBJECTIVES[objective_name].rule} {args.experiment}")
+    cluster = cluster_section(sections.get("cluster"))
     if spec.console is None or not torchrun_in_this_process(resources):  # srun: no relay lives on
-        launch(objective, spec, resources)
+        write_launch_file(objective_name, sections, spec)
+        launch(cluster, spec.launch_file, resources)
         return
     with ConsoleRelay(args.console_fd) as relay:
-        launch(objective, dataclasses.replace(spec, console=relay.path), resources)
+        relayed = dataclasses.replace(spec, console=relay.path)
+        write_launch_file(objective_name, sections, relayed)
+        launch(cluster, relayed.launch_file, resources)

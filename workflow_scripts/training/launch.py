@@ -1,6 +1,7 @@
 """Start torchrun with one training worker per GPU (or a set number of CPU processes).
 
-The rules train and pretrain call `launch` (workflow_scripts.rules.train / .pretrain). The
+The rules train and pretrain call `launch` (workflow_scripts.rules.train / .pretrain, through
+training.entry, which writes the launch file first). The
 process count comes from the rule's resources, never from CUDA_VISIBLE_DEVICES alone.
 One node: a single `torchrun --standalone`. Several nodes (`nodes > 1`, inside a SLURM
 allocation): `srun` starts one torchrun per node (training.node_torchrun, which names the node
@@ -16,11 +17,12 @@ import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NoReturn
 
 import torch
 
-from workflow_scripts.config.train import TrainConfig
+from workflow_scripts.config.types import ClusterSection
 from workflow_scripts.errors import InputError
 from workflow_scripts.training.cluster_env import (
     apply_environment,
@@ -29,10 +31,6 @@ from workflow_scripts.training.cluster_env import (
     section_from_environment,
 )
 from workflow_scripts.training.local_torchrun import run_torchrun
-from workflow_scripts.training.objectives.base import Objective
-from workflow_scripts.training.precision import check_precision
-from workflow_scripts.training.run_spec import RunSpec, write_launch_file
-from workflow_scripts.training.telemetry import require_tensorboard
 
 WORKER_MODULE = "workflow_scripts.training.worker"
 NODE_TORCHRUN_MODULE = "workflow_scripts.training.node_torchrun"
@@ -61,15 +59,13 @@ class Rendezvous:
         return f"{self.hosts[0]}:{self.port}"
 
 
-def launch(objective: Objective, spec: RunSpec, resources: Resources) -> None:
-    """Replace this process with torchrun (never returns). The objective's config was completed
-    and checked before (training.entry.start_run: check_run)."""
-    cluster = cluster_section(objective.sections)
+def launch(cluster: dict, launch_file: Path, resources: Resources) -> None:
+    """Replace this process with torchrun (never returns): `launch_file` is every rank's argument,
+    written and checked before (training.entry.start_run: check_run, write_launch_file)."""
     export_section(cluster)  # the ranks read their collective timeout from it
     applied = apply_environment(preset_environment(cluster))
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    command = build_command(resources, ["--launch-file", str(spec.launch_file)], cluster)
-    write_launch_file(objective.name, objective.sections, spec)
+    command = build_command(resources, ["--launch-file", str(launch_file)], cluster)
     start_command(command, applied)
 
 
@@ -87,19 +83,11 @@ def start_command(command: list[str], applied: dict) -> NoReturn:
     os.execvp(command[0], command)
 
 
-def check_before_launch(cfg: TrainConfig, cuda: bool) -> None:
-    """What every rank would otherwise fail on alike: precision the workers' device lacks, a
-    missing tensorboard package (the ranges and keys were checked when the config was parsed)."""
-    check_precision(cfg.strategy, cfg.precision, cuda)
-    if cfg.tensorboard:
-        require_tensorboard()
-
-
-def cluster_section(sections: dict) -> dict:
+def cluster_section(section: ClusterSection | None) -> dict:
     """The cluster: section of --config (completed with the others), else the one the workflow
     exports for every job (not a rule param, so changing an NCCL setting does not retrain)."""
-    if "cluster" in sections:
-        return sections["cluster"].to_completed()
+    if section is not None:
+        return section.to_completed()
     return section_from_environment()
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import torch
 
 from workflow_scripts.bucketing.sampler import DistributedBucketBatchSampler
+from workflow_scripts.config.train import LoopSettings
 from workflow_scripts.training.batches import SplitData, model_inputs, pin_batches_for, training_batch_tokens
 from workflow_scripts.training.checkpoint import CheckpointManager, capture_rng, restore_rng
 from workflow_scripts.training.distributed import DistContext
@@ -65,12 +66,13 @@ def forward_loss(
 
 
 class Trainer:
-    """`make_engine(total_steps)` wraps the model for the strategy (see strategies); the objective's
-    train_config drives the loop."""
+    """`make_engine(total_steps)` wraps the model for the strategy (see strategies); `settings`,
+    what the loop reads of `train:`, drive it."""
 
     def __init__(
         self,
         objective: Objective,
+        settings: LoopSettings,
         ctx: DistContext,
         make_engine: Callable[[int], Engine],
         train: SplitData,
@@ -81,7 +83,7 @@ class Trainer:
         metrics: MetricsSink,
         progress: Progress | None = None,
     ):
-        self.objective, self.cfg, self.ctx = objective, objective.train_config, ctx
+        self.objective, self.settings, self.ctx = objective, settings, ctx
         self.train_data, self.val_data = train, val
         self.collator, self.val_collator = collators
         for collator in collators:
@@ -94,7 +96,7 @@ class Trainer:
             batch_sizes,
             ctx.world_size,
             ctx.rank,
-            self.cfg.seed,
+            self.settings.seed,
             token_lengths=train.token_lengths,
         )
         self.total_steps = self._count_optimizer_steps()
@@ -105,17 +107,17 @@ class Trainer:
         self.metrics = metrics
         self.metrics.open(self.progress.step if resumed else None)
         self.bar = progress or Progress(ctx.is_main)
-        self.bar.start(self.total_steps, self.cfg.epochs, self.progress.step)
+        self.bar.start(self.total_steps, self.settings.epochs, self.progress.step)
 
     def _count_optimizer_steps(self) -> int:
-        per_epoch = math.ceil(len(self.sampler) / self.cfg.grad_accumulation)
-        total = per_epoch * self.cfg.epochs
-        return min(total, self.cfg.max_steps) if self.cfg.max_steps else total
+        per_epoch = math.ceil(len(self.sampler) / self.settings.grad_accumulation)
+        total = per_epoch * self.settings.epochs
+        return min(total, self.settings.max_steps) if self.settings.max_steps else total
 
     # ---- the loop -------------------------------------------------------------------------
     def train(self) -> TrainProgress:
         StopRequest.install()  # the worker did already; a Trainer used on its own needs it too
-        while self.progress.epoch < self.cfg.epochs and not self._reached_max_steps():
+        while self.progress.epoch < self.settings.epochs and not self._reached_max_steps():
             self._train_epoch()
             if self.progress.next_batch == 0:  # epoch finished (not cut by max_steps)
                 self._validate_and_keep_best()
@@ -127,11 +129,11 @@ class Trainer:
     def _out_of_patience(self) -> bool:
         """train.patience epochs without a better validation score (0: never stop early)."""
         since_best = self.progress.epoch - self.progress.best_epoch
-        stop = self.cfg.patience > 0 and len(self.val_data) > 0 and since_best >= self.cfg.patience
+        stop = self.settings.patience > 0 and len(self.val_data) > 0 and since_best >= self.settings.patience
         if stop and self.ctx.is_main:
             message = (
-                f"stopped early after epoch {self.progress.epoch} of {self.cfg.epochs}: no better validation "
-                f"{self.objective.epoch_score_name()} for {self.cfg.patience} epochs (train.patience)"
+                f"stopped early after epoch {self.progress.epoch} of {self.settings.epochs}: no better validation "
+                f"{self.objective.epoch_score_name()} for {self.settings.patience} epochs (train.patience)"
             )
             print(message, flush=True)
             self.bar.say(message)  # the console too: 'N steps in 10 epochs', then 'best epoch 2'
@@ -141,22 +143,22 @@ class Trainer:
         self.sampler.set_epoch(self.progress.epoch)
         batches = list(self.sampler)
         groups = [
-            batches[i : i + self.cfg.grad_accumulation]
-            for i in range(0, len(batches), self.cfg.grad_accumulation)
+            batches[i : i + self.settings.grad_accumulation]
+            for i in range(0, len(batches), self.settings.grad_accumulation)
         ]
-        start_group = self.progress.next_batch // self.cfg.grad_accumulation
+        start_group = self.progress.next_batch // self.settings.grad_accumulation
         self.engine.model.train()
         window = LogWindow(self.progress.step + 1)
         for group_index in range(start_group, len(groups)):
             window.add(*self._optimizer_step(groups[group_index]))
             self.progress.step += 1
-            self.progress.next_batch = (group_index + 1) * self.cfg.grad_accumulation
+            self.progress.next_batch = (group_index + 1) * self.settings.grad_accumulation
             last = group_index == len(groups) - 1 or self._reached_max_steps()
-            if self.progress.step % self.cfg.log_every_steps == 0 or last:  # the last step always
+            if self.progress.step % self.settings.log_every_steps == 0 or last:  # the last step always
                 self._log_step(window, epoch_end=last)
                 window = LogWindow(self.progress.step + 1)
                 self._maybe_stop()
-            if self.progress.step % self.cfg.checkpoint_every_steps == 0:
+            if self.progress.step % self.settings.checkpoint_every_steps == 0:
                 self._check_finite(window)  # never save weights a non-finite loss has reached
                 self._save_checkpoint()
             if self._reached_max_steps():
@@ -197,7 +199,7 @@ class Trainer:
         raise FloatingPointError(f"rank {self.ctx.rank}: loss is {loss} {where}")
 
     def _reached_max_steps(self) -> bool:
-        return self.cfg.max_steps is not None and self.progress.step >= self.cfg.max_steps
+        return self.settings.max_steps is not None and self.progress.step >= self.settings.max_steps
 
     # ---- metrics --------------------------------------------------------------------------
     def _log_step(self, window: LogWindow, epoch_end: bool = False) -> None:

@@ -20,23 +20,31 @@ from pathlib import Path
 import torch
 
 from workflow_scripts.config.train import TrainConfig
-from workflow_scripts.training.launch import Resources, check_before_launch, gpus_per_node, processes_per_node
-from workflow_scripts.training.objectives.base import Objective
+from workflow_scripts.training.launch import Resources, gpus_per_node, processes_per_node
+from workflow_scripts.training.precision import check_precision
 from workflow_scripts.training.run_spec import RunSpec
+from workflow_scripts.training.telemetry import require_tensorboard
 
 PROBE_BYTES = 4096
 
 
-def check_run(objective: Objective, spec: RunSpec, resources: Resources) -> None:
+def check_run(cfg: TrainConfig, spec: RunSpec, resources: Resources) -> None:
     """What launch checks too (precision, tensorboard, GPUs), the DeepSpeed JSON, then the output
     folders' file system. Creates nothing: a refused run leaves no folder behind."""
-    cfg = objective.train_config
     check_before_launch(cfg, cuda=resources.gpus > 0 and torch.cuda.is_available())
     world = world_size(resources)
     if cfg.strategy == "deepspeed" and cfg.deepspeed_config:
         check_deepspeed_json(cfg, spec, resources, world)
     for folder in sorted(output_folders(spec)):
         check_writable(folder)
+
+
+def check_before_launch(cfg: TrainConfig, cuda: bool) -> None:
+    """What every rank would otherwise fail on alike: precision the workers' device lacks, a
+    missing tensorboard package (the ranges and keys were checked when the config was parsed)."""
+    check_precision(cfg.strategy, cfg.precision, cuda)
+    if cfg.tensorboard:
+        require_tensorboard()
 
 
 def output_folders(spec: RunSpec) -> set[str]:

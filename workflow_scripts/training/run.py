@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from workflow_scripts.artifacts import WEIGHTS_DIGEST_FIELD
+from workflow_scripts.config.train import TrainConfig, settings_digest
 from workflow_scripts.io_utils import atomic_path, sha256_file, write_json
 from workflow_scripts.models.builtin import count_parameters
 from workflow_scripts.source_digest import rule_code_digest
@@ -32,8 +33,9 @@ DEEPSPEED_JSON = "deepspeed_config.json"
 STEP_LOG_PARTIAL = "steps.partial.jsonl"
 
 
-def run(objective: Objective, spec: RunSpec, ctx: DistContext) -> None:
-    cfg = objective.train_config
+def run(objective: Objective, cfg: TrainConfig, spec: RunSpec, ctx: DistContext) -> None:
+    """`cfg`: the train: section (for masked_lm with pretrain:'s epochs, lr and max_steps); the
+    loop, the objective and the checkpoints each get only what they read of it."""
     if cfg.tensorboard:
         require_tensorboard()
     summary = json.loads(Path(spec.bucket_summary).read_text())
@@ -52,6 +54,7 @@ def run(objective: Objective, spec: RunSpec, ctx: DistContext) -> None:
     micro_batch = max(summary["batch_sizes"])
     trainer = Trainer(
         objective,
+        cfg.loop_settings(),
         ctx,
         lambda total: build_engine(model, ctx, cfg, total, micro_batch),
         train,
@@ -59,7 +62,7 @@ def run(objective: Objective, spec: RunSpec, ctx: DistContext) -> None:
         objective.collators(train, val, tokenizer, max_tokens),
         summary["batch_sizes"],
         CheckpointManager(
-            spec.checkpoint_dir, ctx.is_main, ctx.barrier, resume_signature(objective, spec, ctx)
+            spec.checkpoint_dir, ctx.is_main, ctx.barrier, resume_signature(objective, cfg, spec, ctx)
         ),
         metrics_sink(spec, cfg.tensorboard, ctx),
         Progress(
@@ -82,7 +85,7 @@ def run(objective: Objective, spec: RunSpec, ctx: DistContext) -> None:
             trainer,
             progress,
             best if best is not None else final_state,
-            objective.describe(tokenizer, max_tokens),
+            {**objective.describe(tokenizer, max_tokens), "train": cfg.to_dict()},
         )
         trainer.checkpoints.mark_finished()  # a forced rerun trains afresh
         trainer.bar.say(f"done: {spec.out_weights} (best epoch {progress.best_epoch})")
@@ -92,12 +95,12 @@ def console_label(objective: Objective, spec: RunSpec) -> str:
     return f"{objective.rule} {spec.experiment}"
 
 
-def resume_signature(objective: Objective, spec: RunSpec, ctx: DistContext) -> dict:
+def resume_signature(objective: Objective, cfg: TrainConfig, spec: RunSpec, ctx: DistContext) -> dict:
     """What a checkpoint must share with this run to be resumed from (checkpoint.run_signature)."""
     inputs, settings = objective.resume_key(spec)
     files = {"windows": spec.windows, "manifest": spec.manifest, "summary": spec.bucket_summary, **inputs}
     return run_signature(
-        objective.train_config.to_dict(),
+        settings_digest(cfg.to_dict()),
         objective.model_section.to_completed(),
         ctx.world_size,
         files,
@@ -124,7 +127,6 @@ def export(spec: RunSpec, trainer: Trainer, progress: TrainProgress, state: dict
         {
             "experiment": spec.experiment,
             **described,
-            "train": trainer.cfg.to_dict(),
             "world_size": trainer.ctx.world_size,
             "optimizer_steps": progress.step,
             "best_epoch": progress.best_epoch,

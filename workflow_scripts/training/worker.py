@@ -38,10 +38,10 @@ def main(argv: list[str] | None = None) -> None:
     StopRequest.install()
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     name, sections, spec = read_launch_file(parse_args(argv).launch_file)
-    objective = build_objective(name, sections)
-    cfg = objective.train_config
+    train = sections["train"]  # for masked_lm, with pretrain:'s epochs, lr and max_steps already
+    objective = build_objective(name, train.objective_settings(), sections["model"], sections.get("pretrain"))
     try:
-        run_in_process_group(cfg.strategy, cfg.seed, lambda ctx: run(objective, spec, ctx))
+        run_in_process_group(train.strategy, train.seed, lambda ctx: run(objective, train, spec, ctx))
     except TrainingInterrupted as stopped:
         if rank() == 0:
             print(f"errorseq: training: {stopped} (rerun to resume)", file=sys.stderr, flush=True)

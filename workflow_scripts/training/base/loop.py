@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from workflow_scripts.config.train import settings_digest
 from workflow_scripts.config.train_base import TrainBaseSection
 from workflow_scripts.io_utils import atomic_path
 from workflow_scripts.source_digest import rule_code_digest
@@ -88,7 +89,7 @@ class BaseTrainer:
         data = vars(self.run.data)
         inputs = {**data, "init_weights": self.run.init_weights}
         return run_signature(
-            self.section.to_dict(),
+            settings_digest(self.section.to_dict()),
             {"context": self.section.context},
             self.ctx.world_size,
             inputs,

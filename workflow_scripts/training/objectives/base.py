@@ -4,35 +4,31 @@ export) is the same for `train` and `pretrain` (training/run.py)."""
 from __future__ import annotations
 
 import abc
-from typing import Any
 
 import torch
 from torch import nn
 
-from workflow_scripts.config.train import TrainConfig
-from workflow_scripts.config.types import ModelSection
+from workflow_scripts.config.train import ObjectiveSettings
+from workflow_scripts.config.types import ModelSection, PretrainSection
 from workflow_scripts.training.batches import SplitData
 from workflow_scripts.training.distributed import DistContext
 from workflow_scripts.training.run_spec import RunSpec
 
 
 class Objective(abc.ABC):
-    """One kind of training. `sections` are the rule's config sections typed (config/types.py),
-    completed by the schema once, in the rule's process: taken as they are."""
+    """One kind of training, from the typed sections it reads (config/types.py, completed by the
+    schema once, in the rule's process: taken as they are) and what it reads of `train:`."""
 
     name: str
     rule: str  # the Snakemake rule that runs it: its code digest keys the checkpoints
 
-    def __init__(self, sections: dict[str, Any]):
-        self.sections = sections  # what the launcher hands the ranks
-        self.model_section: ModelSection = sections["model"]
-        self.train_config = self.build_train_config(sections)
+    def __init__(
+        self, settings: ObjectiveSettings, model: ModelSection, pretrain: PretrainSection | None = None
+    ):
+        self.settings = settings
+        self.model_section = model
 
     # ---- setting up a run -------------------------------------------------------------------
-    @abc.abstractmethod
-    def build_train_config(self, sections: dict[str, Any]) -> TrainConfig:
-        """The loop's settings: the completed train: section, or what the objective makes of it."""
-
     @abc.abstractmethod
     def title(self) -> str:
         """What the start line calls the run, e.g. `training`."""

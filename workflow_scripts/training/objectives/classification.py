@@ -42,9 +42,6 @@ class Classification(Objective):
     name = "classification"
     rule = "train"
 
-    def build_train_config(self, sections):
-        return sections["train"]
-
     def title(self) -> str:
         return "training"
 
@@ -63,7 +60,7 @@ class Classification(Objective):
         )
         if len(train) == 0:
             raise InputError(spec.manifest, "split", "no rows in the train split")
-        if self.train_config.class_weight == "balanced":
+        if self.settings.class_weight == "balanced":
             self.class_weights = balanced_class_weights(train.labels)
         return train, val
 
@@ -101,10 +98,10 @@ class Classification(Objective):
         return classification_loss(logits, batch, self.class_weights)
 
     def epoch_score_name(self) -> str:
-        return self.train_config.select_epoch_by.removeprefix("val_")
+        return self.settings.select_epoch_by.removeprefix("val_")
 
     def epoch_score(self, result):
-        if self.train_config.select_epoch_by == "val_roc_auc" and result["val_roc_auc"] is not None:
+        if self.settings.select_epoch_by == "val_roc_auc" and result["val_roc_auc"] is not None:
             return float(result["val_roc_auc"])
         return -result["val_loss"]
 

@@ -1,6 +1,7 @@
 """The `pretrain` objective: masked-LM on unlabeled windows, with the classifier's own encoder.
 
-Its train config is the `train:` section with `pretrain:`'s epochs, lr and max_steps; the weights
+Its train config is the `train:` section with `pretrain:`'s epochs, lr and max_steps (made by
+the pretrain rule's process, rules/pretrain.py, before launch: pretrain_train_section); the weights
 it exports are the encoder's alone, under the classifier's parameter names (train starts from them).
 """
 
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
 
 import torch.nn.functional as F
 
@@ -39,13 +39,11 @@ class MaskedLM(Objective):
     name = "masked_lm"
     rule = "pretrain"
 
-    def __init__(self, sections: dict[str, Any]) -> None:
-        self.pretrain: PretrainSection = sections["pretrain"]
-        super().__init__(sections)
-
-    def build_train_config(self, sections):
-        # pretrain.epochs, lr and max_steps have the schema's ranges of train's own
-        return pretrain_train_section(sections["train"], self.pretrain)
+    def __init__(self, settings, model, pretrain=None) -> None:
+        if pretrain is None:
+            raise ValueError("masked_lm needs the pretrain: section")
+        self.pretrain: PretrainSection = pretrain
+        super().__init__(settings, model)
 
     def title(self) -> str:
         return f"pretraining (masked LM, source {self.pretrain.source})"
@@ -58,7 +56,7 @@ class MaskedLM(Objective):
             spec.genome_dir,
             summary,
             tokenizer,
-            self.train_config.seed,
+            self.settings.seed,
         )
 
     def build_model(self, spec, vocab_size, max_tokens, ctx):

@@ -32,7 +32,7 @@ class Engine(abc.ABC):
     name = "base"
 
     def __init__(self, model: torch.nn.Module, ctx: DistContext, cfg: TrainConfig, total_steps: int):
-        self.ctx, self.cfg = ctx, cfg
+        self.ctx, self.grad_clip = ctx, cfg.grad_clip  # the rest of cfg is the optimizer's
         self.module = model  # the plain module (parameters may be sharded)
         self.model = model  # what the loop calls for training forward passes
         self.optimizer = build_optimizer(model, cfg, ctx.world_size)
@@ -50,8 +50,8 @@ class Engine(abc.ABC):
         loss.backward()
 
     def clip_and_step(self) -> None:
-        if self.cfg.grad_clip > 0:
-            torch.nn.utils.clip_grad_norm_(self.module.parameters(), self.cfg.grad_clip)
+        if self.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.module.parameters(), self.grad_clip)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.scheduler.step()

@@ -44,9 +44,9 @@ class DDPEngine(Engine):
             self.scaler.scale(loss).backward()
 
     def clip_and_step(self):
-        if self.cfg.grad_clip > 0:
+        if self.grad_clip > 0:
             self.scaler.unscale_(self.optimizer)
-            torch.nn.utils.clip_grad_norm_(self.module.parameters(), self.cfg.grad_clip)
+            torch.nn.utils.clip_grad_norm_(self.module.parameters(), self.grad_clip)
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.optimizer.zero_grad(set_to_none=True)
