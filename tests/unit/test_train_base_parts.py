@@ -14,7 +14,8 @@ from tests.base_data_fixtures import write_base_data
 from workflow_scripts.calling.keras_h5 import read_keras_model
 from workflow_scripts.calling.openspliceai import OpenSpliceAIModel, unit_shapes
 from workflow_scripts.calling.spliceai import SpliceAIModel
-from workflow_scripts.config.sections import complete_section
+from workflow_scripts.config.sections import complete_section, section_schema
+from workflow_scripts.config.stages.train_base import JOB_KEYS
 from workflow_scripts.config.train_base import TrainBaseSection
 from workflow_scripts.errors import InputError
 from workflow_scripts.training.base.blocks import budget_batches, epoch_order, load_blocks
@@ -200,3 +201,12 @@ def test_a_peers_gene_split_re_splits_the_blocks(tmp_path):
     assert left_out == 1 and resplit.sequence == files.sequence
     assert len(load_blocks(resplit, "validation", 80)) == 3 and len(load_blocks(resplit, "train", 80)) == 8
     assert len(load_blocks(resplit, "test", 80)) == 0
+
+
+def test_every_train_base_key_that_shapes_a_run_reaches_the_job():
+    """A schema key missing from the stage's declared keys is silently dropped from the job's
+    --config (the job then runs on the schema's default): every key but those that shape the
+    workflow (enabled, seeds) or enter as a declared input (init_weights) must be declared."""
+    keys = set(section_schema("train_base")["properties"])
+    assert keys - {"enabled", "seeds", "init_weights"} == set(JOB_KEYS)
+    assert section(batch_norm="frozen").batch_norm == "frozen"
