@@ -14,7 +14,8 @@ from tests.base_data_fixtures import write_base_data
 from workflow_scripts.calling.keras_h5 import read_keras_model
 from workflow_scripts.calling.openspliceai import OpenSpliceAIModel, unit_shapes
 from workflow_scripts.calling.spliceai import SpliceAIModel
-from workflow_scripts.config.sections import complete_section
+from workflow_scripts.config.sections import complete_section, section_schema
+from workflow_scripts.config.stages.train_base import JOB_KEYS
 from workflow_scripts.config.train_base import TrainBaseSection
 from workflow_scripts.errors import InputError
 from workflow_scripts.training.base.blocks import budget_batches, epoch_order, load_blocks
@@ -254,3 +255,12 @@ def test_evaluate_base_may_name_train_bases_folder_trained_in_the_same_run(tmp_p
         "reference/model_80nt_rs1.pt",
         *[layout.TRAIN_BASE_MODEL.format(context=80, seed=seed) for seed in (3, 4)],
     ]
+
+
+def test_every_train_base_key_that_shapes_a_run_reaches_the_job():
+    """A schema key missing from the stage's declared keys is silently dropped from the job's
+    --config (the job then runs on the schema's default): every key but those that shape the
+    workflow (enabled, seeds) or enter as a declared input (init_weights) must be declared."""
+    keys = set(section_schema("train_base")["properties"])
+    assert keys - {"enabled", "seeds", "init_weights"} == set(JOB_KEYS)
+    assert section(batch_norm="frozen").batch_norm == "frozen"

@@ -35,6 +35,7 @@ class TrainBaseSection:
     token_budget: int
     trainable_units: list[int | str]
     l2sp: float
+    batch_norm: str
     loss: str
     focal_gamma: float
     val_max_blocks: int

@@ -25,6 +25,7 @@ JOB_KEYS = (
     "token_budget",
     "trainable_units",
     "l2sp",
+    "batch_norm",
     "loss",
     "focal_gamma",
     "val_max_blocks",

@@ -80,6 +80,7 @@ class BaseTrainer:
         self.parameter_count = sum(p.numel() for p in self.network.parameters())  # before ZeRO-3 partitions
         self.engine = build_engine(self.network, ctx, self.cfg, self.total_steps, micro_batch=1)
         self.network.set_trainable(section.units_at(0))
+        self.network.freeze_norms(section.batch_norm == "frozen")
         self.checkpoints = CheckpointManager(run.checkpoint_dir, ctx.is_main, ctx.barrier, self.signature())
         self.position = Position()
         resumed = self.resume()

@@ -12,6 +12,11 @@ Each residual unit's output is cut to the positions later layers still read (`Ba
 the core's logits are unchanged, the widest units run on less than the whole input (on D.
 melanogaster chr4's blocks, flank 10,000: ~14% less CPU per training step).
 
+Batch norms (`batch_norm`): `batch` normalises by each training batch's statistics (over the
+positions each unit computes) and updates the running ones, as OpenSpliceAI's transfer does on its
+windows; `frozen` keeps every batch norm in eval mode while training (the start's running
+statistics, never updated; scale and shift still train).
+
 Which units train: `trainable_units` of the schedule (0 = all, n = the last n residual units and
 what follows them: the skip convolutions after them and the output convolution). A frozen unit's
 parameters get no gradient and its batch norms stay in eval mode (running statistics neither used
@@ -95,6 +100,7 @@ class BaseNetwork(OpenSpliceAIModel):
         self.units = units
         self.context = context_of(units)
         self.trainable = 0  # 0: every unit
+        self.norms_frozen = False  # True: every batch norm in eval mode, training included
         self.train()
 
     @property
@@ -145,10 +151,20 @@ class BaseNetwork(OpenSpliceAIModel):
             parameter.requires_grad_(id(parameter) not in frozen)
         self.train(self.training)
 
+    def freeze_norms(self, frozen: bool) -> None:
+        """train_base.batch_norm: frozen → every batch norm normalises by its running statistics
+        in training too and never updates them (its scale and shift still get gradients)."""
+        self.norms_frozen = frozen
+        self.train(self.training)
+
     def train(self, mode: bool = True) -> BaseNetwork:
         super().train(mode)
         for module in self.frozen_modules(getattr(self, "trainable", 0)):
             module.eval()  # frozen batch norms keep their running statistics
+        if getattr(self, "norms_frozen", False):
+            for module in self.modules():
+                if isinstance(module, nn.BatchNorm1d):
+                    module.eval()
         return self
 
 
