@@ -41,7 +41,7 @@ from workflow_scripts.calling.model_files import model_family, weight_files
 from workflow_scripts.data.fasta import open_genome
 from workflow_scripts.data.genome import Genome
 from workflow_scripts.errors import InputError, run_cli
-from workflow_scripts.io_utils import sha256_file, write_json
+from workflow_scripts.io_utils import sha256_file, write_json, write_parquet
 from workflow_scripts.progress import Progress
 
 STRETCH_NT = 100_000  # the longest core one forward pass scores (memory)
@@ -179,9 +179,7 @@ def main(argv: list[str] | None = None) -> None:
         )
         counts = scored.group_by("fold").len().sort("fold").rows() if scored.height else []
         print(f"fold_scan: {shard.name} {scored.height:,} rows, per fold {counts}", file=sys.stderr)
-        temporary = args.out / f".{shard.name}.tmp"
-        scored.drop("fold").write_parquet(temporary)
-        temporary.replace(args.out / shard.name)
+        write_parquet(scored.drop("fold"), args.out / shard.name)
         regions = json.loads(
             shard.with_name(shard.name.removesuffix(".parquet") + ".regions.json").read_text()
         )

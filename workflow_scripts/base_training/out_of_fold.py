@@ -32,7 +32,7 @@ from workflow_scripts.base_training.site_f1 import f1_of, unit_counts
 from workflow_scripts.calling.model_files import weight_files
 from workflow_scripts.calling.openspliceai import load_openspliceai
 from workflow_scripts.errors import InputError, run_cli
-from workflow_scripts.io_utils import sha256_file, write_json
+from workflow_scripts.io_utils import atomic_path, sha256_file, write_json
 
 GRID = np.round(np.arange(0.05, 0.96, 0.05), 2)
 
@@ -61,9 +61,8 @@ def split_scored(fold: Path, models: list[str], split: str) -> Scored:
     scored = score_test_blocks(chosen, half, networks, torch.device("cpu"), None, sys.stderr)
     cache.mkdir(exist_ok=True)
     for cached, path in missing.items():
-        temporary = cached.with_suffix(".tmp.npy")
-        np.save(temporary, scored.probabilities[str(path)].astype(np.float32))
-        temporary.replace(cached)
+        with atomic_path(cached) as tmp, open(tmp, "wb") as handle:
+            np.save(handle, scored.probabilities[str(path)].astype(np.float32))
     probabilities = {path: np.load(cached) for path, cached in paths.items()}
     for path, values in probabilities.items():
         if values.shape != (scored.labels.size, 3):
