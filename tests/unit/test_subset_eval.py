@@ -1,5 +1,5 @@
 """base_training/subset_eval.py: a scan read at base_data's block positions on both strands, the
-share of clusters, the report's site F1 and paired differences (docs/train_base.md)."""
+share of clusters, the report's site F1 and paired differences (docs/train_base_results.md)."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""Out-of-fold site F1 over K base_data folds (base_data.folds; docs/train_base.md, "Measured").
+"""Out-of-fold site F1 over K base_data folds (base_data.folds; docs/train_base_results.md).
 
 Each fold folder is a Snakemake work directory whose results/base_data holds fold k as test. Every
 model folder (relative names resolve inside each fold folder, e.g. results/train_base/models) is

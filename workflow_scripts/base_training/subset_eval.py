@@ -1,5 +1,5 @@
 """Base models on a share of base_data's test blocks, one network at a time, scores cached: the
-learning curves of docs/train_base.md ("Learning curve on A. arenosa chr2 9-12 Mb").
+learning curves of docs/train_base_results.md ("Learning curve on A. arenosa chr2 9-12 Mb").
 
 evaluate_base scores every model of a run on every test block; on a shared CPU one 10k network over
 A. arenosa chr2 9-12 Mb's 562 genes (6.3 M input nt) is ~500 CPU-s. Here each network is scored once
