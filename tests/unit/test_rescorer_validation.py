@@ -394,15 +394,7 @@ def test_site_calls_refuses_a_rescorer_of_another_base_than_the_weights_behind_i
     argv += ["--made-by", str(tmp_path / "model_a.pt")]
     for output in (out.name for out in stage("site_calls").outputs):
         argv += [f"--out-{output.replace('_', '-')}", str(tmp_path / "out" / output)]
-    done = subprocess.run(
-        [sys.executable, "-m", "workflow_scripts.rules.site_calls", *argv],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-    )
-    errors = [line for line in done.stderr.splitlines() if line.startswith("errorseq: error:")]
-    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    errors = refused_in_one_line("site_calls", argv)
     assert len(errors) == 1 and f"{folder}: source.base_model: the source genome was scored by" in errors[0]
     assert "model_a.pt" in errors[0] and "a re-scorer corrects only the base model" in errors[0], errors
     assert not (tmp_path / "out").exists()
@@ -520,18 +512,10 @@ def test_rescore_sites_refuses_a_bad_manifest_in_one_line_before_reading_anythin
     argv += ["--transfer", str(folder)]
     for output in (out.name for out in stage("rescore_sites").outputs):
         argv += [f"--out-{output}", str(tmp_path / "out" / output)]
-    done = subprocess.run(
-        [sys.executable, "-m", "workflow_scripts.rules.rescore_sites", *argv],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-    )
-    errors = [line for line in done.stderr.splitlines() if line.startswith("errorseq: error:")]
-    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    errors = refused_in_one_line("rescore_sites", argv)
     assert errors == [
         f"errorseq: error: {folder / 'rescorer.json'}: results.recommended: want an object, found a string"
-    ], done.stderr
+    ], errors
     assert not (tmp_path / "out").exists()
 
 
@@ -551,3 +535,16 @@ def test_every_predictor_site_calls_may_recommend_is_accepted(source, tmp_path):
         read_manifest(
             str(folder), {"flank": 25, "floor": 0.005, "peak_radius": 2, "consensus_window": 2}, 103
         )
+
+
+def refused_in_one_line(rule: str, argv: list[str]) -> list[str]:
+    """Run a rule's program; it must exit 2 without a traceback: its `errorseq: error:` lines."""
+    done = subprocess.run(
+        [sys.executable, "-m", f"workflow_scripts.rules.{rule}", *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    return [line for line in done.stderr.splitlines() if line.startswith("errorseq: error:")]
