@@ -18,9 +18,10 @@ from workflow_scripts.config.sections import complete_section, section_schema
 from workflow_scripts.config.stages.train_base import JOB_KEYS
 from workflow_scripts.config.train_base import TrainBaseSection
 from workflow_scripts.errors import InputError
-from workflow_scripts.training.base.blocks import budget_batches, epoch_order, load_blocks
+from workflow_scripts.training.base.blocks import budget_batches, epoch_order, load_blocks, mixed_batches
 from workflow_scripts.training.base.network import BaseNetwork, build_network, keras_state_dict
 from workflow_scripts.training.base.objective import L2SP, position_loss
+from workflow_scripts.training.optim import build_optimizer
 
 
 def section(**values) -> TrainBaseSection:
@@ -105,6 +106,30 @@ def test_budget_batches_and_an_epoch_order_shared_by_every_world_size():
     order = epoch_order(batches, seed=3, epoch=1, multiple=4)
     assert len(order) % 4 == 0 and order == epoch_order(batches, seed=3, epoch=1, multiple=4)
     assert order[: len(batches)] != epoch_order(batches, seed=3, epoch=2, multiple=4)[: len(batches)]
+
+
+def test_batch_mixing_re_cuts_the_blocks_each_epoch_and_0_keeps_the_sorted_batches():
+    lengths = np.array([300, 310, 320, 330, 340, 350, 360, 370, 380, 390, 1200])
+    assert mixed_batches(lengths, 1000, 0.0, seed=1, epoch=4) == budget_batches(lengths, 1000)
+    cuts = [mixed_batches(lengths, 1000, 0.5, seed=1, epoch=epoch) for epoch in range(4)]
+    for batches in cuts:
+        assert sorted(i for b in batches for i in b) == list(range(11))  # every block once
+        assert all(len(b) * lengths[b].max() <= 1000 or len(b) == 1 for b in batches)
+    assert cuts[0] == mixed_batches(lengths, 1000, 0.5, seed=1, epoch=0)  # the same on every rank
+    groups = [{frozenset(b) for b in batches} for batches in cuts]
+    assert len({frozenset(g) for g in groups}) > 1  # new groups in some epoch
+
+
+def test_adamw_beta2_and_decay_of_every_parameter_are_train_bases_settings():
+    network = torch.nn.Conv1d(4, 3, 1)
+    base = section(adam_beta2=0.999).train_config(seed=0)
+    assert build_optimizer(network, base).param_groups[0]["betas"] == (0.9, 0.999)
+    assert complete_section("train", {})["adam_beta2"] == 0.98
+    groups = build_optimizer(network, base).param_groups
+    assert [(len(g["params"]), g["weight_decay"]) for g in groups] == [(1, 0.01), (1, 0.0)]  # weight; bias
+    everything = section(decay_all_parameters=True).train_config(seed=0)
+    groups = build_optimizer(network, everything).param_groups
+    assert [(len(g["params"]), g["weight_decay"]) for g in groups] == [(2, 0.01)]
 
 
 def test_the_loss_counts_labelled_positions_only_and_focal_at_gamma_0_is_cross_entropy():

@@ -56,6 +56,8 @@ class TrainConfig:
     lr: float
     lr_scaling: str  # linear: lr × world size
     weight_decay: float
+    adam_beta2: float  # AdamW betas (0.9, adam_beta2)
+    decay_all_parameters: bool  # false: weight matrices only
     warmup_fraction: float
     min_lr_ratio: float
     grad_clip: float

@@ -28,11 +28,14 @@ class TrainBaseSection:
     max_steps: int | None
     lr: float
     weight_decay: float
+    adam_beta2: float
+    decay_all_parameters: bool
     warmup_fraction: float
     min_lr_ratio: float
     grad_clip: float
     grad_accumulation: int
     token_budget: int
+    batch_mixing: float
     trainable_units: list[int | str]
     l2sp: float
     batch_norm: str
@@ -90,6 +93,8 @@ class TrainBaseSection:
             lr=self.lr,
             lr_scaling="none",
             weight_decay=self.weight_decay,
+            adam_beta2=self.adam_beta2,
+            decay_all_parameters=self.decay_all_parameters,
             warmup_fraction=self.warmup_fraction,
             min_lr_ratio=self.min_lr_ratio,
             grad_clip=self.grad_clip,

@@ -1,4 +1,5 @@
-"""AdamW with decoupled weight decay on matrices only, and a warm-up + cosine schedule.
+"""AdamW with decoupled weight decay on matrices only (or on every parameter: decay_all_parameters),
+and a warm-up + cosine schedule.
 
 The peak LR is `train.lr`, times the world size with `train.lr_scaling: linear`."""
 
@@ -13,13 +14,15 @@ from workflow_scripts.config.train import TrainConfig
 
 def build_optimizer(model: torch.nn.Module, cfg: TrainConfig, world_size: int = 1) -> torch.optim.Optimizer:
     """torch AdamW for every strategy (DeepSpeed gets it as a client optimizer: nothing to compile)."""
-    decay = [p for p in model.parameters() if p.requires_grad and p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.requires_grad and p.dim() < 2]
+    trained = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in trained if cfg.decay_all_parameters or p.dim() >= 2]
+    no_decay = [p for p in trained if not (cfg.decay_all_parameters or p.dim() >= 2)]
     groups = [
-        {"params": decay, "weight_decay": cfg.weight_decay},
-        {"params": no_decay, "weight_decay": 0.0},
+        {"params": params, "weight_decay": rate}
+        for params, rate in ((decay, cfg.weight_decay), (no_decay, 0.0))
+        if params
     ]
-    return torch.optim.AdamW(groups, lr=cfg.scaled_lr(world_size), betas=(0.9, 0.98), eps=1e-8)
+    return torch.optim.AdamW(groups, lr=cfg.scaled_lr(world_size), betas=(0.9, cfg.adam_beta2), eps=1e-8)
 
 
 def warmup_cosine(total_steps: int, warmup_fraction: float, min_lr_ratio: float):

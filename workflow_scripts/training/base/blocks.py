@@ -4,7 +4,8 @@ as training batches for a network of context C ≤ the data's context.
 Each block is cropped by (context − C)/2 at each end, so the network sees C/2 nt of real flank on
 each side of the labelled core and its output covers the core exactly. Batches group blocks of
 similar length under a token budget (input nt per micro-batch and rank, padding included, at
-least one block): sorted by length, cut greedily. Each epoch shuffles the batches (seeded by the
+least one block): sorted by length, cut greedily (train_base.batch_mixing > 0: re-cut each epoch in
+a jittered length order, mixed_batches). Each epoch shuffles the batches (seeded by the
 run's seed and the epoch) and deals them to the ranks in turn, so optimizer step k on W ranks with
 accumulation A reads micro-batches k·W·A … (k+1)·W·A − 1 of that order whatever W and A are (one
 rank with A = 2 reads what two ranks with A = 1 read). Padding is N (all-zero one-hot) with label
@@ -110,18 +111,36 @@ def load_blocks(files: BaseDataFiles, split: str, context: int) -> Blocks:
     return Blocks(sequence, labels, offsets + crop, lengths - 2 * crop, context)
 
 
-def budget_batches(lengths: np.ndarray, token_budget: int) -> list[list[int]]:
-    """Blocks sorted by length, cut into batches whose padded size (count × longest) stays within
-    `token_budget` (a block longer than the budget is a batch of its own)."""
-    order = np.argsort(lengths, kind="stable")
+def budget_batches(
+    lengths: np.ndarray, token_budget: int, order: np.ndarray | None = None
+) -> list[list[int]]:
+    """Blocks taken in `order` (default: by length) and cut greedily into batches whose padded size
+    (count × longest) stays within `token_budget` (a block longer than the budget is a batch of its own)."""
+    if order is None:
+        order = np.argsort(lengths, kind="stable")
     batches: list[list[int]] = []
     current: list[int] = []
+    longest = 0
     for index in order.tolist():
-        if current and (len(current) + 1) * int(lengths[index]) > token_budget:
+        longest = max(longest, int(lengths[index]))
+        if current and (len(current) + 1) * longest > token_budget:
             batches.append(current)
-            current = []
+            current, longest = [], int(lengths[index])
         current.append(index)
     return batches + [current] if current else batches
+
+
+def mixed_batches(
+    lengths: np.ndarray, token_budget: int, mixing: float, seed: int, epoch: int
+) -> list[list[int]]:
+    """One epoch's batches (train_base.batch_mixing): 0 = the length-sorted ones, the same every
+    epoch; m > 0 = cut in the order of length × U(1 − m, 1 + m) drawn from (seed, epoch), so blocks of
+    nearby lengths meet in new batches each epoch (more padding, the count may change by a few)."""
+    if mixing == 0:
+        return budget_batches(lengths, token_budget)
+    rng = np.random.default_rng([seed, epoch, 1])
+    key = lengths * rng.uniform(1 - mixing, 1 + mixing, len(lengths))
+    return budget_batches(lengths, token_budget, np.argsort(key, kind="stable"))
 
 
 def epoch_order(batches: list[list[int]], seed: int, epoch: int, multiple: int) -> list[list[int]]:

@@ -18,9 +18,9 @@ from workflow_scripts.io_utils import atomic_path
 from workflow_scripts.source_digest import rule_code_digest
 from workflow_scripts.training.base.blocks import (
     Blocks,
-    budget_batches,
     epoch_order,
     load_blocks,
+    mixed_batches,
     padding_share,
 )
 from workflow_scripts.training.base.curves import CurveLog
@@ -71,10 +71,18 @@ class BaseTrainer:
         self.network.find_unused_parameters = section.freezes()  # type: ignore[assignment]  # DDP
         self.train_blocks = load_blocks(run.data, "train", section.context)
         self.val_blocks = load_blocks(run.data, "validation", section.context)
-        self.batches = budget_batches(self.train_blocks.lengths, section.token_budget)
+        self.epoch_batches = [
+            mixed_batches(
+                self.train_blocks.lengths, section.token_budget, section.batch_mixing, run.seed, epoch
+            )
+            for epoch in range(section.epochs)
+        ]
+        self.batches = self.epoch_batches[0]
         self.micro_per_step = ctx.world_size * section.grad_accumulation
-        self.steps_per_epoch = math.ceil(len(self.batches) / self.micro_per_step)
-        total = self.steps_per_epoch * section.epochs
+        self.steps_in_epoch = [
+            math.ceil(len(batches) / self.micro_per_step) for batches in self.epoch_batches
+        ]
+        total = sum(self.steps_in_epoch)
         self.total_steps = min(total, section.max_steps) if section.max_steps else total
         self.l2sp = L2SP(self.network, section.l2sp)
         self.parameter_count = sum(p.numel() for p in self.network.parameters())  # before ZeRO-3 partitions
@@ -100,10 +108,15 @@ class BaseTrainer:
 
     def describe(self) -> str:
         padding = padding_share(self.train_blocks.lengths, self.batches)
+        mixing = (
+            f", re-cut each epoch (batch_mixing {self.section.batch_mixing})"
+            if self.section.batch_mixing
+            else ""
+        )
         return (
             f"{self.parameter_count:,} parameters, flank {self.section.context}, "
             f"start {self.start.kind}; {len(self.train_blocks)} train / {len(self.val_blocks)} validation blocks, "
-            f"{len(self.batches)} batches of ≤ {self.section.token_budget:,} nt ({padding:.1%} padding); "
+            f"{len(self.batches)} batches of ≤ {self.section.token_budget:,} nt ({padding:.1%} padding{mixing}); "
             f"world size {self.ctx.world_size}, device {self.ctx.device.type}, backend {self.ctx.backend}; "
             f"strategy {self.engine.describe()}; {self.total_steps} optimizer steps"
         )
@@ -129,9 +142,10 @@ class BaseTrainer:
         self.network.set_trainable(self.section.units_at(epoch))
         self.engine.model.train()
         self.network.train()  # frozen units back to eval (DeepSpeed/DDP wrappers call train on all)
-        order = epoch_order(self.batches, self.run.seed, epoch, self.micro_per_step)
+        order = epoch_order(self.epoch_batches[epoch], self.run.seed, epoch, self.micro_per_step)
+        steps = self.steps_in_epoch[epoch]
         window = Window()
-        for step in range(self.position.step_in_epoch, self.steps_per_epoch):
+        for step in range(self.position.step_in_epoch, steps):
             first = step * self.micro_per_step
             mine = [
                 order[first + micro * self.ctx.world_size + self.ctx.rank]
@@ -140,7 +154,7 @@ class BaseTrainer:
             self.optimizer_step(mine, window)
             self.position.step += 1
             self.position.step_in_epoch = step + 1
-            end, cut = step + 1 == self.steps_per_epoch, self.at_max_steps()
+            end, cut = step + 1 == steps, self.at_max_steps()
             if self.position.step % self.section.log_every_steps == 0 or end or cut:
                 self.log(window)
                 window = Window()
