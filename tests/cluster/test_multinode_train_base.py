@@ -21,10 +21,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from testkit.multinode_cluster import ClusterUnavailable, multinode_cluster, why_multinode_cannot_run
+from testkit.multinode_cluster import why_multinode_cannot_run
 from testkit.slurm_cluster import PARTITION
 from tests.base_data_fixtures import train_base_command, write_base_data
-from tests.cluster.test_multinode import ended_train_job, stop
+from tests.cluster.test_multinode import (
+    cluster,  # noqa: F401  (the module's two-node cluster)
+    ended_train_job,
+    stop,
+)
 from tests.cluster.test_slurm import failure_report, jobs_of_rule, write_test_profile, write_yaml
 from tests.unit.test_openspliceai import reference_model
 from tests.workflow.test_train_base import assert_same_training, parameters
@@ -68,15 +72,6 @@ PROFILE = {
 }
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    try:
-        with multinode_cluster() as running:
-            yield running
-    except ClusterUnavailable as error:
-        pytest.skip(f"multi-node SLURM tests: {error}")
-
-
 def records(steps_jsonl: Path) -> list[tuple[str, int, float]]:
     """(kind, step, loss) of every train and validation record."""
     lines = [json.loads(line) for line in steps_jsonl.read_text().splitlines() if line.strip()]
@@ -87,7 +82,7 @@ def records(steps_jsonl: Path) -> list[tuple[str, int, float]]:
     ]
 
 
-def test_two_nodes_train_the_base_model_one_node_trains(cluster, tmp_path):
+def test_two_nodes_train_the_base_model_one_node_trains(cluster, tmp_path):  # noqa: F811
     began = time.monotonic()
     workdir = tmp_path / "work"
     files = write_base_data(workdir / "results" / "base_data", context=400, blocks=60)

@@ -348,14 +348,7 @@ def test_a_checkpoint_whose_shapes_disagree_is_refused_before_the_model_is_built
 # ---- the base model's sha256 at parse time --------------------------------------------------------
 def test_a_rescorer_of_another_base_model_is_refused_while_the_workflow_parses(source, tmp_path, monkeypatch):  # noqa: F811
     monkeypatch.chdir(tmp_path)
-    folder = saved(source, tmp_path / "rescorer")
-    other = {
-        "source": "weights",
-        "files": [{"path": "model_10000nt_rs10.pt", "bytes": 9, "sha256": "0" * 64}],
-        "family": "openspliceai",
-        "species": "Homo sapiens",
-    }
-    edit(folder, lambda d: d["source"].__setitem__("base_model", other))
+    folder = saved_for_another_base(source, tmp_path / "rescorer")
     (tmp_path / "weights").mkdir()
     (tmp_path / "weights/model_a.pt").write_bytes(b"PK\x03\x04 a model")
     (tmp_path / "genome.fa").write_text(">chr1\nACGT\n")
@@ -377,14 +370,7 @@ def test_site_calls_refuses_a_rescorer_of_another_base_than_the_weights_behind_i
     """calling.start scores with calling.base_model.weights: the job compares the re-scorer's base
     model with the weights that made the scores table (its input made_by), before reading anything
     else, as it does with the score shards' records (the workflow checked it while parsing too)."""
-    folder = saved(source, tmp_path / "rescorer")
-    other = {
-        "source": "weights",
-        "files": [{"path": "model_10000nt_rs10.pt", "bytes": 9, "sha256": "0" * 64}],
-        "family": "openspliceai",
-        "species": "Homo sapiens",
-    }
-    edit(folder, lambda d: d["source"].__setitem__("base_model", other))
+    folder = saved_for_another_base(source, tmp_path / "rescorer")
     (tmp_path / "model_a.pt").write_bytes(b"PK\x03\x04 a model")
     config = json.dumps({"calling": {}, "sites": {}, "window": {}, "evaluate": {}})
     missing, scores = str(tmp_path / "missing"), tmp_path / "scores.tsv"
@@ -548,3 +534,16 @@ def refused_in_one_line(rule: str, argv: list[str]) -> list[str]:
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     return [line for line in done.stderr.splitlines() if line.startswith("errorseq: error:")]
+
+
+def saved_for_another_base(fitted, folder: Path) -> Path:
+    """A re-scorer whose manifest names a base model no test here has (a human OpenSpliceAI file)."""
+    other = {
+        "source": "weights",
+        "files": [{"path": "model_10000nt_rs10.pt", "bytes": 9, "sha256": "0" * 64}],
+        "family": "openspliceai",
+        "species": "Homo sapiens",
+    }
+    saved_folder = saved(fitted, folder)
+    edit(saved_folder, lambda d: d["source"].__setitem__("base_model", other))
+    return saved_folder
