@@ -81,7 +81,10 @@ def write(argv):
     with ParquetParts(sys.argv[1], pl.DataFrame({"a": []}, schema={"a": pl.Int64})) as parts:
         parts.add(pl.DataFrame({"a": [1, 2, 3]}))
         print("part written", flush=True)
-        time.sleep(60)
+        # Short sleeps, as a job's main thread between steps: a signal the kernel hands to one of
+        # polars' threads does not interrupt a long sleep, so its handler would wait for the end.
+        for _ in range(600):
+            time.sleep(0.1)
         parts.close()
 
 run_cli(write)
