@@ -36,6 +36,8 @@ class TrainBaseSection:
     grad_accumulation: int
     token_budget: int
     batch_mixing: float
+    packing: bool
+    flank_n: float
     trainable_units: list[int | str]
     l2sp: float
     batch_norm: str

@@ -26,6 +26,8 @@ JOB_KEYS = (
     "grad_accumulation",
     "token_budget",
     "batch_mixing",
+    "packing",
+    "flank_n",
     "trainable_units",
     "l2sp",
     "batch_norm",

@@ -18,6 +18,7 @@ from workflow_scripts.io_utils import atomic_path
 from workflow_scripts.source_digest import rule_code_digest
 from workflow_scripts.training.base.blocks import (
     Blocks,
+    blank_flanks,
     epoch_order,
     load_blocks,
     mixed_batches,
@@ -73,7 +74,12 @@ class BaseTrainer:
         self.val_blocks = load_blocks(run.data, "validation", section.context)
         self.epoch_batches = [
             mixed_batches(
-                self.train_blocks.lengths, section.token_budget, section.batch_mixing, run.seed, epoch
+                self.train_blocks.lengths,
+                section.token_budget,
+                section.batch_mixing,
+                run.seed,
+                epoch,
+                section.packing,
             )
             for epoch in range(section.epochs)
         ]
@@ -107,12 +113,12 @@ class BaseTrainer:
         )
 
     def describe(self) -> str:
-        padding = padding_share(self.train_blocks.lengths, self.batches)
+        padding = padding_share(self.train_blocks.lengths, self.batches, self.section.packing)
         mixing = (
             f", re-cut each epoch (batch_mixing {self.section.batch_mixing})"
             if self.section.batch_mixing
             else ""
-        )
+        ) + (", packed" if self.section.packing else "")
         return (
             f"{self.parameter_count:,} parameters, flank {self.section.context}, "
             f"start {self.start.kind}; {len(self.train_blocks)} train / {len(self.val_blocks)} validation blocks, "
@@ -143,6 +149,9 @@ class BaseTrainer:
         self.engine.model.train()
         self.network.train()  # frozen units back to eval (DeepSpeed/DDP wrappers call train on all)
         order = epoch_order(self.epoch_batches[epoch], self.run.seed, epoch, self.micro_per_step)
+        self.train_blocks.blank_flanks = blank_flanks(
+            len(self.train_blocks), self.section.flank_n, self.run.seed, epoch
+        )
         steps = self.steps_in_epoch[epoch]
         window = Window()
         for step in range(self.position.step_in_epoch, steps):
@@ -168,12 +177,15 @@ class BaseTrainer:
 
     def optimizer_step(self, group: list[list[int]], window: Window) -> None:
         for index, indices in enumerate(group):
-            x, y = self.train_blocks.batch(indices)
+            if self.section.packing:
+                x, y, spans = self.train_blocks.packed(indices)
+            else:
+                (x, y), spans = self.train_blocks.batch(indices), None
             window.inputs += x.shape[0] * x.shape[2]
             window.labelled += int((y >= 0).sum())
             x, y = x.to(self.ctx.device, non_blocking=True), y.to(self.ctx.device, non_blocking=True)
             with self.engine.autocast():
-                logits = self.engine.model(x)
+                logits = self.engine.model(x, spans)
             loss = position_loss(logits, y, self.section.loss, self.section.focal_gamma)
             penalty = self.l2sp.penalty(self.network)
             total = loss if penalty is None else loss + penalty

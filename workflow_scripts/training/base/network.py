@@ -82,6 +82,20 @@ def core_of(x: torch.Tensor, left: int, right: int) -> torch.Tensor:
     return x[:, :, left : x.shape[2] - right]
 
 
+def cut_spans(
+    x: torch.Tensor, spans: tuple[int, ...], left: int, right: int
+) -> tuple[torch.Tensor, tuple[int, ...]]:
+    """Each span of x's positions (blocks joined end to end) less `left` at its start and `right`
+    at its end, joined again; with one span, `core_of`."""
+    if len(spans) == 1:
+        return core_of(x, left, right), (spans[0] - left - right,)
+    pieces, offset = [], 0
+    for span in spans:
+        pieces.append(x[:, :, offset + left : offset + span - right])
+        offset += span
+    return torch.cat(pieces, dim=2), tuple(span - left - right for span in spans)
+
+
 class BaseNetwork(OpenSpliceAIModel):
     """OpenSpliceAIModel's modules and keys; forward gives logits (batch, 3, n) for an input of
     (batch, 4, n + context). `blocks` (the residual units and skips) are FSDP's units."""
@@ -107,20 +121,26 @@ class BaseNetwork(OpenSpliceAIModel):
     def blocks(self) -> nn.ModuleList:
         return self.residual_units
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, lengths: tuple[int, ...] | None = None) -> torch.Tensor:
         """Each residual unit's output is cut to the positions a later unit or the skip still
         reads (its half-width less on each side): the flank shrinks as it is used up, so the
         widest units run on the core plus what is left of the flank, not on the whole input. The
         core's logits are those of the uncut network; in training mode the batch norms' batch
-        statistics are over the positions each unit computes (OpenSpliceAI's: the whole input)."""
+        statistics are over the positions each unit computes (OpenSpliceAI's: the whole input).
+
+        `lengths`: x is one packed row (1, 4, Σ lengths) of blocks joined end to end; every cut
+        applies at each block's ends, so a kept position never reads another block, and the
+        output is the blocks' cores joined (1, 3, Σ (length − context))."""
+        spans = (x.shape[2],) if lengths is None else tuple(lengths)
         x = self.initial_conv(x)
         margin = self.flank_left  # positions each side of the core that x still holds
-        skip = self.initial_skip(core_of(x, margin, margin + self.flank_right - self.flank_left))
+        right = self.flank_right - self.flank_left
+        skip = self.initial_skip(cut_spans(x, spans, margin, margin + right)[0])
         for layer, cut in zip(self.residual_units, self.cuts, strict=True):
             if isinstance(layer, SkipConv):
-                skip = skip + layer(core_of(x, margin, margin + self.flank_right - self.flank_left))
+                skip = skip + layer(cut_spans(x, spans, margin, margin + right)[0])
             else:
-                x = core_of(layer(x), cut, cut)
+                x, spans = cut_spans(layer(x), spans, cut, cut)
                 margin -= cut
         return self.final_conv(skip)
 
