@@ -19,6 +19,7 @@ from workflow_scripts.training.base.export import export
 from workflow_scripts.training.base.loop import BaseTrainer
 from workflow_scripts.training.base.run_files import read_launch_file
 from workflow_scripts.training.distributed import DistContext, exit_without_teardown, run_in_process_group
+from workflow_scripts.training.host_memory import keep_freed_memory
 from workflow_scripts.training.stop_signal import StopRequest, TrainingInterrupted
 
 PEER_FAILURE_GRACE_S = 10
@@ -26,9 +27,12 @@ PEER_FAILURE_GRACE_S = 10
 
 def train_and_export(launch_file: str, ctx: DistContext) -> None:
     run, section, _ = read_launch_file(launch_file)
+    kept = ctx.device.type == "cpu" and keep_freed_memory()
     trainer = BaseTrainer(run, section, ctx)
     if ctx.is_main:
         print(f"train_base rs{run.seed}: {trainer.describe()}", flush=True)
+        if kept:
+            print("note: freed host memory kept for the next step (glibc mallopt)", flush=True)
         for note in trainer.start.notes:
             print(f"note: {note}", flush=True)
     trainer.curves.say(f"{trainer.total_steps} optimizer steps in {section.epochs} epochs")
