@@ -26,6 +26,7 @@ def test_node_torchrun_names_the_rank_that_died_the_moment_it_died(tmp_path):
         f"    pathlib.Path({str(cleaned_up)!r}).touch()\n"
         "    sys.exit(0)\n"
         "signal.signal(signal.SIGTERM, stop)\n"
+        f"pathlib.Path({str(tmp_path)!r}, 'pid-' + os.environ['RANK']).write_text(str(os.getpid()))\n"
         "time.sleep(2)\n"
         "if os.environ['RANK'] == '1':\n"
         "    os.kill(os.getpid(), signal.SIGKILL)\n"
@@ -46,6 +47,9 @@ def test_node_torchrun_names_the_rank_that_died_the_moment_it_died(tmp_path):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+        for pid_file in tmp_path.glob("pid-*"):  # torchrun starts its ranks in sessions of their own
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
     assert re.fullmatch(
         r"errorseq: node \S+: rank 1 \(local rank 1, pid \d+\) was killed by SIGKILL\n", first
     ), first
