@@ -51,27 +51,37 @@ pytestmark = pytest.mark.skipif(
     why_multinode_cannot_run() is not None, reason=f"multi-node SLURM tests: {why_multinode_cannot_run()}"
 )
 
+
 # The multi-node recipe of docs/slurm.md, 2 ranks, 2 CPUs and 2 fake GPUs per node: one task
 # (one torchrun) per node, `gpu` is the job's total, the rule's shell runs srun itself (mpi).
+def multinode_resources(rule: str, nodes: int, gpus_per_node: int) -> dict:
+    """The recipe's resources for `rule` on `nodes` nodes of `gpus_per_node` fake GPUs, one
+    OpenMP thread per rank."""
+    ranks = nodes * gpus_per_node
+    return {
+        "set-threads": {rule: ranks},  # gpu × cpus_per_gpu
+        "set-resources": {
+            rule: {
+                "slurm_partition": PARTITION,
+                "nodes": nodes,
+                "gpu": ranks,
+                "cpus_per_gpu": 1,
+                "mpi": "srun",
+                "tasks": nodes,
+                "tasks_per_gpu": 0,
+                "mem_mb": 1000,
+                "runtime": 10,
+                # --gpus alone may be split unevenly over the nodes; srun needs the same on each
+                "slurm_extra": f"--signal=TERM@300 --gpus-per-node={gpus_per_node}",
+            }
+        },
+    }
+
+
 MULTINODE_PROFILE = {
     "jobs": 1,
     "preemptible-retries": 1,
-    "set-threads": {"train": WORLD},  # gpu × cpus_per_gpu: one OpenMP thread per rank
-    "set-resources": {
-        "train": {
-            "slurm_partition": PARTITION,
-            "nodes": NODES,
-            "gpu": WORLD,
-            "cpus_per_gpu": 1,
-            "mpi": "srun",
-            "tasks": NODES,
-            "tasks_per_gpu": 0,
-            "mem_mb": 1000,
-            "runtime": 10,
-            # --gpus=4 alone may be split 3 + 1 over the nodes; srun needs 2 on each
-            "slurm_extra": "--signal=TERM@300 --gpus-per-node=2",
-        }
-    },
+    **multinode_resources("train", NODES, RANKS_PER_NODE),
 }
 MODEL = {"d_model": 16, "n_layers": 1}
 STRATEGIES = ["ddp", "fsdp", "deepspeed"]

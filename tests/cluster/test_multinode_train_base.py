@@ -22,11 +22,11 @@ import pytest
 import torch
 
 from testkit.multinode_cluster import why_multinode_cannot_run
-from testkit.slurm_cluster import PARTITION
 from tests.base_data_fixtures import train_base_command, write_base_data
 from tests.cluster.test_multinode import (
     cluster,  # noqa: F401  (the module's two-node cluster)
     ended_train_job,
+    multinode_resources,
     stop,
 )
 from tests.cluster.test_slurm import failure_report, jobs_of_rule, write_test_profile, write_yaml
@@ -52,24 +52,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 # docs/slurm.md's multi-node shape for train_base: one torchrun per node (srun), one GPU each.
-PROFILE = {
-    "jobs": 1,
-    "set-threads": {"train_base": NODES},  # gpu × cpus_per_gpu
-    "set-resources": {
-        "train_base": {
-            "slurm_partition": PARTITION,
-            "nodes": NODES,
-            "gpu": NODES,
-            "cpus_per_gpu": 1,
-            "mpi": "srun",
-            "tasks": NODES,
-            "tasks_per_gpu": 0,
-            "mem_mb": 1000,
-            "runtime": 10,
-            "slurm_extra": "--signal=TERM@300 --gpus-per-node=1",
-        }
-    },
-}
+PROFILE = {"jobs": 1, **multinode_resources("train_base", NODES, 1)}
 
 
 def records(steps_jsonl: Path) -> list[tuple[str, int, float]]:
