@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> None:
     for name in ("score", "scan", "report"):
         command = commands.add_parser(name)
         command.add_argument("--base-data", type=Path, required=True, help="a base_data folder")
-        command.add_argument("--every", type=int, default=1, help="the test blocks of cluster % every == 0")
+        command.add_argument("--every", type=int, default=1, help="the test blocks of cluster %% every == 0")
         command.add_argument("--out", type=Path, required=True)
     commands.choices["score"].add_argument("--weights", type=Path, required=True, help="one OpenSpliceAI .pt")
     commands.choices["score"].add_argument("--threads", type=int, default=2)
