@@ -20,6 +20,7 @@ from tests.base_data_fixtures import train_base_command, write_base_data
 from tests.train_fixtures import ROOT
 from tests.unit.test_openspliceai import reference, reference_model
 from tests.workflow_helpers import HANG_GUARD_S, start_in_session, subprocess_env
+from workflow_scripts.base_training.site_f1 import THRESHOLDS
 from workflow_scripts.calling.openspliceai import UNIT_GROUPS, load_openspliceai
 from workflow_scripts.io_utils import sha256_file
 
@@ -88,7 +89,11 @@ def test_openspliceai_loads_the_output_and_scores_as_errorseq(data, uninterrupte
     assert provenance["model"]["sha256"] == sha256_file(out / MODEL) and provenance["seed"] == 10
     assert provenance["split"]["split"] == {"rule": "clusters", "seed": 0} and provenance["epochs_done"] == 4
     assert "/" not in json.dumps(provenance).replace("/ ", "")  # no machine paths
-    assert "model_80nt_rs10.pt" in (out / "models/model_80nt_rs10.card.md").read_text()
+    card = (out / "models/model_80nt_rs10.card.md").read_text()
+    assert "model_80nt_rs10.pt" in card
+    last = provenance["last_validation"]  # the threshold the validation blocks pick, on the card
+    assert last["picked_threshold"] in THRESHOLDS and 0 <= last["site_f1"] <= last["picked_site_f1"] <= 1
+    assert f"`calling.threshold: {last['picked_threshold']:g}`" in card
     records = [json.loads(line) for line in (out / "run/steps.jsonl").read_text().splitlines()]
     val = [r for r in records if r["kind"] == "val"]
     assert [r["epoch"] for r in val] == [0, 1, 2, 3, 4] and all(

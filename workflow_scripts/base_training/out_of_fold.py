@@ -28,13 +28,13 @@ import torch
 
 from workflow_scripts.base_training.dataset import open_base_data
 from workflow_scripts.base_training.evaluate import BaseModel, Scored, score_test_blocks
-from workflow_scripts.base_training.site_f1 import f1_of, unit_counts
+from workflow_scripts.base_training.site_f1 import THRESHOLDS, f1_of, unit_counts
 from workflow_scripts.calling.model_files import weight_files
 from workflow_scripts.calling.openspliceai import load_openspliceai
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.io_utils import atomic_path, sha256_file, write_json
 
-GRID = np.round(np.arange(0.05, 0.96, 0.05), 2)
+GRID = np.array(THRESHOLDS)
 
 
 def split_scored(fold: Path, models: list[str], split: str) -> Scored:

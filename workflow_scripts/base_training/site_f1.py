@@ -12,6 +12,8 @@ import numpy as np
 
 from workflow_scripts.base_training.metrics import CHANNELS
 
+THRESHOLDS = tuple(round(0.05 * step, 2) for step in range(1, 20))  # 0.05 ... 0.95: the picking grid
+
 
 def shifted(values: np.ndarray, blocks: np.ndarray, offset: int, fill) -> np.ndarray:
     """values[i + offset] where that position is in i's block, else `fill`."""

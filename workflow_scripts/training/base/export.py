@@ -99,6 +99,17 @@ def build_provenance(trainer: BaseTrainer, model_sha: str, chosen: dict | None =
     }
 
 
+def threshold_advice(validation: dict) -> list[str]:
+    """The card's line on the calling threshold the validation blocks pick (none without sites)."""
+    if "picked_threshold" not in validation:
+        return []
+    return [
+        f"- calling threshold: the validation blocks' site F1 is best at {validation['picked_threshold']:g} "
+        f"({validation['picked_site_f1']:.3f}; at 0.5 {validation['site_f1']:.3f}): call with "
+        f"`calling.threshold: {validation['picked_threshold']:g}`"
+    ]
+
+
 def model_card(provenance: dict, section: TrainBaseSection, provenance_file: str) -> str:
     start = provenance["start"]
     began = (
@@ -128,6 +139,7 @@ def model_card(provenance: dict, section: TrainBaseSection, provenance_file: str
         f"- trainable units per epoch {section.trainable_units}, L2-SP {section.l2sp}, loss {section.loss}, "
         f"lr {section.lr}, token budget {section.token_budget}",
         f"- last validation (held-out validation blocks of the training species): {scores}",
+        *threshold_advice(last),
         f"- exported: the weights after epoch {provenance['export']['epoch']} (train_base.export {section.export})",
         "",
         "Intended use: splice-site scores on a genome of the training species or a relative; check "

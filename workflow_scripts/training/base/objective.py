@@ -4,7 +4,11 @@ Loss: cross-entropy (or focal) over the positions whose label is ≥ 0, averaged
 `l2sp` > 0, L2-SP adds l2sp/2 · Σ ||w − w_start||² over the weights that train. Validation (after
 each epoch, eval mode: batch norms use their running statistics): loss, and per site type
 (acceptor, donor) OpenSpliceAI's top-k accuracy (k = the true sites) and the average precision,
-over the first `val_max_blocks` validation blocks, every rank a share.
+over the first `val_max_blocks` validation blocks, every rank a share; and errorseq's site F1
+(base_training/site_f1.py: peaks within ±2 nt, TP within ±2 nt) at 0.5 and at the threshold of
+`THRESHOLDS` that gives the validation blocks their best site F1. Fine-tuning moves a model's
+calibration (the same sites, scored higher or lower), so that threshold, picked on genes no test
+saw, is the one to call the model's sites at (`calling.threshold`), not 0.5 by habit.
 """
 
 from __future__ import annotations
@@ -13,11 +17,32 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from workflow_scripts.base_training.site_f1 import THRESHOLDS, f1_of, unit_counts
 from workflow_scripts.metrics import average_precision
 from workflow_scripts.training.base.blocks import IGNORE, Blocks, budget_batches
 from workflow_scripts.training.distributed import DistContext
 
 SITE_TYPES = {"acceptor": 1, "donor": 2}
+SITE_WINDOW = PEAK_RADIUS = 2  # evaluate_base's site F1
+
+
+def site_f1_by_threshold(labels: np.ndarray, scores: np.ndarray, blocks: np.ndarray) -> dict[float, float]:
+    """Site F1 of the calls at each of THRESHOLDS (positions: block cores in reading order,
+    `blocks` naming each position's block, so peaks and windows never cross two blocks)."""
+    units = np.zeros(len(labels), dtype=np.int64)
+    return {
+        threshold: f1_of(unit_counts(labels, scores, blocks, units, 1, threshold, SITE_WINDOW, PEAK_RADIUS))[
+            "f1"
+        ]
+        for threshold in THRESHOLDS
+    }
+
+
+def site_f1_summary(labels: np.ndarray, scores: np.ndarray, blocks: np.ndarray) -> dict:
+    """{site_f1 (at 0.5), picked_threshold, picked_site_f1}: the best of THRESHOLDS, the lowest on a tie."""
+    by_threshold = site_f1_by_threshold(labels, scores, blocks)
+    picked = max(THRESHOLDS, key=lambda threshold: (by_threshold[threshold], -threshold))
+    return {"site_f1": by_threshold[0.5], "picked_threshold": picked, "picked_site_f1": by_threshold[picked]}
 
 
 def position_loss(logits: torch.Tensor, labels: torch.Tensor, kind: str, gamma: float) -> torch.Tensor:
@@ -69,7 +94,8 @@ def validate(
     max_blocks: int,
     autocast,
 ) -> dict:
-    """Collective. {val_loss, val_labelled, <type>_topk, <type>_auprc}."""
+    """Collective. {val_loss, val_labelled, <type>_topk, <type>_auprc, site_f1, picked_threshold,
+    picked_site_f1}."""
     chosen = np.arange(len(blocks) if max_blocks == 0 else min(max_blocks, len(blocks)))
     mine = chosen[ctx.rank :: ctx.world_size]
     batches = [[int(mine[i]) for i in b] for b in budget_batches(blocks.lengths[mine], token_budget)]
@@ -77,7 +103,7 @@ def validate(
     was_training = module.training
     module.eval()
     loss_sum, count = 0.0, 0
-    probabilities, truths = [], []
+    probabilities, truths, owners = [], [], []
     for index in range(rounds):
         keep = index < len(batches)
         indices = batches[index] if keep else (batches[-1] if batches else [0])
@@ -92,16 +118,19 @@ def validate(
         count += int(mask.sum())
         probabilities.append(torch.softmax(logits.float(), dim=1).permute(0, 2, 1)[mask].cpu().numpy())
         truths.append(y[mask].cpu().numpy())
+        owners.append(np.repeat(np.asarray(indices), mask.sum(dim=1).cpu().numpy()))
     module.train(was_training)
     total_loss, total_count = ctx.all_reduce_sum([loss_sum, float(count)])
     gathered = ctx.gather_objects(
         (
             np.concatenate(probabilities) if probabilities else np.zeros((0, 3), np.float32),
             np.concatenate(truths) if truths else np.zeros(0, np.int64),
+            np.concatenate(owners) if owners else np.zeros(0, np.int64),
         )
     )
     scores = np.concatenate([g[0] for g in gathered])  # type: ignore[index]
     labels = np.concatenate([g[1] for g in gathered])  # type: ignore[index]
+    owner = np.concatenate([g[2] for g in gathered])  # type: ignore[index]
     result: dict = {"val_loss": total_loss / max(total_count, 1.0), "val_labelled": int(total_count)}
     for name, channel in SITE_TYPES.items():
         truth = labels == channel
@@ -109,4 +138,6 @@ def validate(
         result[f"{name}_auprc"] = (
             average_precision(truth.astype(np.int64), scores[:, channel]) if truth.any() else None
         )
+    if (labels > 0).any():
+        result.update(site_f1_summary(labels, scores, owner))
     return result
