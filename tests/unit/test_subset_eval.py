@@ -100,3 +100,23 @@ def test_the_report_counts_sites_and_pairs_the_differences(tmp_path):
     assert report["sites"] == 2 and report["models"]["half"]["tp"] == 2
     with pytest.raises(InputError, match="6 rows, not the blocks of every 1"):
         main([*argv, f"wrong={tmp_path}/half.npz:1"])
+
+
+def test_a_model_named_with_its_own_threshold_is_called_there(tmp_path):
+    """`name@T`: that model's calls at T, the others' at --threshold, paired on the same units."""
+    data = base_data(tmp_path / "bd")
+    labels = np.array(CORE_LABELS[0] + CORE_LABELS[1])
+    low = (np.eye(3, dtype=np.float32)[labels] * 0.3 + np.array([0.7, 0.0, 0.0])).astype(np.float32)
+    np.savez(tmp_path / "low.npz", probabilities=low)  # every site scored 0.3
+    out = tmp_path / "r.json"
+    argv = ["report", "--base-data", str(data), "--out", str(out), "--replicates", "50"]
+    main([*argv, f"at_half={tmp_path}/low.npz:1", f"at_0.25@0.25={tmp_path}/low.npz:1"])
+    report = json.loads(out.read_text())
+    assert report["models"]["at_half"]["f1"] == 0.0 and report["models"]["at_half"]["threshold"] == 0.5
+    assert (
+        report["models"]["at_0.25@0.25"]["f1"] == 1.0
+        and report["models"]["at_0.25@0.25"]["threshold"] == 0.25
+    )
+    assert report["differences"]["at_0.25@0.25 - at_half"]["difference"] == 1.0
+    with pytest.raises(InputError, match="threshold '1.5' is not a number between 0 and 1"):
+        main([*argv, f"bad@1.5={tmp_path}/low.npz:1"])

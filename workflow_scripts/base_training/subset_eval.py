@@ -7,12 +7,14 @@ on the test blocks whose gene cluster `cluster % every == 0` (a fixed share of w
 its probabilities are cached (`score`); a folder's ensemble is the mean of its networks' cached
 probabilities, and a region already scanned by score_base_model is read at the blocks' positions
 instead of scored again (`scan`). `report` gives evaluate_base's site F1 (window 2, peak radius 2) and
-AUPRC per model with gene-cluster bootstrap intervals of every pairwise difference.
+AUPRC per model with gene-cluster bootstrap intervals of every pairwise difference; a model named
+`name@T` is called at threshold T (e.g. the one its validation genes picked), the others at
+`--threshold`.
 
     python -m workflow_scripts.base_training.subset_eval score --base-data B --weights model.pt --every 3 --out m.npz
     python -m workflow_scripts.base_training.subset_eval scan --base-data B --shards S --every 1 --out ens.npz
     python -m workflow_scripts.base_training.subset_eval report --base-data B --every 6 --out r.json \\
-        start=m.npz:3 ensemble=a.npz:6+b.npz:6
+        start=m.npz:3 ensemble=a.npz:6+b.npz:6 tuned@0.4=m.npz:3
 """
 
 from __future__ import annotations
@@ -107,6 +109,20 @@ def scan(args: argparse.Namespace) -> None:
     print(f"{len(table):,} positions read from the scan")
 
 
+def model_threshold(name: str, default: float) -> float:
+    """T of a model named `name@T`, else `default`."""
+    if "@" not in name:
+        return default
+    text = name.rsplit("@", 1)[1]
+    try:
+        threshold = float(text)
+    except ValueError:
+        threshold = -1.0
+    if not 0 < threshold < 1:
+        raise InputError("report", name, f"threshold {text!r} is not a number between 0 and 1")
+    return threshold
+
+
 def report(args: argparse.Namespace) -> None:
     data, half = open_folder(args.base_data)
     blocks, labels, clusters, numbers = positions(data, half, args.every)
@@ -121,14 +137,14 @@ def report(args: argparse.Namespace) -> None:
             raise InputError(path, "probabilities", f"{len(values):,} rows, not the blocks of every {every}")
         return values[masks[int(every)]]
 
-    probabilities = {}
+    probabilities, thresholds = {}, {}
     for item in args.models:
         name, files = item.split("=", 1)
         probabilities[name] = np.mean([cached(spec) for spec in files.split("+")], axis=0)
+        thresholds[name] = model_threshold(name, args.threshold)
     _, units = np.unique(clusters, return_inverse=True)
     scored = Scored(labels.astype(np.int64), units.astype(np.int64), numbers, probabilities)
-    calls = SiteCalls(args.threshold, 2, 2)
-    counts = {name: calls.counts(scored, name) for name in probabilities}
+    counts = {name: SiteCalls(thresholds[name], 2, 2).counts(scored, name) for name in probabilities}
     rng = np.random.default_rng(args.seed)
     draws = [rng.integers(0, scored.n_units, scored.n_units) for _ in range(args.replicates)]
     result: dict = {
@@ -144,6 +160,7 @@ def report(args: argparse.Namespace) -> None:
         boot = np.quantile([f1_of(count[c])["f1"] for c in draws], [0.025, 0.975])
         result["models"][name] = {
             **f1_of(count),
+            "threshold": thresholds[name],
             "f1_interval": boot.tolist(),
             "acceptor_auprc": average_precision(labels == 1, probabilities[name][:, 1]),
             "donor_auprc": average_precision(labels == 2, probabilities[name][:, 2]),
