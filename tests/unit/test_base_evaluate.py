@@ -14,10 +14,12 @@ from tests.unit.test_base_data import build, planted_genome
 from tests.unit.test_openspliceai import reference_model, write_checkpoint
 from workflow_scripts.base_training.evaluate import (
     ONE_HOT,
+    Scored,
     SiteCalls,
     block_probabilities,
     evaluate,
     load_models,
+    pick_thresholds,
     score_test_blocks,
 )
 from workflow_scripts.config.sections import section_defaults
@@ -105,3 +107,37 @@ def test_the_preflight_names_a_missing_model_folder_or_a_missing_annotation(tmp_
     config["calling"].pop("annotation")
     with pytest.raises(InputError, match="config: calling.annotation: base_data builds"):
         check_input_files(config)
+
+
+def test_each_model_is_also_called_at_the_threshold_its_validation_blocks_pick(tmp_path):
+    """pick_thresholds: the lowest threshold of the grid with the best validation site F1, per model;
+    evaluate reports the test's site F1 there too, paired against the first model."""
+    labels = np.array([0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0])  # an acceptor and a donor
+    false_peak = 11  # neither, 4 nt from the donor: scored as one by "sharp"
+    blocks, units = np.zeros(12, dtype=np.int64), np.zeros(12, dtype=np.int64)
+    shy = np.tile([1.0, 0.0, 0.0], (12, 1))
+    shy[2], shy[7] = [0.7, 0.3, 0.0], [0.7, 0.0, 0.3]  # every site at 0.3
+    sharp = shy.copy()
+    sharp[2], sharp[7], sharp[false_peak] = [0.2, 0.8, 0.0], [0.2, 0.0, 0.8], [0.6, 0.0, 0.4]
+    scored = Scored(labels, units, blocks, {"shy": shy, "sharp": sharp})
+    calls = SiteCalls(0.5, 2, 2)
+    assert pick_thresholds(scored, calls) == {"shy": 0.05, "sharp": 0.45}
+    models = load_models(
+        checkpoints(tmp_path, "shy", [1]) + checkpoints(tmp_path, "sharp", [2]), torch.device("cpu")
+    )
+    report = evaluate(scored, models, calls, replicates=10, seed=0, picked=pick_thresholds(scored, calls))
+    assert report["models"]["shy"]["site_f1"]["f1"] == 0.0  # nothing at 0.5
+    assert report["models"]["shy"]["site_f1_picked"] == {
+        "f1": 1.0,
+        "precision": 1.0,
+        "recall": 1.0,
+        "tp": 2,
+        "fp": 0,
+        "fn": 0,
+        "threshold": 0.05,
+    }
+    assert report["models"]["sharp"]["site_f1_picked"]["threshold"] == 0.45
+    assert report["against_reference"]["sharp"]["site_f1_picked"]["difference"] == 0.0
+    assert report["against_reference"]["sharp"]["site_f1"]["difference"] == 1.0
+    no_sites = Scored(np.zeros(12, dtype=np.int64), units, blocks, {"shy": shy})
+    assert pick_thresholds(no_sites, calls) == {}  # nothing to pick on: no site_f1_picked

@@ -14,6 +14,7 @@ from tests.spliceai_fixtures import openspliceai_models
 from tests.workflow_helpers import merged_config, planned_rules, snakemake, stacked_config, write_config
 from workflow_scripts import layout
 from workflow_scripts.base_training.dataset import open_base_data
+from workflow_scripts.base_training.site_f1 import THRESHOLDS
 
 
 def test_base_data_runs_in_all_only_when_enabled_and_labels_every_site(tmp_path):
@@ -76,6 +77,7 @@ def test_evaluate_base_compares_openspliceais_published_models_on_the_held_out_b
             "evaluate_base": {
                 "models": [str(arabidopsis), str(honeybee)],
                 "max_blocks": 1,
+                "validation_blocks": 1,
                 "bootstrap_replicates": 20,
             },
         },
@@ -98,6 +100,8 @@ def test_evaluate_base_compares_openspliceais_published_models_on_the_held_out_b
         "donor_top1",
         "donor_auprc",
         "site_f1",
+        "site_f1_picked",  # at each model's threshold, picked on the validation block
     }
     assert report["models"]["arabidopsis"]["site_f1"]["f1"] >= 0.5, report["models"]["arabidopsis"]["site_f1"]
+    assert {report["models"][m]["site_f1_picked"]["threshold"] for m in report["models"]} <= set(THRESHOLDS)
     assert (tmp_path / layout.BASE_EVAL_PLOT).stat().st_size > 10_000

@@ -1,6 +1,9 @@
 """evaluate_base: base models scored on base_data's held-out test blocks with OpenSpliceAI's metrics
 (metrics.py), side by side, the first model the reference (the start weights) and each other one's
 differences from it with 95% intervals from a bootstrap over the split units (gene clusters).
+Site F1 is counted at the fixed threshold and, where validation blocks were scored, at each model's
+own threshold, the one its site F1 on the validation blocks is best at (`pick_thresholds`): a
+fine-tuned model's calibration moves, and the validation genes, never the test's, say where to.
 
 A model is a folder of OpenSpliceAI state dicts (`model_<context>nt_rs<seed>.pt`, as OpenSpliceAI
 and errorseq's train_base write them), scored as the mean of its files (the ensemble), with
@@ -20,7 +23,7 @@ import torch
 
 from workflow_scripts.base_training.dataset import BaseData
 from workflow_scripts.base_training.metrics import CHANNELS, average_precision, site_metrics, top_k_accuracy
-from workflow_scripts.base_training.site_f1 import f1_of, unit_counts
+from workflow_scripts.base_training.site_f1 import THRESHOLDS, f1_of, unit_counts
 from workflow_scripts.calling.openspliceai import OpenSpliceAIModel, load_openspliceai
 from workflow_scripts.errors import InputError
 from workflow_scripts.progress import Progress
@@ -117,9 +120,9 @@ class SiteCalls:
         )
 
 
-def test_blocks(data: BaseData, max_blocks: int | None) -> pl.DataFrame:
-    test = data.blocks.filter(pl.col("split") == "test").sort("block")
-    if test.height == 0:
+def test_blocks(data: BaseData, max_blocks: int | None, split: str = "test") -> pl.DataFrame:
+    test = data.blocks.filter(pl.col("split") == split).sort("block")
+    if test.height == 0 and split == "test":
         raise InputError("base_data", "split", "no test block: nothing held out to evaluate on")
     return test.head(max_blocks) if max_blocks else test
 
@@ -131,8 +134,10 @@ def score_test_blocks(
     device: torch.device,
     max_blocks: int | None,
     log,
+    split: str = "test",
 ) -> Scored:
-    test = test_blocks(data, max_blocks)
+    """Every model on the first `max_blocks` blocks of `split` (None: all of them)."""
+    test = test_blocks(data, max_blocks, split)
     work = int((test["core_end"] - test["core_start"]).sum()) * len(models)
     progress = Progress("evaluate_base", work, "nt", tallies={"blocks": test.height * len(models)}, log=log)
     labels, units, blocks = [], [], []
@@ -169,17 +174,38 @@ def headline(labels: np.ndarray, probabilities: np.ndarray) -> dict[str, float]:
     return values
 
 
+def pick_thresholds(validation: Scored, calls: SiteCalls) -> dict[str, float]:
+    """Each model's threshold of THRESHOLDS with the best site F1 on the validation blocks (the
+    lowest of equals); {} without a validation site."""
+    if not (validation.labels > 0).any():
+        return {}
+    picked = {}
+    for name in validation.probabilities:
+        f1 = {
+            t: f1_of(SiteCalls(t, calls.window, calls.peak_radius).counts(validation, name))["f1"]
+            for t in THRESHOLDS
+        }
+        picked[name] = max(THRESHOLDS, key=lambda t: (f1[t], -t))
+    return picked
+
+
 def unit_bootstrap(
-    scored: Scored, reference: str, other: str, calls: SiteCalls, replicates: int, seed: int
+    scored: Scored,
+    reference: str,
+    other: str,
+    site_counts: dict[str, dict[str, np.ndarray]],
+    replicates: int,
+    seed: int,
 ) -> dict[str, dict]:
-    """other - reference of each headline value and of the site F1, with a 95% interval from
-    resampling the split units (gene clusters) with replacement."""
+    """other - reference of each headline value and of each site F1 (`site_counts`: its name ->
+    the per-unit counts of each model), with a 95% interval from resampling the split units
+    (gene clusters) with replacement."""
     point_a, point_b = (
         headline(scored.labels, scored.probabilities[reference]),
         headline(scored.labels, scored.probabilities[other]),
     )
-    counts_a, counts_b = calls.counts(scored, reference), calls.counts(scored, other)
-    point_a["site_f1"], point_b["site_f1"] = f1_of(counts_a)["f1"], f1_of(counts_b)["f1"]
+    for key, counts in site_counts.items():
+        point_a[key], point_b[key] = f1_of(counts[reference])["f1"], f1_of(counts[other])["f1"]
     order = np.argsort(scored.units, kind="stable")
     unique, starts = np.unique(scored.units[order], return_index=True)
     bounds = np.r_[starts, len(order)]
@@ -190,7 +216,8 @@ def unit_bootstrap(
         index = np.concatenate([order[bounds[u] : bounds[u + 1]] for u in chosen])
         a = headline(scored.labels[index], scored.probabilities[reference][index])
         b = headline(scored.labels[index], scored.probabilities[other][index])
-        a["site_f1"], b["site_f1"] = f1_of(counts_a[chosen])["f1"], f1_of(counts_b[chosen])["f1"]
+        for key, counts in site_counts.items():
+            a[key], b[key] = f1_of(counts[reference][chosen])["f1"], f1_of(counts[other][chosen])["f1"]
         for key in draws:
             draws[key].append(b[key] - a[key])
     result = {}
@@ -201,9 +228,23 @@ def unit_bootstrap(
     return result
 
 
-def evaluate(scored: Scored, models: list[BaseModel], calls: SiteCalls, replicates: int, seed: int) -> dict:
-    """The metrics.json payload: each model's metrics and each later model against the first."""
+def evaluate(
+    scored: Scored,
+    models: list[BaseModel],
+    calls: SiteCalls,
+    replicates: int,
+    seed: int,
+    picked: dict[str, float] | None = None,
+) -> dict:
+    """The metrics.json payload: each model's metrics and each later model against the first;
+    with `picked` (pick_thresholds), site F1 at each model's own threshold too (site_f1_picked)."""
     reference = models[0].name
+    site_counts = {"site_f1": {model.name: calls.counts(scored, model.name) for model in models}}
+    if picked:
+        site_counts["site_f1_picked"] = {
+            name: SiteCalls(threshold, calls.window, calls.peak_radius).counts(scored, name)
+            for name, threshold in picked.items()
+        }
     return {
         "positions": int(scored.labels.size),
         "units": scored.n_units,
@@ -218,12 +259,22 @@ def evaluate(scored: Scored, models: list[BaseModel], calls: SiteCalls, replicat
                 "files": [path.name for path in model.files],
                 "context": model.context,
                 **site_metrics(scored.labels, scored.probabilities[model.name]),
-                "site_f1": f1_of(calls.counts(scored, model.name)),
+                "site_f1": f1_of(site_counts["site_f1"][model.name]),
+                **(
+                    {
+                        "site_f1_picked": {
+                            **f1_of(site_counts["site_f1_picked"][model.name]),
+                            "threshold": picked[model.name],
+                        }
+                    }
+                    if picked
+                    else {}
+                ),
             }
             for model in models
         },
         "against_reference": {
-            model.name: unit_bootstrap(scored, reference, model.name, calls, replicates, seed)
+            model.name: unit_bootstrap(scored, reference, model.name, site_counts, replicates, seed)
             for model in models[1:]
         },
         "bootstrap_replicates": replicates,

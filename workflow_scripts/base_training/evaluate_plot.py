@@ -29,10 +29,17 @@ def metrics_figure(report: dict) -> Figure:
         ax.set_title(f"{site}s ({sites:,} in {report['positions']:,} test nt)")
     axes[0].set_ylabel("top-k accuracy (k x true sites) / AUPRC / F1")
     settings = report["site_calls"]
+    picked = all("site_f1_picked" in report["models"][name] for name in names)
     for i, name in enumerate(names):
-        axes[-1].bar(i, report["models"][name]["site_f1"]["f1"], 0.8, color=f"C{i}", label=name)
+        values = report["models"][name]
+        if picked:  # beside it, hatched: at the model's own threshold (validation's)
+            axes[-1].bar(i - 0.2, values["site_f1"]["f1"], 0.4, color=f"C{i}", label=name)
+            axes[-1].bar(i + 0.2, values["site_f1_picked"]["f1"], 0.4, color=f"C{i}", hatch="//", alpha=0.6)
+        else:
+            axes[-1].bar(i, values["site_f1"]["f1"], 0.8, color=f"C{i}", label=name)
     axes[-1].set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
-    axes[-1].set_title(f"site F1 at {settings['threshold']:g} (±{settings['window']} nt)")
+    own = ", hatched: at validation's own" if picked else ""
+    axes[-1].set_title(f"site F1 at {settings['threshold']:g}{own} (±{settings['window']} nt)", fontsize=9)
     axes[-1].legend(loc="lower right", fontsize=8)
     figure.suptitle(f"base models on base_data's held-out test blocks ({report['units']:,} gene clusters)")
     return figure

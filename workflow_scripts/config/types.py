@@ -121,6 +121,7 @@ class EvaluateBaseSection(Section):
     models: list[str]  # folders of .pt files; the rule passes their files as inputs, not through --config
     device: str  # auto | cpu | cuda
     max_blocks: int | None
+    validation_blocks: int
     threshold: float
     window: int
     peak_radius: int

@@ -27,6 +27,7 @@ STAGE = Stage(
         "evaluate_base": (
             "device",
             "max_blocks",
+            "validation_blocks",
             "threshold",
             "window",
             "peak_radius",
