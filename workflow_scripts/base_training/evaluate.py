@@ -23,7 +23,7 @@ import torch
 
 from workflow_scripts.base_training.dataset import BaseData
 from workflow_scripts.base_training.metrics import CHANNELS, average_precision, site_metrics, top_k_accuracy
-from workflow_scripts.base_training.site_f1 import THRESHOLDS, f1_of, unit_counts
+from workflow_scripts.base_training.site_f1 import best_threshold, f1_by_threshold, f1_of, unit_counts
 from workflow_scripts.calling.openspliceai import OpenSpliceAIModel, load_openspliceai
 from workflow_scripts.errors import InputError
 from workflow_scripts.progress import Progress
@@ -179,14 +179,12 @@ def pick_thresholds(validation: Scored, calls: SiteCalls) -> dict[str, float]:
     lowest of equals); {} without a validation site."""
     if not (validation.labels > 0).any():
         return {}
-    picked = {}
-    for name in validation.probabilities:
-        f1 = {
-            t: f1_of(SiteCalls(t, calls.window, calls.peak_radius).counts(validation, name))["f1"]
-            for t in THRESHOLDS
-        }
-        picked[name] = max(THRESHOLDS, key=lambda t: (f1[t], -t))
-    return picked
+    return {
+        name: best_threshold(
+            f1_by_threshold(validation.labels, scores, validation.blocks, calls.window, calls.peak_radius)
+        )
+        for name, scores in validation.probabilities.items()
+    }
 
 
 def unit_bootstrap(

@@ -74,3 +74,21 @@ def f1_of(counts: np.ndarray) -> dict[str, float]:
     recall = tp / (tp + fn) if tp + fn else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return {"f1": f1, "precision": precision, "recall": recall, "tp": tp, "fp": fp, "fn": fn}
+
+
+def f1_by_threshold(
+    labels: np.ndarray, probabilities: np.ndarray, blocks: np.ndarray, window: int, radius: int
+) -> dict[float, float]:
+    """Site F1 of one model's calls at each of THRESHOLDS, all positions one unit."""
+    units = np.zeros(len(labels), dtype=np.int64)
+    return {
+        threshold: f1_of(unit_counts(labels, probabilities, blocks, units, 1, threshold, window, radius))[
+            "f1"
+        ]
+        for threshold in THRESHOLDS
+    }
+
+
+def best_threshold(f1: dict[float, float]) -> float:
+    """The threshold of the best site F1, the lowest of equals."""
+    return max(f1, key=lambda threshold: (f1[threshold], -threshold))

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from workflow_scripts.base_training.site_f1 import THRESHOLDS, f1_of, unit_counts
+from workflow_scripts.base_training.site_f1 import best_threshold, f1_by_threshold
 from workflow_scripts.metrics import average_precision
 from workflow_scripts.training.base.blocks import IGNORE, Blocks, budget_batches
 from workflow_scripts.training.distributed import DistContext
@@ -26,22 +26,11 @@ SITE_TYPES = {"acceptor": 1, "donor": 2}
 SITE_WINDOW = PEAK_RADIUS = 2  # evaluate_base's site F1
 
 
-def site_f1_by_threshold(labels: np.ndarray, scores: np.ndarray, blocks: np.ndarray) -> dict[float, float]:
-    """Site F1 of the calls at each of THRESHOLDS (positions: block cores in reading order,
-    `blocks` naming each position's block, so peaks and windows never cross two blocks)."""
-    units = np.zeros(len(labels), dtype=np.int64)
-    return {
-        threshold: f1_of(unit_counts(labels, scores, blocks, units, 1, threshold, SITE_WINDOW, PEAK_RADIUS))[
-            "f1"
-        ]
-        for threshold in THRESHOLDS
-    }
-
-
 def site_f1_summary(labels: np.ndarray, scores: np.ndarray, blocks: np.ndarray) -> dict:
-    """{site_f1 (at 0.5), picked_threshold, picked_site_f1}: the best of THRESHOLDS, the lowest on a tie."""
-    by_threshold = site_f1_by_threshold(labels, scores, blocks)
-    picked = max(THRESHOLDS, key=lambda threshold: (by_threshold[threshold], -threshold))
+    """{site_f1 (at 0.5), picked_threshold, picked_site_f1}: the best of THRESHOLDS, the lowest on a tie
+    (positions: block cores in reading order, `blocks` naming each one's block)."""
+    by_threshold = f1_by_threshold(labels, scores, blocks, SITE_WINDOW, PEAK_RADIUS)
+    picked = best_threshold(by_threshold)
     return {"site_f1": by_threshold[0.5], "picked_threshold": picked, "picked_site_f1": by_threshold[picked]}
 
 
