@@ -32,6 +32,7 @@ ARGV_MODULES = {  # outside workflow_scripts/rules/: the doc names them, nothing
     "workflow_scripts/training/strategies/deepspeed_config.py",
     "workflow_scripts/slurm_plan.py",
     "workflow_scripts/sites/convert_rescorer.py",
+    "workflow_scripts/sites/compare_runs.py",
     "workflow_scripts/calling/weights_fetch.py",
     "workflow_scripts/base_training/out_of_fold.py",
     "workflow_scripts/base_training/subset_eval.py",

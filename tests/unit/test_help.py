@@ -16,6 +16,7 @@ PROGRAMS = sorted(
         "workflow_scripts.training.strategies.deepspeed_config",
         "workflow_scripts.slurm_plan",
         "workflow_scripts.sites.convert_rescorer",
+        "workflow_scripts.sites.compare_runs",
         "workflow_scripts.calling.weights_fetch",
         "workflow_scripts.base_training.out_of_fold",
         "workflow_scripts.base_training.subset_eval",
