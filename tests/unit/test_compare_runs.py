@@ -64,13 +64,14 @@ def items_of(table: pl.DataFrame) -> Items:
 
 
 def site_calls_folder(folder, table: pl.DataFrame, calls: dict[str, str] | None = None):
-    """A results/sites folder: the table, and site_metrics.json's whole_region as site_calls writes it."""
+    """A run's directory: its results/sites with the table, and site_metrics.json's whole_region as site_calls writes it."""
     calls = calls or {BASE_THRESHOLD: f"call_{BASE_THRESHOLD}", BASE_TUNED: f"call_{BASE_TUNED}"}
-    folder.mkdir(parents=True)
-    table.write_parquet(folder / "corrected_calls.parquet")
+    sites = folder / "results/sites"
+    sites.mkdir(parents=True)
+    table.write_parquet(sites / "corrected_calls.parquet")
     candidate_calls = {name: table[column].to_numpy() for name, column in calls.items()}
     report = whole_region_report(items_of(table), candidate_calls, REPLICATES, 0, "regions")
-    (folder / "site_metrics.json").write_text(json.dumps({"whole_region": report}))
+    (sites / "site_metrics.json").write_text(json.dumps({"whole_region": report}))
     return report
 
 
@@ -126,22 +127,27 @@ def test_runs_of_another_annotation_are_refused(tmp_path):
     site_calls_folder(
         tmp_path / "b", table.filter(pl.col("is_candidate") | (pl.int_range(pl.len()) % 2 == 0))
     )
-    with pytest.raises(InputError, match=r"b/corrected_calls.parquet: is_true_site: .* not the same regions"):
+    with pytest.raises(
+        InputError, match=r"b/results/sites/corrected_calls.parquet: is_true_site: .* not the same regions"
+    ):
         compare([Run(tmp_path / "a", BASE_THRESHOLD), Run(tmp_path / "b", BASE_THRESHOLD)], 50, 0)
 
 
 def test_a_missing_predictor_and_a_table_of_another_run_are_named(tmp_path):
     site_calls_folder(tmp_path / "a", scan_table())
     with pytest.raises(
-        InputError, match=r"a/corrected_calls.parquet: call_tree: no predictor 'tree'.*base_threshold"
+        InputError,
+        match=r"a/results/sites/corrected_calls.parquet: call_tree: no predictor 'tree'.*base_threshold",
     ):
         compare([Run(tmp_path / "a", "tree"), Run(tmp_path / "a", BASE_THRESHOLD)], 50, 0)
     site_calls_folder(tmp_path / "b", scan_table())
-    scan_table(seed=1).write_parquet(tmp_path / "b/corrected_calls.parquet")
-    with pytest.raises(InputError, match=r"b/corrected_calls.parquet: call_base_threshold: TP/FP/FN .* says"):
+    scan_table(seed=1).write_parquet(tmp_path / "b/results/sites/corrected_calls.parquet")
+    with pytest.raises(
+        InputError, match=r"b/results/sites/corrected_calls.parquet: call_base_threshold: TP/FP/FN .* says"
+    ):
         compare([Run(tmp_path / "a", BASE_THRESHOLD), Run(tmp_path / "b", BASE_THRESHOLD)], 50, 0)
 
 
 def test_a_run_without_a_predictor_is_a_usage_error(tmp_path, capsys):
-    with pytest.raises(InputError, match="FOLDER:PREDICTOR"):
+    with pytest.raises(InputError, match="RUN:PREDICTOR"):
         main([str(tmp_path), f"{tmp_path}:{BASE_THRESHOLD}"])

@@ -2,15 +2,17 @@
 
 site_calls compares its predictors on one base model's candidates; two base models (a start and its
 fine-tune) are two runs, each with its own candidates. This counts each run's calls of one predictor
-(results/sites/corrected_calls.parquet: every candidate and every annotated site) per genomic block
+(its corrected_calls.parquet: every candidate and every annotated site) per genomic block
 of sites/items.py's BLOCK_NT, both strands of a block together as site_calls' `whole_region` does,
 and draws the same blocks for both runs, so `second - first` is a paired difference with a 95%
 percentile interval (the same replicates as site_calls' own whole-region intervals when both runs'
 blocks are the same). Each run's totals are checked against its own site_metrics.json, and the two
 runs must count the same annotated sites of each type (the same regions and annotation).
 
-    python -m workflow_scripts.sites.compare_runs runs/start/results/sites:base_threshold \\
-        runs/tuned/results/sites:base_threshold --out start_vs_tuned.json
+    python -m workflow_scripts.sites.compare_runs runs/start:base_threshold runs/tuned:base_threshold \\
+        --out start_vs_tuned.json
+
+(a run is the --directory that site_calls ran in).
 """
 
 from __future__ import annotations
@@ -26,17 +28,17 @@ import polars as pl
 from workflow_scripts.errors import InputError, run_cli
 from workflow_scripts.evaluation.bootstrap import estimate, interval_shortfall
 from workflow_scripts.io_utils import write_json
+from workflow_scripts.layout import SITE_CORRECTED_CALLS, SITE_METRICS
 from workflow_scripts.sites.intervals import METRICS, paired, rates, replicate_rates
 from workflow_scripts.sites.items import BLOCK_NT
 from workflow_scripts.sites.site_metrics import GROUPS, group_type
 
-CALLS_FILE, METRICS_FILE = "corrected_calls.parquet", "site_metrics.json"
 TP, FP, FN = range(3)
 
 
 @dataclass(frozen=True)
 class Run:
-    folder: Path  # a site_calls results/sites folder
+    folder: Path  # the --directory site_calls ran in
     predictor: str  # e.g. base_threshold, base_tuned, tree
 
     @property
@@ -48,14 +50,16 @@ def parse_run(text: str) -> Run:
     folder, _, predictor = text.rpartition(":")
     if not folder or not predictor:
         raise InputError(
-            "command line", text, "expected FOLDER:PREDICTOR, e.g. runs/x/results/sites:base_threshold"
+            "command line",
+            text,
+            "expected RUN:PREDICTOR, a run's directory and a predictor such as base_threshold",
         )
     return Run(Path(folder), predictor)
 
 
 def read_calls(run: Run) -> pl.DataFrame:
     """block (chrom:position // BLOCK_NT, as sites/items.py labels it), splice_type, is_true_site and `called` of every row of the run's calls."""
-    path = run.folder / CALLS_FILE
+    path = run.folder / SITE_CORRECTED_CALLS
     table = pl.read_parquet(path)
     column = f"call_{run.predictor}"
     if column not in table.columns:
@@ -86,7 +90,7 @@ def block_counts(table: pl.DataFrame, blocks: np.ndarray) -> np.ndarray:
 
 def recorded_counts(run: Run) -> tuple[str, list[int]]:
     """What the run's site_metrics.json says it scored, and its overall TP, FP, FN of the predictor."""
-    path = run.folder / METRICS_FILE
+    path = run.folder / SITE_METRICS
     metrics = json.loads(path.read_text())
     section = metrics.get("whole_region") or {"scored": "gene spans", "calls": metrics["calls"]}
     if run.predictor not in section["calls"]:
@@ -106,16 +110,16 @@ def checked_counts(runs: list[Run]) -> tuple[np.ndarray, np.ndarray, list[str]]:
         totals = counts[:, r, 0].sum(axis=0).astype(int).tolist()
         if totals != recorded:
             raise InputError(
-                run.folder / CALLS_FILE,
+                run.folder / SITE_CORRECTED_CALLS,
                 f"call_{run.predictor}",
-                f"TP/FP/FN {totals} counted by row but {METRICS_FILE} says {recorded}: files of different "
+                f"TP/FP/FN {totals} counted by row but {Path(SITE_METRICS).name} says {recorded}: files of different "
                 "runs (or a site with two candidates within the consensus window, which rows cannot count)",
             )
         scored.append(what)
     sites = (counts[..., TP] + counts[..., FN]).sum(axis=0)  # (runs, groups): annotated sites
     if not np.array_equal(sites[0], sites[1]) or scored[0] != scored[1]:
         raise InputError(
-            runs[1].folder / CALLS_FILE,
+            runs[1].folder / SITE_CORRECTED_CALLS,
             "is_true_site",
             f"{int(sites[1, 0]):,} annotated sites ({scored[1]}) against {int(sites[0, 0]):,} ({scored[0]}) "
             f"in {runs[0].folder}: not the same regions and annotation",
@@ -185,9 +189,9 @@ def main(argv: list[str] | None = None) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "first", type=parse_run, help="FOLDER:PREDICTOR, the reference (a results/sites folder)"
+        "first", type=parse_run, help="RUN:PREDICTOR, the reference (the --directory site_calls ran in)"
     )
-    parser.add_argument("second", type=parse_run, help="FOLDER:PREDICTOR, compared with the first")
+    parser.add_argument("second", type=parse_run, help="RUN:PREDICTOR, compared with the first")
     parser.add_argument("--replicates", type=int, default=2000, help="block-bootstrap replicates")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, help="the comparison as JSON")
