@@ -31,6 +31,7 @@ from workflow_scripts.io_utils import write_json
 from workflow_scripts.layout import SITE_CORRECTED_CALLS, SITE_METRICS
 from workflow_scripts.sites.intervals import METRICS, paired, rates, replicate_rates
 from workflow_scripts.sites.items import BLOCK_NT
+from workflow_scripts.sites.predictors import BASE_THRESHOLD, CALL_COLUMNS
 from workflow_scripts.sites.site_metrics import GROUPS, group_type
 
 TP, FP, FN = range(3)
@@ -52,7 +53,7 @@ def parse_run(text: str) -> Run:
         raise InputError(
             "command line",
             text,
-            "expected RUN:PREDICTOR, a run's directory and a predictor such as base_threshold",
+            f"expected RUN:PREDICTOR, a run's directory and a predictor such as {BASE_THRESHOLD}",
         )
     return Run(Path(folder), predictor)
 
@@ -111,7 +112,7 @@ def checked_counts(runs: list[Run]) -> tuple[np.ndarray, np.ndarray, list[str]]:
         if totals != recorded:
             raise InputError(
                 run.folder / SITE_CORRECTED_CALLS,
-                f"call_{run.predictor}",
+                CALL_COLUMNS[run.predictor],
                 f"TP/FP/FN {totals} counted by row but {Path(SITE_METRICS).name} says {recorded}: files of different "
                 "runs (or a site with two candidates within the consensus window, which rows cannot count)",
             )
