@@ -148,6 +148,14 @@ def test_a_missing_predictor_and_a_table_of_another_run_are_named(tmp_path):
         compare([Run(tmp_path / "a", BASE_THRESHOLD), Run(tmp_path / "b", BASE_THRESHOLD)], 50, 0)
 
 
-def test_a_run_without_a_predictor_is_a_usage_error(tmp_path, capsys):
+def test_a_run_without_a_predictor_or_without_site_calls_outputs_is_one_line(tmp_path, capsys):
     with pytest.raises(InputError, match="RUN:PREDICTOR"):
         main([str(tmp_path), f"{tmp_path}:{BASE_THRESHOLD}"])
+    site_calls_folder(tmp_path / "a", scan_table())
+    with pytest.raises(
+        InputError, match=r"unfinished/results/sites/corrected_calls.parquet: file: not found"
+    ):
+        compare([Run(tmp_path / "a", BASE_THRESHOLD), Run(tmp_path / "unfinished", BASE_THRESHOLD)], 50, 0)
+    (tmp_path / "a/results/sites/site_metrics.json").unlink()
+    with pytest.raises(InputError, match=r"a/results/sites/site_metrics.json: file: not found"):
+        compare([Run(tmp_path / "a", BASE_THRESHOLD), Run(tmp_path / "a", BASE_TUNED)], 50, 0)

@@ -58,9 +58,17 @@ def parse_run(text: str) -> Run:
     return Run(Path(folder), predictor)
 
 
+def existing(path: Path) -> Path:
+    if not path.is_file():  # polars' error names no file
+        raise InputError(
+            path, "file", "not found: is this the directory site_calls ran in, and has it finished?"
+        )
+    return path
+
+
 def read_calls(run: Run) -> pl.DataFrame:
     """block (chrom:position // BLOCK_NT, as sites/items.py labels it), splice_type, is_true_site and `called` of every row of the run's calls."""
-    path = run.folder / SITE_CORRECTED_CALLS
+    path = existing(run.folder / SITE_CORRECTED_CALLS)
     table = pl.read_parquet(path)
     column = f"call_{run.predictor}"
     if column not in table.columns:
@@ -91,7 +99,7 @@ def block_counts(table: pl.DataFrame, blocks: np.ndarray) -> np.ndarray:
 
 def recorded_counts(run: Run) -> tuple[str, list[int]]:
     """What the run's site_metrics.json says it scored, and its overall TP, FP, FN of the predictor."""
-    path = run.folder / SITE_METRICS
+    path = existing(run.folder / SITE_METRICS)
     metrics = json.loads(path.read_text())
     section = metrics.get("whole_region") or {"scored": "gene spans", "calls": metrics["calls"]}
     if run.predictor not in section["calls"]:
