@@ -67,14 +67,17 @@ def existing(path: Path) -> Path:
 
 
 def read_calls(run: Run) -> pl.DataFrame:
-    """block (chrom:position // BLOCK_NT, as sites/items.py labels it), splice_type, is_true_site and `called` of every row of the run's calls."""
+    """Every row of the run's calls: its block (chrom:position // BLOCK_NT, as sites/items.py
+    labels it), splice_type, is_true_site and `called`."""
     path = existing(run.folder / SITE_CORRECTED_CALLS)
     table = pl.read_parquet(path)
-    column = f"call_{run.predictor}"
+    column = CALL_COLUMNS.get(run.predictor)
     if column not in table.columns:
-        known = sorted(name.removeprefix("call_") for name in table.columns if name.startswith("call_"))
+        known = sorted(name for name, called in CALL_COLUMNS.items() if called in table.columns)
         raise InputError(
-            path, column, f"no predictor {run.predictor!r} in this run; it has {', '.join(known)}"
+            path,
+            column or run.predictor,
+            f"no predictor {run.predictor!r} in this run; it has {', '.join(known)}",
         )
     return table.select(
         (pl.col("chrom") + ":" + (pl.col("position") // BLOCK_NT).cast(pl.String)).alias("block"),
